@@ -1,0 +1,673 @@
+//! The variable table: one [`VarInfo`] per variable, sorted by name.
+//!
+//! Adding a variable is one field on [`Config`] (with its `Default`) and
+//! one entry in [`REGISTRY`]; parsing, printing, range checks, error
+//! messages, `my.cnf` and command-line handling all follow from the entry.
+
+use std::fmt;
+use std::path::PathBuf;
+
+use quire_io::FlushMethod;
+
+use crate::size::{format_size, parse_size, ParseSizeError};
+use crate::{Config, ConfigError, DoublewriteMode};
+
+/// The type of a variable and what values it accepts.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum VarKind {
+    /// `ON`/`OFF`; accepts ON, OFF, TRUE, FALSE, 1, 0 in any case.
+    Bool,
+    /// An unsigned integer in `min..=max`. K/M/G/T/P/E suffixes are
+    /// accepted (as MySQL accepts them for every numeric option); `size`
+    /// only says the value is a byte count, so messages also show it as
+    /// `5M`. When `multiple_of` > 1 the value must be a multiple of it;
+    /// when `power_of_two`, a power of two.
+    Uint {
+        min: u64,
+        max: u64,
+        size: bool,
+        multiple_of: u64,
+        power_of_two: bool,
+    },
+    /// A decimal number in `min..=max` (MySQL `DOUBLE` variables).
+    Float { min: f64, max: f64 },
+    /// One of `values` (case-insensitive; shown as spelled here).
+    /// `aliases` are further accepted spellings, each mapped to one of
+    /// `values`; `unsupported` are MySQL values quire refuses, with why.
+    Enum {
+        values: &'static [&'static str],
+        aliases: &'static [(&'static str, &'static str)],
+        unsupported: &'static [(&'static str, &'static str)],
+    },
+    /// A file-system path. When `nullable`, the empty string means
+    /// "not set" (MySQL's NULL) and prints as an empty value.
+    Path { nullable: bool },
+}
+
+impl VarKind {
+    /// Whether `--NAME` alone means ON and `--skip-NAME` means OFF: true
+    /// for booleans and for enums that accept ON and OFF
+    /// (`innodb_doublewrite`).
+    pub fn is_boolean_like(&self) -> bool {
+        match self {
+            VarKind::Bool => true,
+            VarKind::Enum { .. } => {
+                parse_enum_name(self, "ON").is_some() && parse_enum_name(self, "OFF").is_some()
+            }
+            _ => false,
+        }
+    }
+}
+
+/// Metadata of one variable.
+pub struct VarInfo {
+    /// The MySQL name, with underscores (`innodb_buffer_pool_size`).
+    pub name: &'static str,
+    /// Type and accepted values.
+    pub kind: VarKind,
+    /// The default, spelled as `SHOW VARIABLES` prints it.
+    pub default: &'static str,
+    /// Whether MySQL allows `SET GLOBAL` on it. A read-only variable
+    /// refused at runtime is MySQL error 1238.
+    pub dynamic: bool,
+    /// One line of help.
+    pub help: &'static str,
+    get: fn(&Config) -> Value,
+    set: fn(&mut Config, Value),
+}
+
+impl fmt::Debug for VarInfo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("VarInfo")
+            .field("name", &self.name)
+            .field("kind", &self.kind)
+            .field("default", &self.default)
+            .field("dynamic", &self.dynamic)
+            .field("help", &self.help)
+            .finish()
+    }
+}
+
+/// A typed value, between the string a user wrote and a `Config` field.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Value {
+    Bool(bool),
+    Uint(u64),
+    Float(f64),
+    /// Always one of the kind's `values` (the canonical spelling).
+    Enum(&'static str),
+    Path(Option<PathBuf>),
+}
+
+// The accessors below are only ever applied to a value parsed for the
+// same entry (`parse_value` produces the variant of the entry's kind), so
+// the fallbacks are unreachable; they keep the setters free of panics.
+impl Value {
+    fn as_bool(&self) -> bool {
+        matches!(self, Value::Bool(true))
+    }
+    fn as_u64(&self) -> u64 {
+        match self {
+            Value::Uint(n) => *n,
+            _ => 0,
+        }
+    }
+    fn as_u32(&self) -> u32 {
+        u32::try_from(self.as_u64()).unwrap_or(u32::MAX)
+    }
+    fn as_f64(&self) -> f64 {
+        match self {
+            Value::Float(x) => *x,
+            Value::Uint(n) => *n as f64,
+            _ => 0.0,
+        }
+    }
+    fn as_name(&self) -> &'static str {
+        match self {
+            Value::Enum(s) => s,
+            _ => "",
+        }
+    }
+    fn into_path(self) -> Option<PathBuf> {
+        match self {
+            Value::Path(p) => p,
+            _ => None,
+        }
+    }
+
+    /// As `SHOW VARIABLES` prints it.
+    pub(crate) fn show(&self) -> String {
+        match self {
+            Value::Bool(b) => if *b { "ON" } else { "OFF" }.to_string(),
+            Value::Uint(n) => n.to_string(),
+            // MySQL prints DOUBLE system variables with six decimals.
+            Value::Float(x) => format!("{x:.6}"),
+            Value::Enum(s) => s.to_string(),
+            Value::Path(Some(p)) => p.display().to_string(),
+            Value::Path(None) => String::new(),
+        }
+    }
+}
+
+const fn uint(min: u64, max: u64) -> VarKind {
+    VarKind::Uint {
+        min,
+        max,
+        size: false,
+        multiple_of: 1,
+        power_of_two: false,
+    }
+}
+
+const fn bytes(min: u64, max: u64, multiple_of: u64) -> VarKind {
+    VarKind::Uint {
+        min,
+        max,
+        size: true,
+        multiple_of,
+        power_of_two: false,
+    }
+}
+
+const fn pow2_bytes(min: u64, max: u64) -> VarKind {
+    VarKind::Uint {
+        min,
+        max,
+        size: true,
+        multiple_of: 1,
+        power_of_two: true,
+    }
+}
+
+const MIB: u64 = 1 << 20;
+
+/// Upper limit of `innodb_io_capacity_max` (MySQL 8.0:
+/// `SRV_MAX_IO_CAPACITY_LIMIT`, 2^32-1).
+pub(crate) const IO_CAPACITY_MAX_LIMIT: u64 = u32::MAX as u64;
+
+/// MySQL's default for `innodb_io_capacity_max` when it is not set:
+/// twice `innodb_io_capacity`, at least 2000, at most the limit.
+pub(crate) fn derived_io_capacity_max(io_capacity: u64) -> u64 {
+    io_capacity
+        .saturating_mul(2)
+        .clamp(2000, IO_CAPACITY_MAX_LIMIT)
+}
+
+const FLUSH_METHODS: [FlushMethod; 4] = [
+    FlushMethod::Fsync,
+    FlushMethod::ODsync,
+    FlushMethod::ODirect,
+    FlushMethod::ODirectNoFsync,
+];
+
+fn flush_method_from_name(name: &str) -> FlushMethod {
+    FLUSH_METHODS
+        .into_iter()
+        .find(|m| m.name() == name)
+        .unwrap_or_default()
+}
+
+/// Every variable, sorted by name.
+pub static REGISTRY: &[VarInfo] = &[
+    VarInfo {
+        name: "datadir",
+        kind: VarKind::Path { nullable: false },
+        default: "./quire-data",
+        dynamic: false,
+        help: "Directory holding all data and log files.",
+        get: |c| Value::Path(Some(c.datadir.clone())),
+        set: |c, v| {
+            if let Some(p) = v.into_path() {
+                c.datadir = p;
+            }
+        },
+    },
+    VarInfo {
+        name: "innodb_adaptive_flushing",
+        kind: VarKind::Bool,
+        default: "ON",
+        dynamic: true,
+        help: "Adjust the rate of flushing dirty pages to the rate of redo generation.",
+        get: |c| Value::Bool(c.innodb_adaptive_flushing),
+        set: |c, v| c.innodb_adaptive_flushing = v.as_bool(),
+    },
+    VarInfo {
+        name: "innodb_adaptive_flushing_lwm",
+        // An integer percentage in MySQL (ULONG), stored as f64 in Config.
+        kind: uint(0, 70),
+        default: "10",
+        dynamic: true,
+        help: "Percentage of redo log capacity below which adaptive flushing stays off.",
+        get: |c| Value::Uint(c.innodb_adaptive_flushing_lwm as u64),
+        set: |c, v| c.innodb_adaptive_flushing_lwm = v.as_f64(),
+    },
+    VarInfo {
+        name: "innodb_buffer_pool_size",
+        kind: bytes(5 * MIB, u64::MAX, MIB),
+        default: "134217728",
+        dynamic: true,
+        help: "Size in bytes of the buffer pool caching table and index pages.",
+        get: |c| Value::Uint(c.innodb_buffer_pool_size),
+        set: |c, v| c.innodb_buffer_pool_size = v.as_u64(),
+    },
+    VarInfo {
+        name: "innodb_doublewrite",
+        kind: VarKind::Enum {
+            values: &["ON", "OFF", "DETECT_ONLY"],
+            aliases: &[
+                ("DETECT_AND_RECOVER", "ON"),
+                ("TRUE", "ON"),
+                ("FALSE", "OFF"),
+                ("1", "ON"),
+                ("0", "OFF"),
+            ],
+            unsupported: &[],
+        },
+        default: "ON",
+        dynamic: true,
+        help: "Write pages to the doublewrite buffer before their home (ON), only detect torn pages (DETECT_ONLY), or not at all (OFF).",
+        get: |c| Value::Enum(c.innodb_doublewrite.name()),
+        set: |c, v| c.innodb_doublewrite = DoublewriteMode::from_name(v.as_name()).unwrap_or_default(),
+    },
+    VarInfo {
+        name: "innodb_doublewrite_dir",
+        kind: VarKind::Path { nullable: true },
+        default: "",
+        dynamic: false,
+        help: "Directory for the doublewrite files (empty: the data directory).",
+        get: |c| Value::Path(c.innodb_doublewrite_dir.clone()),
+        set: |c, v| c.innodb_doublewrite_dir = v.into_path(),
+    },
+    VarInfo {
+        name: "innodb_doublewrite_files",
+        kind: uint(2, 256),
+        default: "2",
+        dynamic: false,
+        help: "Number of doublewrite files.",
+        get: |c| Value::Uint(c.innodb_doublewrite_files.into()),
+        set: |c, v| c.innodb_doublewrite_files = v.as_u32(),
+    },
+    VarInfo {
+        name: "innodb_doublewrite_pages",
+        kind: uint(4, 512),
+        default: "4",
+        dynamic: false,
+        help: "Maximum number of doublewrite pages per thread in one batch.",
+        get: |c| Value::Uint(c.innodb_doublewrite_pages.into()),
+        set: |c, v| c.innodb_doublewrite_pages = v.as_u32(),
+    },
+    VarInfo {
+        name: "innodb_flush_log_at_timeout",
+        kind: uint(1, 2700),
+        default: "1",
+        dynamic: true,
+        help: "Write and flush the redo log every N seconds (with innodb_flush_log_at_trx_commit 0 or 2).",
+        get: |c| Value::Uint(c.innodb_flush_log_at_timeout.into()),
+        set: |c, v| c.innodb_flush_log_at_timeout = v.as_u32(),
+    },
+    VarInfo {
+        name: "innodb_flush_log_at_trx_commit",
+        kind: uint(0, 2),
+        default: "1",
+        dynamic: true,
+        help: "1: write and flush redo at each commit; 2: write at commit, flush once per second; 0: write and flush once per second.",
+        get: |c| Value::Uint(c.innodb_flush_log_at_trx_commit.into()),
+        set: |c, v| c.innodb_flush_log_at_trx_commit = v.as_u32(),
+    },
+    VarInfo {
+        name: "innodb_flush_method",
+        kind: VarKind::Enum {
+            values: &["fsync", "O_DSYNC", "O_DIRECT", "O_DIRECT_NO_FSYNC"],
+            aliases: &[],
+            unsupported: &[
+                ("littlesync", "'littlesync' is a MySQL internal testing setting that quire does not support"),
+                ("nosync", "'nosync' is a MySQL internal testing setting that quire does not support"),
+            ],
+        },
+        default: "fsync",
+        dynamic: false,
+        help: "How data and redo log files are opened and flushed.",
+        get: |c| Value::Enum(c.innodb_flush_method.name()),
+        set: |c, v| c.innodb_flush_method = flush_method_from_name(v.as_name()),
+    },
+    VarInfo {
+        name: "innodb_flush_neighbors",
+        kind: uint(0, 2),
+        default: "0",
+        dynamic: true,
+        help: "0: flush only the page; 1: also contiguous dirty neighbors in its extent; 2: any dirty neighbors in its extent.",
+        get: |c| Value::Uint(c.innodb_flush_neighbors.into()),
+        set: |c, v| c.innodb_flush_neighbors = v.as_u32(),
+    },
+    VarInfo {
+        name: "innodb_io_capacity",
+        kind: uint(100, u64::MAX),
+        default: "200",
+        dynamic: true,
+        help: "I/O operations per second available to background flushing.",
+        get: |c| Value::Uint(c.innodb_io_capacity),
+        set: |c, v| c.innodb_io_capacity = v.as_u64(),
+    },
+    VarInfo {
+        name: "innodb_io_capacity_max",
+        kind: uint(100, IO_CAPACITY_MAX_LIMIT),
+        default: "2000",
+        dynamic: true,
+        help: "Upper limit of I/O operations per second when flushing falls behind.",
+        get: |c| Value::Uint(c.innodb_io_capacity_max),
+        set: |c, v| c.innodb_io_capacity_max = v.as_u64(),
+    },
+    VarInfo {
+        name: "innodb_lock_wait_timeout",
+        kind: uint(1, 1_073_741_824),
+        default: "50",
+        dynamic: true,
+        help: "Seconds a transaction waits for a row lock before giving up.",
+        get: |c| Value::Uint(c.innodb_lock_wait_timeout),
+        set: |c, v| c.innodb_lock_wait_timeout = v.as_u64(),
+    },
+    VarInfo {
+        name: "innodb_log_buffer_size",
+        kind: bytes(262_144, 4_294_967_295, 1024),
+        default: "16777216",
+        dynamic: true,
+        help: "Size in bytes of the in-memory redo log buffer.",
+        get: |c| Value::Uint(c.innodb_log_buffer_size),
+        set: |c, v| c.innodb_log_buffer_size = v.as_u64(),
+    },
+    VarInfo {
+        name: "innodb_log_write_ahead_size",
+        kind: pow2_bytes(512, 65_536),
+        default: "8192",
+        dynamic: true,
+        help: "Redo log writes are padded to this block size to avoid read-on-write; at most innodb_page_size.",
+        get: |c| Value::Uint(c.innodb_log_write_ahead_size.into()),
+        set: |c, v| c.innodb_log_write_ahead_size = v.as_u32(),
+    },
+    VarInfo {
+        name: "innodb_max_dirty_pages_pct",
+        kind: VarKind::Float { min: 0.0, max: 99.999 },
+        default: "90.000000",
+        dynamic: true,
+        help: "Percentage of dirty pages in the buffer pool that flushing tries not to exceed.",
+        get: |c| Value::Float(c.innodb_max_dirty_pages_pct),
+        set: |c, v| c.innodb_max_dirty_pages_pct = v.as_f64(),
+    },
+    VarInfo {
+        name: "innodb_max_dirty_pages_pct_lwm",
+        kind: VarKind::Float { min: 0.0, max: 99.999 },
+        default: "10.000000",
+        dynamic: true,
+        help: "Percentage of dirty pages at which preflushing starts (0: disabled).",
+        get: |c| Value::Float(c.innodb_max_dirty_pages_pct_lwm),
+        set: |c, v| c.innodb_max_dirty_pages_pct_lwm = v.as_f64(),
+    },
+    VarInfo {
+        name: "innodb_page_size",
+        kind: pow2_bytes(4096, 65_536),
+        default: "16384",
+        dynamic: false,
+        help: "Page size of all tablespaces; fixed when the data directory is created.",
+        get: |c| Value::Uint(c.innodb_page_size.into()),
+        set: |c, v| c.innodb_page_size = v.as_u32(),
+    },
+    VarInfo {
+        name: "innodb_redo_log_capacity",
+        kind: bytes(8 * MIB, 137_438_953_472, MIB),
+        default: "104857600",
+        dynamic: true,
+        help: "Total size in bytes of the redo log files.",
+        get: |c| Value::Uint(c.innodb_redo_log_capacity),
+        set: |c, v| c.innodb_redo_log_capacity = v.as_u64(),
+    },
+    VarInfo {
+        name: "innodb_use_fdatasync",
+        kind: VarKind::Bool,
+        default: "OFF",
+        dynamic: true,
+        help: "Use fdatasync() instead of fsync() where the flush method calls for a sync.",
+        get: |c| Value::Bool(c.innodb_use_fdatasync),
+        set: |c, v| c.innodb_use_fdatasync = v.as_bool(),
+    },
+];
+
+/// Lower-cases `name` and turns `-` into `_`: `Innodb-Page-Size` →
+/// `innodb_page_size`.
+pub(crate) fn normalize_name(name: &str) -> String {
+    name.trim()
+        .chars()
+        .map(|c| {
+            if c == '-' {
+                '_'
+            } else {
+                c.to_ascii_lowercase()
+            }
+        })
+        .collect()
+}
+
+/// The metadata of variable `name` (`-` or `_`, any case), if it exists.
+pub fn var_info(name: &str) -> Option<&'static VarInfo> {
+    let name = normalize_name(name);
+    REGISTRY.iter().find(|v| v.name == name)
+}
+
+/// All variables, sorted by name.
+pub fn registry() -> &'static [VarInfo] {
+    REGISTRY
+}
+
+impl VarInfo {
+    pub(crate) fn get_value(&self, config: &Config) -> Value {
+        (self.get)(config)
+    }
+
+    /// Parses and range-checks `raw` for this variable, then stores it.
+    pub(crate) fn apply(&self, config: &mut Config, raw: &str) -> Result<(), ConfigError> {
+        let value = self.parse(raw)?;
+        self.check(&value, raw)?;
+        (self.set)(config, value);
+        Ok(())
+    }
+
+    fn wrong_value(&self, raw: &str, reason: String) -> ConfigError {
+        ConfigError::WrongValue {
+            name: self.name.to_string(),
+            value: raw.to_string(),
+            reason,
+        }
+    }
+
+    fn wrong_type(&self, raw: &str, expected: &'static str) -> ConfigError {
+        ConfigError::WrongType {
+            name: self.name.to_string(),
+            value: raw.to_string(),
+            expected,
+        }
+    }
+
+    /// Turns the user's string into a value of this variable's type,
+    /// without range checks.
+    fn parse(&self, raw: &str) -> Result<Value, ConfigError> {
+        let s = raw.trim();
+        match &self.kind {
+            VarKind::Bool => parse_bool(s)
+                .map(Value::Bool)
+                .ok_or_else(|| self.wrong_value(raw, self.allowed())),
+            VarKind::Uint { size, .. } => match parse_size(s) {
+                Ok(n) => Ok(Value::Uint(n)),
+                Err(ParseSizeError::Overflow(_)) => Err(self.wrong_value(raw, self.allowed())),
+                Err(_) if is_negative_integer(s) => Err(self.wrong_value(raw, self.allowed())),
+                Err(_) if *size => Err(self.wrong_type(raw, "a size such as 1048576, 1024K or 1M")),
+                Err(_) => Err(self.wrong_type(raw, "an unsigned integer")),
+            },
+            VarKind::Float { .. } => match s.parse::<f64>() {
+                Ok(x) if x.is_finite() => Ok(Value::Float(x)),
+                _ => Err(self.wrong_type(raw, "a number")),
+            },
+            VarKind::Enum { unsupported, .. } => {
+                if let Some(name) = parse_enum_name(&self.kind, s) {
+                    return Ok(Value::Enum(name));
+                }
+                if let Some((_, why)) = unsupported.iter().find(|(u, _)| u.eq_ignore_ascii_case(s))
+                {
+                    return Err(self.wrong_value(raw, format!("{why}; {}", self.allowed())));
+                }
+                Err(self.wrong_value(raw, self.allowed()))
+            }
+            VarKind::Path { nullable } => {
+                if s.is_empty() {
+                    if *nullable {
+                        Ok(Value::Path(None))
+                    } else {
+                        Err(self.wrong_value(raw, "the path must not be empty".to_string()))
+                    }
+                } else {
+                    Ok(Value::Path(Some(PathBuf::from(s))))
+                }
+            }
+        }
+    }
+
+    /// Checks a typed value against this variable's range. `raw` is what
+    /// the error message quotes.
+    pub(crate) fn check(&self, value: &Value, raw: &str) -> Result<(), ConfigError> {
+        match (&self.kind, value) {
+            (
+                VarKind::Uint {
+                    min,
+                    max,
+                    size,
+                    multiple_of,
+                    power_of_two,
+                },
+                Value::Uint(n),
+            ) => {
+                if n < min || n > max || (*power_of_two && !n.is_power_of_two()) {
+                    return Err(self.wrong_value(raw, self.allowed()));
+                }
+                if *multiple_of > 1 && !n.is_multiple_of(*multiple_of) {
+                    return Err(self.wrong_value(
+                        raw,
+                        format!(
+                            "the value must be a multiple of {}",
+                            show_num(*multiple_of, *size)
+                        ),
+                    ));
+                }
+                Ok(())
+            }
+            (VarKind::Float { min, max }, Value::Float(x)) => {
+                if x.is_finite() && x >= min && x <= max {
+                    Ok(())
+                } else {
+                    Err(self.wrong_value(raw, self.allowed()))
+                }
+            }
+            (VarKind::Path { nullable: false }, Value::Path(p)) => match p {
+                Some(p) if !p.as_os_str().is_empty() => Ok(()),
+                _ => Err(self.wrong_value(raw, "the path must not be empty".to_string())),
+            },
+            _ => Ok(()),
+        }
+    }
+
+    /// What this variable accepts, for error messages:
+    /// `allowed range is 5242880 (5M) .. 18446744073709551615`.
+    pub fn allowed(&self) -> String {
+        match &self.kind {
+            VarKind::Bool => "allowed values are ON, OFF (also TRUE, FALSE, 1, 0)".to_string(),
+            VarKind::Uint {
+                min,
+                max,
+                size,
+                power_of_two,
+                ..
+            } => {
+                if *power_of_two {
+                    format!(
+                        "allowed values are powers of 2 from {} to {}",
+                        show_num(*min, *size),
+                        show_num(*max, *size)
+                    )
+                } else {
+                    format!(
+                        "allowed range is {} .. {}",
+                        show_num(*min, *size),
+                        show_num(*max, *size)
+                    )
+                }
+            }
+            VarKind::Float { min, max } => format!("allowed range is {min} .. {max}"),
+            VarKind::Enum {
+                values, aliases, ..
+            } => {
+                let mut s = format!("allowed values are {}", values.join(", "));
+                if !aliases.is_empty() {
+                    let names: Vec<&str> = aliases.iter().map(|(a, _)| *a).collect();
+                    s.push_str(&format!(" (also {})", names.join(", ")));
+                }
+                s
+            }
+            VarKind::Path { nullable: true } => {
+                "allowed values are a directory path, or empty".to_string()
+            }
+            VarKind::Path { nullable: false } => {
+                "allowed values are a non-empty directory path".to_string()
+            }
+        }
+    }
+}
+
+/// `5242880 (5M)` for sizes with an exact suffix, else plain digits.
+fn show_num(n: u64, size: bool) -> String {
+    let short = format_size(n);
+    if size && short != n.to_string() {
+        format!("{n} ({short})")
+    } else {
+        n.to_string()
+    }
+}
+
+/// `-5`, `-1M`: a number, but below zero.
+fn is_negative_integer(s: &str) -> bool {
+    s.strip_prefix('-').is_some_and(|d| {
+        !matches!(
+            parse_size(d),
+            Err(ParseSizeError::Empty | ParseSizeError::Invalid(_))
+        )
+    })
+}
+
+/// ON, OFF, TRUE, FALSE, 1, 0 in any case.
+pub(crate) fn parse_bool(s: &str) -> Option<bool> {
+    const TRUE: [&str; 3] = ["ON", "TRUE", "1"];
+    const FALSE: [&str; 3] = ["OFF", "FALSE", "0"];
+    if TRUE.iter().any(|t| t.eq_ignore_ascii_case(s)) {
+        Some(true)
+    } else if FALSE.iter().any(|f| f.eq_ignore_ascii_case(s)) {
+        Some(false)
+    } else {
+        None
+    }
+}
+
+/// The canonical name of `s` for an enum kind (values, then aliases).
+fn parse_enum_name(kind: &VarKind, s: &str) -> Option<&'static str> {
+    let VarKind::Enum {
+        values, aliases, ..
+    } = kind
+    else {
+        return None;
+    };
+    values
+        .iter()
+        .find(|v| v.eq_ignore_ascii_case(s))
+        .copied()
+        .or_else(|| {
+            aliases
+                .iter()
+                .find(|(a, _)| a.eq_ignore_ascii_case(s))
+                .map(|(_, canonical)| *canonical)
+        })
+}

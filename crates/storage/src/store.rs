@@ -1,0 +1,632 @@
+//! # The store: creating, opening and recovering a data directory
+//!
+//! ```text
+//!  datadir/
+//!    ibdata1                  system tablespace (space 0): header, index
+//!                             directory, B+tree pages, free pages
+//!    #innodb_redo/#ib_redoN   the redo log, 32 files reused in a circle
+//!    #ib_16384_N.dblwr        doublewrite files (innodb_doublewrite_dir)
+//! ```
+//!
+//! ## Opening: recovery, always
+//!
+//! Every open of an existing directory runs the same steps, whether the
+//! last shutdown was clean or not (after a clean one they find nothing to
+//! do):
+//!
+//! 1. **Doublewrite**: every page copy in the doublewrite files whose
+//!    in-place page fails its checksum is written back (ON); in
+//!    DETECT_ONLY mode such pages are reported and start-up is refused.
+//! 2. **Redo**: from the newest valid checkpoint to the end of the valid
+//!    log, each mini-transaction's records are applied to the pages whose
+//!    LSN is older. A page that fails its checksum here (OFF, or damage the
+//!    doublewrite buffer did not cover) refuses start-up, naming the page.
+//! 3. **Flush and checkpoint** at the end of the log: all recovered pages
+//!    go to disk (through the doublewrite buffer), then the checkpoint
+//!    moves to the end of the log.
+//!
+//! A crash at any point of this repeats it from the old checkpoint: pages
+//! already written carry their LSN and are skipped, torn writes are covered
+//! by the doublewrite buffer. Recovery is idempotent.
+//!
+//! ## Keeping checkpoint age bounded
+//!
+//! Redo space between the checkpoint and the end of the log cannot be
+//! reused. Before each write, [`Shared::before_write`] looks at the
+//! checkpoint age (LSN - checkpoint LSN): past the *async point* (3/4 of the
+//! log) it wakes the page cleaner to flush without pacing; past the *sync
+//! point* (7/8) the writer itself flushes the oldest pages and moves the
+//! checkpoint before it goes on (`Innodb_log_waits`). This happens before
+//! any page is latched, so the flush can never wait for the writer.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use parking_lot::{Mutex, RwLock};
+use quire_config::{Config, DoublewriteMode};
+use quire_io::{FileKind, OpenOptions, Vfs};
+
+use crate::btree::Tree;
+use crate::buf::{BufferPool, Poison, PoolConfig, SpaceFile};
+use crate::cleaner;
+use crate::dblwr::{DblwrConfig, DblwrMode, Doublewrite};
+use crate::error::{Result, StorageError};
+use crate::mtr::{self, Mtr};
+use crate::page::{self, Lsn, PageCheck, PageId};
+use crate::redo::{RedoConfig, RedoLog};
+use crate::space;
+use crate::stats::Stats;
+
+pub const SYSTEM_SPACE_FILE: &str = "ibdata1";
+const INITIAL_SPACE_PAGES: u32 = 64;
+
+/// What opening found and did.
+#[derive(Debug, Clone, Default)]
+pub struct RecoveryReport {
+    pub created: bool,
+    pub checkpoint_lsn: Lsn,
+    pub end_lsn: Lsn,
+    pub mtrs_applied: u64,
+    pub redo_bytes: u64,
+    pub pages_applied: u64,
+    pub torn_restored: u64,
+    /// Time spent scanning and applying redo.
+    pub redo_apply_duration: Duration,
+    /// Time the whole open took.
+    pub duration: Duration,
+    pub notes: Vec<String>,
+}
+
+/// State shared by trees, the cleaner and the store handle.
+pub struct Shared {
+    pub cfg: Config,
+    pub vfs: Arc<dyn Vfs>,
+    pub pool: BufferPool,
+    pub log: Arc<RedoLog>,
+    pub stats: Arc<Stats>,
+    pub poison: Arc<Poison>,
+    index_latches: Mutex<HashMap<(u32, u32), Arc<RwLock<()>>>>,
+    pub(crate) cleaner: cleaner::Signal,
+    shutdown: AtomicBool,
+}
+
+impl std::fmt::Debug for Shared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Shared").field("pool", &self.pool).finish()
+    }
+}
+
+impl Shared {
+    pub(crate) fn index_latch(&self, space: u32, root: u32) -> Arc<RwLock<()>> {
+        self.index_latches
+            .lock()
+            .entry((space, root))
+            .or_insert_with(|| Arc::new(RwLock::new(())))
+            .clone()
+    }
+
+    /// Redo LSN units at which the cleaner stops pacing itself.
+    pub fn async_point(&self) -> u64 {
+        self.log.capacity_lsn() / 4 * 3
+    }
+    /// Redo LSN units at which writers stop and flush.
+    pub fn sync_point(&self) -> u64 {
+        self.log.capacity_lsn() / 8 * 7
+    }
+    pub fn checkpoint_age(&self) -> u64 {
+        self.log.lsn().saturating_sub(self.log.checkpoint_lsn())
+    }
+
+    /// Called before a write latches anything: refuses after an I/O error,
+    /// and keeps the checkpoint age below the sync point.
+    pub fn before_write(&self) -> Result<()> {
+        self.poison.check()?;
+        if self.shutdown.load(Ordering::Acquire) {
+            return Err(StorageError::Shutdown);
+        }
+        let age = self.checkpoint_age();
+        if age < self.async_point() {
+            return Ok(());
+        }
+        self.cleaner.wake();
+        if age >= self.sync_point() {
+            Stats::inc(&self.stats.innodb_log_waits);
+            while self.checkpoint_age() >= self.sync_point() {
+                let target = self.log.lsn().saturating_sub(self.async_point());
+                let n = self.pool.flush_batch(self.pool.batch_pages(), target)?;
+                self.make_checkpoint()?;
+                if n == 0 && self.checkpoint_age() >= self.sync_point() {
+                    // Pages latched by others right now: let them finish.
+                    std::thread::sleep(Duration::from_micros(200));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Moves the checkpoint to the oldest modification still unflushed.
+    pub fn make_checkpoint(&self) -> Result<()> {
+        // Read the LSN first: an mtr appended after this read has its pages
+        // on the flush list before the next read sees the list.
+        let lsn = self.log.lsn();
+        let ck = self.pool.oldest_modification().unwrap_or(lsn).min(lsn);
+        if ck > self.log.checkpoint_lsn() {
+            self.log.flush_to(ck)?;
+            self.log.checkpoint(ck)?;
+        }
+        Ok(())
+    }
+
+    pub fn is_shutdown(&self) -> bool {
+        self.shutdown.load(Ordering::Acquire)
+    }
+}
+
+/// An open data directory.
+pub struct Store {
+    shared: Arc<Shared>,
+    cleaner: Mutex<Option<JoinHandle<()>>>,
+    report: RecoveryReport,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store")
+            .field("report", &self.report)
+            .finish()
+    }
+}
+
+fn redo_config(cfg: &Config) -> RedoConfig {
+    RedoConfig {
+        capacity_bytes: cfg.innodb_redo_log_capacity,
+        log_buffer_bytes: cfg.innodb_log_buffer_size,
+        write_ahead_bytes: cfg.innodb_log_write_ahead_size,
+    }
+}
+
+impl Store {
+    /// Opens `cfg.datadir`, creating and initialising it when it holds no
+    /// data directory yet, recovering it otherwise.
+    pub fn open(vfs: Arc<dyn Vfs>, cfg: &Config) -> Result<Store> {
+        let t0 = Instant::now();
+        let cfg = cfg.clone();
+        let ps = cfg.innodb_page_size as usize;
+        if !page::PAGE_SIZES.contains(&ps) {
+            return Err(StorageError::Config(format!(
+                "innodb_page_size={ps} is not one of 4096, 8192, 16384, 32768, 65536"
+            )));
+        }
+        let datadir = cfg.datadir.clone();
+        let data_path = datadir.join(SYSTEM_SPACE_FILE);
+        let redo_dir = datadir.join("#innodb_redo");
+        let has_data = vfs.exists(&data_path)?;
+        let has_redo = vfs.exists(&redo_dir)?;
+        let create = match (has_data, has_redo) {
+            (false, false) => true,
+            (true, true) => false,
+            (d, _) => {
+                return Err(StorageError::BadDatadir(format!(
+                    "{} is damaged: {} is {} but {} is {}",
+                    datadir.display(),
+                    SYSTEM_SPACE_FILE,
+                    if d { "present" } else { "missing" },
+                    redo_dir.display(),
+                    if d { "missing" } else { "present" },
+                )))
+            }
+        };
+        if create {
+            vfs.create_dir_all(&datadir)?;
+        }
+        let stats = Arc::new(Stats::default());
+        let poison = Arc::new(Poison::default());
+        let dblwr = match cfg.innodb_doublewrite {
+            DoublewriteMode::Off => None,
+            mode => Some(Arc::new(Doublewrite::open(
+                vfs.clone(),
+                DblwrConfig {
+                    dir: cfg.doublewrite_dir().to_path_buf(),
+                    mode: if mode == DoublewriteMode::DetectOnly {
+                        DblwrMode::DetectOnly
+                    } else {
+                        DblwrMode::Full
+                    },
+                    files: cfg.innodb_doublewrite_files,
+                    batch_pages: cfg.innodb_doublewrite_pages,
+                    page_size: ps,
+                },
+                stats.clone(),
+            )?)),
+        };
+        let pool = BufferPool::new(
+            PoolConfig {
+                page_size: ps,
+                capacity_bytes: cfg.innodb_buffer_pool_size,
+                batch_pages: cfg.innodb_doublewrite_pages as usize,
+                flush_neighbors: cfg.innodb_flush_neighbors,
+                io_alignment: vfs.direct_io_alignment(),
+            },
+            dblwr.clone(),
+            stats.clone(),
+            poison.clone(),
+        )?;
+        let file = vfs.open(
+            &data_path,
+            if create {
+                OpenOptions::create(FileKind::Data)
+            } else {
+                OpenOptions::existing(FileKind::Data)
+            },
+        )?;
+        pool.add_space(
+            0,
+            Arc::new(SpaceFile {
+                file: file.clone(),
+                path: data_path.clone(),
+            }),
+        );
+        let mut report = RecoveryReport {
+            created: create,
+            ..Default::default()
+        };
+        let log = if create {
+            file.set_len(INITIAL_SPACE_PAGES as u64 * ps as u64)?;
+            let log = RedoLog::create(vfs.clone(), &datadir, &redo_config(&cfg), stats.clone())?;
+            pool.set_log(log.clone());
+            log
+        } else {
+            pool.set_recovering(true);
+            if let Some(d) = &dblwr {
+                report.torn_restored = restore_from_doublewrite(&pool, d, &cfg)?;
+                Stats::add(&stats.quire_torn_pages_restored, report.torn_restored);
+            }
+            let mut pages_applied = 0u64;
+            let t_redo = Instant::now();
+            let (log, rec) = RedoLog::open(
+                vfs.clone(),
+                &datadir,
+                &redo_config(&cfg),
+                stats.clone(),
+                &mut |start, end, payload| {
+                    pages_applied += apply_frame(&pool, &cfg, &stats, start, end, payload)?;
+                    Ok(())
+                },
+            )?;
+            report.redo_apply_duration = t_redo.elapsed();
+            report.checkpoint_lsn = rec.checkpoint_lsn;
+            report.end_lsn = rec.end_lsn;
+            report.mtrs_applied = rec.mtrs;
+            report.redo_bytes = rec.payload_bytes;
+            report.pages_applied = pages_applied;
+            if let Some(n) = rec.note.clone() {
+                report.notes.push(n);
+            }
+            pool.set_log(log.clone());
+            pool.flush_all()?;
+            log.checkpoint(rec.end_lsn)?;
+            pool.set_recovering(false);
+            log
+        };
+        let shared = Arc::new(Shared {
+            cfg,
+            vfs: vfs.clone(),
+            pool,
+            log,
+            stats,
+            poison,
+            index_latches: Mutex::new(HashMap::new()),
+            cleaner: cleaner::Signal::default(),
+            shutdown: AtomicBool::new(false),
+        });
+        if create {
+            bootstrap(&shared)?;
+            vfs.sync_dir(&datadir)?;
+        } else {
+            let g = shared.pool.read(PageId::new(0, 0)).map_err(|e| {
+                StorageError::BadDatadir(format!(
+                    "{}: cannot read the tablespace header ({e}); if initialisation of this data directory was interrupted, remove it and start again",
+                    data_path.display()
+                ))
+            })?;
+            let h = space::read_header(g.bytes()).ok_or_else(|| {
+                StorageError::BadDatadir(format!(
+                    "{}: page 0 is not a tablespace header",
+                    data_path.display()
+                ))
+            })?;
+            if h.page_size as usize != ps {
+                return Err(StorageError::Config(format!(
+                    "innodb_page_size={ps} but {} was created with innodb_page_size={}",
+                    data_path.display(),
+                    h.page_size
+                )));
+            }
+        }
+        report.duration = t0.elapsed();
+        let handle = cleaner::start(shared.clone());
+        Ok(Store {
+            shared,
+            cleaner: Mutex::new(Some(handle)),
+            report,
+        })
+    }
+
+    pub fn report(&self) -> &RecoveryReport {
+        &self.report
+    }
+    pub fn shared(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+    pub fn stats(&self) -> &Arc<Stats> {
+        &self.shared.stats
+    }
+    pub fn log(&self) -> &Arc<RedoLog> {
+        &self.shared.log
+    }
+    pub fn datadir(&self) -> &Path {
+        &self.shared.cfg.datadir
+    }
+
+    /// The index directory: name -> root page.
+    fn directory(&self) -> Tree {
+        Tree::new(self.shared.clone(), 0, space::DIR_ROOT_PAGE)
+    }
+
+    /// Opens a named index.
+    pub fn index(&self, name: &str) -> Result<Option<Tree>> {
+        match self.directory().get(name.as_bytes())? {
+            None => Ok(None),
+            Some(v) => {
+                let root = u32::from_le_bytes(v.as_slice().try_into().map_err(|_| {
+                    StorageError::BadDatadir(format!("index directory entry '{name}' is malformed"))
+                })?);
+                Ok(Some(Tree::new(self.shared.clone(), 0, root)))
+            }
+        }
+    }
+
+    /// Creates a named index (one mini-transaction: root page and directory
+    /// entry together). Returns the existing one if it is there.
+    pub fn create_index(&self, name: &str) -> Result<Tree> {
+        if let Some(t) = self.index(name)? {
+            return Ok(t);
+        }
+        self.shared.before_write()?;
+        let dir = self.directory();
+        let dir_latch = self.shared.index_latch(0, space::DIR_ROOT_PAGE);
+        let _x = dir_latch.write();
+        if let Some(v) = dir.get_unlatched(name.as_bytes())? {
+            let root = u32::from_le_bytes(v.as_slice().try_into().unwrap_or([0; 4]));
+            return Ok(Tree::new(self.shared.clone(), 0, root));
+        }
+        let mut mtr = Mtr::new(&self.shared.pool);
+        let (root, rs) = space::allocate(&mut mtr, 0)?;
+        mtr.init_node(rs, 0, root);
+        dir.put_in(&mut mtr, name.as_bytes(), &root.to_le_bytes())?;
+        mtr.commit(&self.shared.log)?;
+        Ok(Tree::new(self.shared.clone(), 0, root))
+    }
+
+    /// Every (name, root) in the directory.
+    pub fn indexes(&self) -> Result<Vec<(String, u32)>> {
+        let mut out = Vec::new();
+        for e in self.directory().scan_all()? {
+            let (k, v) = e;
+            let root = u32::from_le_bytes(v.as_slice().try_into().map_err(|_| {
+                StorageError::BadDatadir("index directory entry is malformed".into())
+            })?);
+            out.push((String::from_utf8_lossy(&k).into_owned(), root));
+        }
+        Ok(out)
+    }
+
+    /// Flushes every dirty page and checkpoints at the end of the log.
+    pub fn checkpoint(&self) -> Result<()> {
+        self.shared.pool.flush_all()?;
+        self.shared.make_checkpoint()
+    }
+
+    /// Makes redo durable up to the current LSN (what a commit does).
+    pub fn sync_log(&self) -> Result<()> {
+        let lsn = self.shared.log.lsn();
+        self.shared.log.flush_to(lsn)
+    }
+
+    /// Counters with MySQL names, plus LSN figures.
+    pub fn status(&self) -> Vec<(String, u64)> {
+        let s = &self.shared;
+        let mut v: Vec<(String, u64)> = s
+            .stats
+            .snapshot()
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect();
+        v.push((
+            "Innodb_buffer_pool_pages_dirty".into(),
+            s.pool.dirty_pages() as u64,
+        ));
+        v.push((
+            "Innodb_buffer_pool_pages_total".into(),
+            s.pool.frame_count() as u64,
+        ));
+        v.push(("Innodb_lsn_current".into(), s.log.lsn()));
+        v.push(("Innodb_lsn_flushed".into(), s.log.flushed_lsn()));
+        v.push(("Innodb_lsn_last_checkpoint".into(), s.log.checkpoint_lsn()));
+        v.push(("Innodb_checkpoint_age".into(), s.checkpoint_age()));
+        v
+    }
+
+    /// Stops the cleaner; with `clean`, flushes everything and checkpoints
+    /// (a clean shutdown); without, leaves the files as a crash would.
+    pub fn close(&self, clean: bool) -> Result<()> {
+        self.shared.shutdown.store(true, Ordering::Release);
+        self.shared.cleaner.wake();
+        if let Some(h) = self.cleaner.lock().take() {
+            let _ = h.join();
+        }
+        if clean {
+            self.checkpoint()?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Store {
+    fn drop(&mut self) {
+        self.shared.shutdown.store(true, Ordering::Release);
+        self.shared.cleaner.wake();
+        if let Some(h) = self.cleaner.lock().take() {
+            let _ = h.join();
+        }
+    }
+}
+
+/// Formats a new system space: header page, empty index directory.
+fn bootstrap(shared: &Arc<Shared>) -> Result<()> {
+    let ps = shared.pool.page_size() as u32;
+    let mut mtr = Mtr::new(&shared.pool);
+    let hs = space::format(&mut mtr, 0, ps, INITIAL_SPACE_PAGES)?;
+    let _ = hs;
+    let (root, rs) = space::allocate(&mut mtr, 0)?;
+    assert_eq!(
+        root,
+        space::DIR_ROOT_PAGE,
+        "first allocation of a new space"
+    );
+    mtr.init_node(rs, 0, root);
+    let hs = mtr.latch(PageId::new(0, 0))?;
+    mtr.write_u32(hs, space::OFF_DIR_ROOT, root);
+    mtr.commit(&shared.log)?;
+    shared.pool.flush_all()?;
+    shared.make_checkpoint()?;
+    Ok(())
+}
+
+/// Step 1 of recovery. Returns how many torn pages were restored.
+fn restore_from_doublewrite(pool: &BufferPool, d: &Doublewrite, cfg: &Config) -> Result<u64> {
+    let contents = d.recover()?;
+    let ps = pool.page_size();
+    let mut restored = 0;
+    let mut torn: Vec<String> = Vec::new();
+    let mut buf = quire_io::AlignedBuf::new(ps, pool_alignment(pool));
+    let mut ids: Vec<&PageId> = contents.copies.keys().collect();
+    ids.sort();
+    for id in ids {
+        let copy = &contents.copies[id];
+        let sf = pool.space_file(id.space)?;
+        let state = match sf.file.read_at(&mut buf, id.page_no as u64 * ps as u64) {
+            Ok(()) => page::verify(&buf, *id),
+            Err(quire_io::IoError::ShortRead { .. }) => PageCheck::Zero,
+            Err(e) => return Err(e.into()),
+        };
+        match state {
+            PageCheck::Valid => {}
+            PageCheck::Zero => {
+                buf.copy_from_slice(copy);
+                pool.poison
+                    .guard(sf.file.write_at(&buf, id.page_no as u64 * ps as u64))?;
+            }
+            PageCheck::Bad(_) => {
+                buf.copy_from_slice(copy);
+                pool.poison
+                    .guard(sf.file.write_at(&buf, id.page_no as u64 * ps as u64))?;
+                restored += 1;
+            }
+        }
+    }
+    for e in &contents.detect_only {
+        let sf = pool.space_file(e.id.space)?;
+        let state = match sf.file.read_at(&mut buf, e.id.page_no as u64 * ps as u64) {
+            Ok(()) => page::verify(&buf, e.id),
+            Err(quire_io::IoError::ShortRead { .. }) => PageCheck::Zero,
+            Err(err) => return Err(err.into()),
+        };
+        if let PageCheck::Bad(why) = state {
+            Stats::inc(&pool.stats.quire_torn_pages_detected);
+            torn.push(format!("{} in {} ({why})", e.id, sf.path.display()));
+        }
+    }
+    if !torn.is_empty() {
+        return Err(StorageError::Recovery(format!(
+            "torn page(s) detected by the doublewrite buffer: {}; innodb_doublewrite={} keeps no page copies, so they cannot be repaired: restore the data directory from a backup",
+            torn.join(", "),
+            cfg.innodb_doublewrite.name()
+        )));
+    }
+    if restored > 0 || !contents.copies.is_empty() {
+        let spaces: Vec<u32> = {
+            let mut v: Vec<u32> = contents.copies.keys().map(|id| id.space).collect();
+            v.sort_unstable();
+            v.dedup();
+            v
+        };
+        for s in spaces {
+            let sf = pool.space_file(s)?;
+            pool.poison.guard(sf.file.sync())?;
+        }
+    }
+    Ok(restored)
+}
+
+fn pool_alignment(pool: &BufferPool) -> usize {
+    let _ = pool;
+    4096
+}
+
+/// Step 2 of recovery, for one redo frame. Returns pages changed.
+fn apply_frame(
+    pool: &BufferPool,
+    cfg: &Config,
+    stats: &Stats,
+    start: Lsn,
+    end: Lsn,
+    payload: &[u8],
+) -> Result<u64> {
+    let records = mtr::decode(payload, start, pool.page_size())?;
+    // Per page: apply this frame or not, decided on the page's LSN before
+    // the frame's first record touches it.
+    let mut touched: Vec<(PageId, crate::buf::PageMut<'_>, bool)> = Vec::new();
+    for (id, rec) in &records {
+        let idx = match touched.iter().position(|t| t.0 == *id) {
+            Some(i) => i,
+            None => {
+                let g = pool.write(*id).map_err(|e| match e {
+                    StorageError::CorruptPage { .. } => {
+                        Stats::inc(&stats.quire_torn_pages_detected);
+                        StorageError::Recovery(format!(
+                            "{e}; redo at LSN {start} needs this page and innodb_doublewrite={} could not restore it: restore the data directory from a backup",
+                            cfg.innodb_doublewrite.name()
+                        ))
+                    }
+                    other => other,
+                })?;
+                let apply = page::page_lsn(g.bytes()) < end;
+                touched.push((*id, g, apply));
+                touched.len() - 1
+            }
+        };
+        let (_, g, apply) = &mut touched[idx];
+        if *apply {
+            mtr::apply(g.bytes_mut(), *id, rec, start)?;
+        }
+    }
+    let mut n = 0;
+    for (_, mut g, apply) in touched {
+        if apply {
+            page::set_page_lsn(g.bytes_mut(), end);
+            pool.note_modified(g.frame(), start);
+            n += 1;
+        }
+    }
+    Ok(n)
+}
+
+/// Where the doublewrite files of a configuration live (for messages).
+pub fn doublewrite_dir(cfg: &Config) -> PathBuf {
+    cfg.doublewrite_dir().to_path_buf()
+}
