@@ -133,7 +133,7 @@ fn run_phase(
                                 i
                             }
                             Until::Time(_) => {
-                                if n % 256 == 0 && stop.load(Ordering::Relaxed) {
+                                if n.is_multiple_of(256) && stop.load(Ordering::Relaxed) {
                                     break;
                                 }
                                 n

@@ -724,7 +724,15 @@ impl BufferPool {
         self.stats
             .innodb_data_pending_writes
             .fetch_sub(writes.len() as u64, Ordering::Relaxed);
-        res?;
+        if let Err(e) = res {
+            // In-place writes may be torn now: keep this batch's copies
+            // (the slot must never be reused before a restart recovers).
+            if let Some(d) = &self.dblwr {
+                d.poison(&e.to_string());
+            }
+            std::mem::forget(guard);
+            return Err(e);
+        }
         drop(guard);
         Stats::add(&self.stats.innodb_pages_written, writes.len() as u64);
         Stats::add(

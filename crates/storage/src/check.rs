@@ -51,6 +51,11 @@ impl CheckReport {
     }
 }
 
+/// A child page and the key range its parent routes to it.
+type ChildRange = (u32, Option<Vec<u8>>, Option<Vec<u8>>);
+/// Key-value pairs in key order.
+pub type Entries = Vec<(Vec<u8>, Vec<u8>)>;
+
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Owner {
     Header,
@@ -192,7 +197,7 @@ impl Checker {
             return Ok(());
         }
         // Children: leftmost covers [lo, key0), cell i covers [key i, key i+1).
-        let mut children: Vec<(u32, Option<Vec<u8>>, Option<Vec<u8>>)> = Vec::new();
+        let mut children: Vec<ChildRange> = Vec::new();
         let first_hi = if n > 0 {
             Some(node::key(&p, 0).to_vec())
         } else {
@@ -228,7 +233,7 @@ impl Checker {
 }
 
 /// Finds the page size by trying each allowed size on page 0.
-fn detect_page_size(file: &Arc<dyn File>) -> Result<Option<usize>> {
+pub(crate) fn detect_page_size(file: &Arc<dyn File>) -> Result<Option<usize>> {
     let len = file.len()?;
     for &ps in PAGE_SIZES.iter() {
         if len < ps as u64 {
@@ -360,11 +365,7 @@ pub fn check_datadir(vfs: &Arc<dyn Vfs>, datadir: &Path) -> Result<CheckReport> 
 }
 
 /// All entries of the named index, read offline (tests, crash checks).
-pub fn read_index(
-    vfs: &Arc<dyn Vfs>,
-    datadir: &Path,
-    name: &str,
-) -> Result<Option<Vec<(Vec<u8>, Vec<u8>)>>> {
+pub fn read_index(vfs: &Arc<dyn Vfs>, datadir: &Path, name: &str) -> Result<Option<Entries>> {
     let path = datadir.join(SYSTEM_SPACE_FILE);
     let file = vfs.open(&path, OpenOptions::existing(FileKind::Other))?;
     let ps = detect_page_size(&file)?

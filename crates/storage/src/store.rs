@@ -81,6 +81,9 @@ pub struct RecoveryReport {
     pub notes: Vec<String>,
 }
 
+/// The latch of one index (see `btree`), by (space, root page).
+type IndexLatch = Arc<RwLock<()>>;
+
 /// State shared by trees, the cleaner and the store handle.
 pub struct Shared {
     pub cfg: Config,
@@ -89,7 +92,7 @@ pub struct Shared {
     pub log: Arc<RedoLog>,
     pub stats: Arc<Stats>,
     pub poison: Arc<Poison>,
-    index_latches: Mutex<HashMap<(u32, u32), Arc<RwLock<()>>>>,
+    index_latches: Mutex<HashMap<(u32, u32), IndexLatch>>,
     pub(crate) cleaner: cleaner::Signal,
     shutdown: AtomicBool,
 }
@@ -101,7 +104,7 @@ impl std::fmt::Debug for Shared {
 }
 
 impl Shared {
-    pub(crate) fn index_latch(&self, space: u32, root: u32) -> Arc<RwLock<()>> {
+    pub(crate) fn index_latch(&self, space: u32, root: u32) -> IndexLatch {
         self.index_latches
             .lock()
             .entry((space, root))
@@ -270,11 +273,29 @@ impl Store {
                 path: data_path.clone(),
             }),
         );
+        if !create {
+            // A page size other than the one the directory was made with
+            // would make every page look corrupt: say what is wrong instead.
+            if let Some(found) = crate::check::detect_page_size(&file)? {
+                if found != ps {
+                    return Err(StorageError::Config(format!(
+                        "innodb_page_size={ps} but {} was created with innodb_page_size={found}",
+                        data_path.display()
+                    )));
+                }
+            }
+        }
         let mut report = RecoveryReport {
             created: create,
             ..Default::default()
         };
         let log = if create {
+            if let Some(d) = &dblwr {
+                // Leftovers of an earlier installation in
+                // innodb_doublewrite_dir belong to no page of this one.
+                d.recover()?;
+                d.reset()?;
+            }
             file.set_len(INITIAL_SPACE_PAGES as u64 * ps as u64)?;
             let log = RedoLog::create(vfs.clone(), &datadir, &redo_config(&cfg), stats.clone())?;
             pool.set_log(log.clone());
@@ -284,6 +305,9 @@ impl Store {
             if let Some(d) = &dblwr {
                 report.torn_restored = restore_from_doublewrite(&pool, d, &cfg)?;
                 Stats::add(&stats.quire_torn_pages_restored, report.torn_restored);
+                // Restored pages are synced; the copies are no longer
+                // needed, and a changed geometry takes effect now.
+                d.reset()?;
             }
             let mut pages_applied = 0u64;
             let t_redo = Instant::now();
@@ -630,3 +654,7 @@ fn apply_frame(
 pub fn doublewrite_dir(cfg: &Config) -> PathBuf {
     cfg.doublewrite_dir().to_path_buf()
 }
+
+#[cfg(test)]
+#[path = "store_tests.rs"]
+mod tests;

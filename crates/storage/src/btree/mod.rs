@@ -43,6 +43,8 @@
 //! corrupt page, never followed.
 
 pub mod node;
+#[cfg(test)]
+pub(crate) mod tests;
 
 use std::collections::VecDeque;
 use std::ops::Bound;
@@ -382,8 +384,7 @@ impl Tree {
             let (rno, rs) = space::allocate(mtr, self.space)?;
             mtr.init_node(rs, level, self.root);
             mtr.move_tail(target, rs, s);
-            let sep;
-            if leaf {
+            let sep = if leaf {
                 let old_next = node::next(mtr.page(target));
                 mtr.set_next(rs, old_next);
                 mtr.set_prev(rs, left_no);
@@ -395,7 +396,7 @@ impl Tree {
                 }
                 let into = if pos < s { target } else { rs };
                 self.insert_sorted(mtr, into, &key, &val)?;
-                sep = node::key(mtr.page(rs), 0).to_vec();
+                node::key(mtr.page(rs), 0).to_vec()
             } else {
                 let up_key = node::key(mtr.page(rs), 0).to_vec();
                 let up_child = node::child(mtr.page(rs), 0);
@@ -407,8 +408,8 @@ impl Tree {
                     rs
                 };
                 self.insert_sorted(mtr, into, &key, &val)?;
-                sep = up_key;
-            }
+                up_key
+            };
             // Hook the new right node into the parent.
             let parent = path.pop().expect("path holds the parent").slot;
             let rval = rno.to_le_bytes();

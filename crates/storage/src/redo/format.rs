@@ -274,9 +274,9 @@ impl FileHeader {
             ));
         }
         if g.data_start_bytes < FILE_HEADER_BYTES
-            || g.data_start_bytes % BLOCK_BYTES as u64 != 0
+            || !g.data_start_bytes.is_multiple_of(BLOCK_BYTES as u64)
             || g.data_area_bytes == 0
-            || g.data_area_bytes % BLOCK_BYTES as u64 != 0
+            || !g.data_area_bytes.is_multiple_of(BLOCK_BYTES as u64)
         {
             return Err(format!(
                 "impossible geometry: data area of {} bytes at offset {}",

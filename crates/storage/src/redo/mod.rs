@@ -196,6 +196,10 @@ const BLOCK_U64: u64 = BLOCK_BYTES as u64;
 /// Alignment of the I/O buffers (enough for any O_DIRECT device).
 const BUF_ALIGN_BYTES: usize = 4096;
 
+/// The callback [`RedoLog::open`] feeds each recovered frame to:
+/// `apply(start_lsn, end_lsn, payload)`, in LSN order.
+pub type ApplyFn<'a> = dyn FnMut(Lsn, Lsn, &[u8]) -> Result<()> + 'a;
+
 /// File name of redo file `index`.
 pub fn file_name(index: u32) -> String {
     format!("#ib_redo{index}")
@@ -424,7 +428,7 @@ impl RedoLog {
         datadir: &Path,
         cfg: &RedoConfig,
         stats: Arc<Stats>,
-        apply: &mut dyn FnMut(Lsn, Lsn, &[u8]) -> Result<()>,
+        apply: &mut ApplyFn<'_>,
     ) -> Result<(Arc<RedoLog>, RecoveredLog)> {
         cfg.validate()?;
         let dir = datadir.join(REDO_DIR);

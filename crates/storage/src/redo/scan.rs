@@ -26,6 +26,7 @@ use quire_io::{AlignedBuf, File};
 use super::format::{
     block_crc_ok, payload, BlockHeader, CheckpointRecord, Geometry, BLOCK_BYTES, PAYLOAD,
 };
+use super::ApplyFn;
 use crate::error::{Result, StorageError};
 use crate::page::{get_u32, Lsn};
 
@@ -82,7 +83,7 @@ impl FrameParser {
     /// Delivers every complete frame in the stream. Every byte pushed came
     /// from a valid block, so a frame whose bytes are all here but whose
     /// crc fails is corruption, not a torn write.
-    fn parse(&mut self, apply: &mut dyn FnMut(Lsn, Lsn, &[u8]) -> Result<()>) -> Result<()> {
+    fn parse(&mut self, apply: &mut ApplyFn<'_>) -> Result<()> {
         loop {
             let avail = self.stream.len() - self.pos;
             if avail < FRAME_HEADER_BYTES {
@@ -137,7 +138,7 @@ pub fn scan(
     files: &[Arc<dyn File>],
     geo: &Geometry,
     ckpt: &CheckpointRecord,
-    apply: &mut dyn FnMut(Lsn, Lsn, &[u8]) -> Result<()>,
+    apply: &mut ApplyFn<'_>,
 ) -> Result<ScanOutcome> {
     let payload_u64 = PAYLOAD as u64;
     let ckpt_lsn = ckpt.checkpoint_lsn;
@@ -173,7 +174,7 @@ pub fn scan(
             if in_log {
                 let valid = header.filter(|h| {
                     h.block_no == expect_no
-                        && (h.epoch >= last_epoch || true)
+                        && h.epoch >= last_epoch
                         && usize::from(h.data_len) <= PAYLOAD
                 });
                 match valid {
