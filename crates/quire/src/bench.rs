@@ -48,6 +48,10 @@ pub struct BtreeArgs {
     /// Skip the recovery measurement.
     #[arg(long)]
     no_recovery: bool,
+    /// Phases to run, comma-separated, from load,get,insert,scan
+    /// (recovery follows unless --no-recovery).
+    #[arg(long, default_value = "load,get,insert,scan", value_delimiter = ',')]
+    phases: Vec<String>,
     /// One JSON object on stdout instead of the table.
     #[arg(long)]
     json: bool,
@@ -196,62 +200,74 @@ fn btree(a: BtreeArgs, cfg: Config) -> Result<ExitCode, Box<dyn std::error::Erro
     let mut phases = Vec::new();
 
     let n = a.keys;
-    phases.push(run_phase(
-        "load",
-        &store,
-        threads,
-        Until::Count(n),
-        |_, i, _| tree.put(&key_of(i), &value).map(|_| ()),
-    )?);
-    phases.push(run_phase(
-        "get",
-        &store,
-        threads,
-        Until::Time(dur),
-        |_, _, r| {
-            let k = key_of(xorshift(r) % n.max(1));
-            let found = tree.get_with(&k, |v| v.is_some())?;
-            debug_assert!(found);
-            Ok(())
-        },
-    )?);
+    let want = |p: &str| a.phases.iter().any(|x| x == p);
+    if want("load") {
+        phases.push(run_phase(
+            "load",
+            &store,
+            threads,
+            Until::Count(n),
+            |_, i, _| tree.put(&key_of(i), &value).map(|_| ()),
+        )?);
+    }
+    // Settle: write out what the load dirtied, so the read phases measure
+    // reads rather than the page cleaner catching up on the other core.
+    store.checkpoint()?;
+    if want("get") {
+        phases.push(run_phase(
+            "get",
+            &store,
+            threads,
+            Until::Time(dur),
+            |_, _, r| {
+                let k = key_of(xorshift(r) % n.max(1));
+                let found = tree.get_with(&k, |v| v.is_some())?;
+                debug_assert!(found);
+                Ok(())
+            },
+        )?);
+    }
     let inserted = AtomicU64::new(0);
-    phases.push(run_phase(
-        "insert",
-        &store,
-        threads,
-        Until::Time(dur),
-        |_, _, r| {
-            // New keys: outside the loaded range [0, n).
-            let i = n + (xorshift(r) >> 8);
-            inserted.fetch_add(1, Ordering::Relaxed);
-            tree.put(&key_of(i), &value).map(|_| ())
-        },
-    )?);
+    if want("insert") {
+        phases.push(run_phase(
+            "insert",
+            &store,
+            threads,
+            Until::Time(dur),
+            |_, _, r| {
+                // New keys: outside the loaded range [0, n).
+                let i = n + (xorshift(r) >> 8);
+                inserted.fetch_add(1, Ordering::Relaxed);
+                tree.put(&key_of(i), &value).map(|_| ())
+            },
+        )?);
+    }
     let scan_len = a.scan_len;
-    phases.push(run_phase(
-        "scan",
-        &store,
-        threads,
-        Until::Time(dur),
-        |_, _, r| {
-            let start = key_of(xorshift(r) % n.max(1)).to_vec();
-            let mut c = tree.range(
-                std::ops::Bound::Included(start),
-                std::ops::Bound::Unbounded,
-                false,
-            );
-            for _ in 0..scan_len {
-                match c.next() {
-                    Some(e) => {
-                        e?;
+    if want("scan") {
+        phases.push(run_phase(
+            "scan",
+            &store,
+            threads,
+            Until::Time(dur),
+            |_, _, r| {
+                let start = key_of(xorshift(r) % n.max(1)).to_vec();
+                let mut c = tree.range(
+                    std::ops::Bound::Included(start),
+                    std::ops::Bound::Unbounded,
+                    false,
+                );
+                for _ in 0..scan_len {
+                    match c.next() {
+                        Some(e) => {
+                            e?;
+                        }
+                        None => break,
                     }
-                    None => break,
                 }
-            }
-            Ok(())
-        },
-    )?);
+                Ok(())
+            },
+        )?);
+    }
     let final_status = store.status();
 
     // Recovery: write out the redo, stop without flushing pages (as a

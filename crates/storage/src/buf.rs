@@ -64,6 +64,27 @@ use crate::redo::RedoLog;
 use crate::stats::Stats;
 
 const SHARDS: usize = 64;
+
+/// Hasher for the page table: keys are packed page ids (u64), so one
+/// multiply spreads them well; SipHash would cost more than the lookup.
+#[derive(Default, Clone, Copy)]
+struct PageKeyHasher(u64);
+
+impl std::hash::Hasher for PageKeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ b as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = (v ^ (v >> 29)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+type PageTable = HashMap<u64, u32, std::hash::BuildHasherDefault<PageKeyHasher>>;
 const NO_PAGE: u64 = u64::MAX;
 
 const STATE_LOADING: u8 = 0;
@@ -148,7 +169,7 @@ pub struct PoolConfig {
 pub struct BufferPool {
     cfg: PoolConfig,
     frames: Box<[Frame]>,
-    table: Box<[Mutex<HashMap<u64, u32>>]>,
+    table: Box<[Mutex<PageTable>]>,
     free: Mutex<Vec<u32>>,
     hand: AtomicUsize,
     flush_list: Mutex<BTreeSet<(Lsn, u64)>>,
@@ -264,7 +285,9 @@ impl BufferPool {
         Ok(BufferPool {
             cfg,
             frames: frames.into_boxed_slice(),
-            table: (0..SHARDS).map(|_| Mutex::new(HashMap::new())).collect(),
+            table: (0..SHARDS)
+                .map(|_| Mutex::new(PageTable::default()))
+                .collect(),
             free: Mutex::new(free),
             hand: AtomicUsize::new(0),
             flush_list: Mutex::new(BTreeSet::new()),

@@ -100,6 +100,30 @@
 //! epoch (and syncs it), so a stale torn-frame tail inside that block can
 //! never be glued to the new incarnation's next block.
 //!
+//! ## Recovery ([`RedoLog::open`])
+//!
+//! ```text
+//!  1. newest valid checkpoint slot          -> checkpoint_lsn C, epoch
+//!  2. scan blocks from block(C): valid = good crc, expected block_no,
+//!     epoch >= previous block's; data_len < 484 or an invalid block ends
+//!     the intact data at D; frames are parsed and applied up to the last
+//!     complete one, E (<= D); a bad frame crc inside intact blocks is
+//!     CorruptLog
+//!  3. read the rest of the circle: a block of this lap with epoch >= the
+//!     last valid one and sync_lsn > D proves synced redo was lost -> CorruptLog
+//!  4. sync every redo file (a process crash leaves the log in the page cache)
+//!  5. new epoch = max(checkpoint epoch, any block's epoch) + 1, written in
+//!     the next checkpoint slot and synced
+//!  6. rewrite block(E) truncated at E with the new epoch, sync
+//!  7. ready to append at E
+//! ```
+//!
+//! A crash anywhere in 4-6 leaves a state that recovers to the same E.
+//! The sweep after E reads a bounded window (`scan::SWEEP_BLOCKS`, 4 MiB),
+//! not the whole circle: enough to tell a torn tail (harmless) from media
+//! damage before synced redo (corruption), without reading all of
+//! `innodb_redo_log_capacity` at every start.
+//!
 //! ## Writing: buffer, group write, group flush
 //!
 //! ```text
@@ -304,6 +328,10 @@ struct FlushState {
 }
 
 /// The redo log. Shared via `Arc`; every method takes `&self`.
+///
+/// Dropping it writes nothing: what was appended but not flushed is lost,
+/// as in a crash. A clean shutdown calls `flush_to(lsn())` (and usually a
+/// final checkpoint) first.
 pub struct RedoLog {
     dir: PathBuf,
     geo: Geometry,
@@ -546,11 +574,13 @@ impl RedoLog {
         })
     }
 
-    /// Largest payload one [`append`](RedoLog::append) accepts: a frame may
-    /// take at most half the circle, so the checkpoint can always stay
-    /// behind it.
+    /// Largest payload one [`append`](RedoLog::append) accepts: 1/16 of
+    /// the circle (about 470 KB at the 8 MiB minimum capacity). A frame is
+    /// written before the checkpoint can move past its start, so one frame
+    /// must fit in the headroom the checkpoint pacing leaves (1/8 of the
+    /// capacity above the sync point) with room to spare.
     pub fn max_payload_bytes(&self) -> u64 {
-        (self.capacity_lsn() / 2)
+        (self.capacity_lsn() / 16)
             .saturating_sub(FRAME_HEADER_BYTES as u64)
             .min(u64::from(u32::MAX))
     }
@@ -566,7 +596,7 @@ impl RedoLog {
         if payload.len() as u64 > self.max_payload_bytes() {
             return Err(StorageError::TooLarge(format!(
                 "a mini-transaction of {} redo bytes exceeds the limit of {} \
-                 (half of innodb_redo_log_capacity)",
+                 (1/16 of innodb_redo_log_capacity)",
                 payload.len(),
                 self.max_payload_bytes()
             )));

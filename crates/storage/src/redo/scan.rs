@@ -33,6 +33,17 @@ use crate::page::{get_u32, Lsn};
 /// Blocks read per I/O during the scan (1 MiB).
 pub const CHUNK_BLOCKS: u64 = 2048;
 
+/// How far past the end the sweep for lost synced redo looks (4 MiB).
+///
+/// Synced blocks cannot be torn by a power cut (512-byte sectors are
+/// atomic), so a damaged synced block is media damage, which spans a few
+/// sectors, not megabytes. Later synced blocks sit right after such damage,
+/// so a window of a few MiB finds them, while sweeping the whole circle
+/// would read all of `innodb_redo_log_capacity` on every start (seconds
+/// for a large log, mostly never-written holes). Damage longer than the
+/// window is reported as a torn tail: a documented limit.
+pub const SWEEP_BLOCKS: u64 = 8192;
+
 /// Bytes of a frame header: `[u32 len][u32 crc32c(payload)]`.
 pub const FRAME_HEADER_BYTES: usize = 8;
 
@@ -49,7 +60,7 @@ pub struct ScanOutcome {
     pub mtrs: u64,
     /// Payload bytes of the frames delivered (frame headers excluded).
     pub payload_bytes: u64,
-    /// Blocks read (the whole circle).
+    /// Blocks read (checkpoint to end, plus the sweep window).
     pub blocks_read: u64,
 }
 
@@ -132,8 +143,10 @@ impl FrameParser {
 }
 
 /// Scans the log from `ckpt`, calling `apply` for each complete frame in
-/// order, then checks the rest of the circle. Reads every block of the
-/// circle exactly once.
+/// order, then sweeps up to [`SWEEP_BLOCKS`] past the end for evidence of
+/// lost synced redo. Every block written by this run carries an epoch no
+/// higher than the checkpoint's (the checkpoint is bumped before any block
+/// is written), so nothing beyond the sweep can raise `max_epoch` either.
 pub fn scan(
     files: &[Arc<dyn File>],
     geo: &Geometry,
@@ -155,10 +168,11 @@ pub fn scan(
 
     let mut chunk = AlignedBuf::new(CHUNK_BLOCKS as usize * BLOCK_BYTES, 4096);
     let mut block_no = ckpt_block;
-    while block_no < limit_block {
+    let mut sweep_limit = limit_block;
+    while block_no < limit_block.min(sweep_limit) {
         let run = geo
             .run_in_file(block_no)
-            .min(limit_block - block_no)
+            .min(limit_block.min(sweep_limit) - block_no)
             .min(CHUNK_BLOCKS);
         let (file, offset) = geo.locate(block_no);
         let bytes = &mut chunk[..run as usize * BLOCK_BYTES];
@@ -206,6 +220,7 @@ pub fn scan(
                 if !in_log {
                     parser.parse(apply)?;
                     end_lsn = parser.pos_lsn;
+                    sweep_limit = sweep_limit.min(expect_no + 1 + SWEEP_BLOCKS);
                 }
             } else if let Some(h) = header {
                 // After the end: a block of this lap (right block number),
