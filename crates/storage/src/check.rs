@@ -239,7 +239,8 @@ pub(crate) fn detect_page_size(file: &Arc<dyn File>) -> Result<Option<usize>> {
         if len < ps as u64 {
             continue;
         }
-        let mut b = vec![0u8; ps];
+        // Aligned: the file may be open with O_DIRECT.
+        let mut b = quire_io::AlignedBuf::new(ps, 4096);
         file.read_at(&mut b, 0)?;
         if page::verify(&b, PageId::new(0, 0)) == PageCheck::Valid {
             return Ok(Some(ps));
