@@ -23,4 +23,4 @@ pub use btree::Tree;
 pub use error::{Result, StorageError};
 pub use page::{Lsn, PageId};
 pub use stats::Stats;
-pub use store::{RecoveryReport, Store};
+pub use store::{CheckpointPin, RecoveryReport, Store};

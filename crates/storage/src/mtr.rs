@@ -16,7 +16,9 @@
 //! thanks to the doublewrite buffer).
 //!
 //! ```text
-//!  frame payload = record*           record = type u8 | space u32 | page u32 | body
+//!  frame payload = FRAME_PHYSICAL u8, record*   (FRAME_LOGICAL frames carry
+//!                  engine records the storage layer does not interpret)
+//!  record = type u8 | space u32 | page u32 | body
 //!
 //!  type  body                                       replay
 //!  ----  -----------------------------------------  -------------------------
@@ -38,6 +40,11 @@ use crate::buf::{BufferPool, PageMut};
 use crate::error::{Result, StorageError};
 use crate::page::{self, get_u16, get_u32, Lsn, PageId, PageType, FIL_HEADER_BYTES};
 use crate::redo::RedoLog;
+
+/// First byte of a frame of page records (mini-transactions).
+pub const FRAME_PHYSICAL: u8 = 1;
+/// First byte of a frame of engine (logical) records.
+pub const FRAME_LOGICAL: u8 = 2;
 
 const R_INIT_NODE: u8 = 1;
 const R_INSERT: u8 = 2;
@@ -65,7 +72,7 @@ impl<'a> Mtr<'a> {
         Mtr {
             pool,
             pages: Vec::new(),
-            log: Vec::new(),
+            log: vec![FRAME_PHYSICAL],
         }
     }
 
@@ -123,7 +130,7 @@ impl<'a> Mtr<'a> {
         self.pages[s.0].0.id()
     }
     pub fn is_modified(&self) -> bool {
-        !self.log.is_empty()
+        self.log.len() > 1
     }
 
     fn begin_record(&mut self, s: Slot, ty: u8) -> &mut [u8] {
@@ -284,7 +291,8 @@ impl<'a> Mtr<'a> {
     /// pages and puts them on the flush list, releases the latches.
     /// Returns the end LSN of the frame (0 for an mtr that changed nothing).
     pub fn commit(mut self, log: &RedoLog) -> Result<Lsn> {
-        if self.log.is_empty() {
+        if !self.is_modified() {
+            self.log.clear();
             return Ok(0);
         }
         let records = std::mem::take(&mut self.log);
@@ -306,7 +314,7 @@ impl<'a> Mtr<'a> {
 
 impl Drop for Mtr<'_> {
     fn drop(&mut self) {
-        if !self.log.is_empty() {
+        if self.is_modified() {
             // Pages were changed in memory but the change never reached the
             // log: memory and disk can no longer be reconciled. Refuse every
             // further write; a restart recovers from the log.

@@ -95,6 +95,9 @@ pub struct Shared {
     index_latches: Mutex<HashMap<(u32, u32), IndexLatch>>,
     pub(crate) cleaner: cleaner::Signal,
     shutdown: AtomicBool,
+    /// Checkpoint pins: start LSNs of engine frames whose page changes are
+    /// still being applied. The checkpoint never passes the smallest.
+    pins: Mutex<std::collections::BTreeMap<Lsn, u32>>,
 }
 
 impl std::fmt::Debug for Shared {
@@ -156,7 +159,10 @@ impl Shared {
         // Read the LSN first: an mtr appended after this read has its pages
         // on the flush list before the next read sees the list.
         let lsn = self.log.lsn();
-        let ck = self.pool.oldest_modification().unwrap_or(lsn).min(lsn);
+        let mut ck = self.pool.oldest_modification().unwrap_or(lsn).min(lsn);
+        if let Some((&pinned, _)) = self.pins.lock().first_key_value() {
+            ck = ck.min(pinned);
+        }
         if ck > self.log.checkpoint_lsn() {
             self.log.flush_to(ck)?;
             self.log.checkpoint(ck)?;
@@ -164,8 +170,31 @@ impl Shared {
         Ok(())
     }
 
+    fn unpin(&self, lsn: Lsn) {
+        let mut p = self.pins.lock();
+        match p.get_mut(&lsn) {
+            Some(n) if *n > 1 => *n -= 1,
+            Some(_) => {
+                p.remove(&lsn);
+            }
+            None => debug_assert!(false, "unpinning an LSN that was not pinned"),
+        }
+    }
+
     pub fn is_shutdown(&self) -> bool {
         self.shutdown.load(Ordering::Acquire)
+    }
+}
+
+/// Holds the checkpoint at or below an engine frame's start LSN.
+pub struct CheckpointPin {
+    shared: Arc<Shared>,
+    lsn: Lsn,
+}
+
+impl Drop for CheckpointPin {
+    fn drop(&mut self) {
+        self.shared.unpin(self.lsn);
     }
 }
 
@@ -196,6 +225,18 @@ impl Store {
     /// Opens `cfg.datadir`, creating and initialising it when it holds no
     /// data directory yet, recovering it otherwise.
     pub fn open(vfs: Arc<dyn Vfs>, cfg: &Config) -> Result<Store> {
+        Store::open_with(vfs, cfg, &mut |_, _, _| {})
+    }
+
+    /// Like [`Store::open`]; `logical` receives, in LSN order, every engine
+    /// frame (see [`Store::append_logical`]) between the checkpoint and the
+    /// end of the log, after which the caller replays them on the recovered
+    /// trees.
+    pub fn open_with(
+        vfs: Arc<dyn Vfs>,
+        cfg: &Config,
+        logical: &mut dyn FnMut(Lsn, Lsn, &[u8]),
+    ) -> Result<Store> {
         let t0 = Instant::now();
         let cfg = cfg.clone();
         let ps = cfg.innodb_page_size as usize;
@@ -316,9 +357,19 @@ impl Store {
                 &datadir,
                 &redo_config(&cfg),
                 stats.clone(),
-                &mut |start, end, payload| {
-                    pages_applied += apply_frame(&pool, &cfg, &stats, start, end, payload)?;
-                    Ok(())
+                &mut |start, end, payload| match payload.first() {
+                    Some(&mtr::FRAME_PHYSICAL) => {
+                        pages_applied +=
+                            apply_frame(&pool, &cfg, &stats, start, end, &payload[1..])?;
+                        Ok(())
+                    }
+                    Some(&mtr::FRAME_LOGICAL) => {
+                        logical(start, end, &payload[1..]);
+                        Ok(())
+                    }
+                    _ => Err(StorageError::CorruptLog(format!(
+                        "frame at LSN {start} has an unknown kind"
+                    ))),
                 },
             )?;
             report.redo_apply_duration = t_redo.elapsed();
@@ -346,6 +397,7 @@ impl Store {
             index_latches: Mutex::new(HashMap::new()),
             cleaner: cleaner::Signal::default(),
             shutdown: AtomicBool::new(false),
+            pins: Mutex::new(std::collections::BTreeMap::new()),
         });
         if create {
             bootstrap(&shared)?;
@@ -453,6 +505,36 @@ impl Store {
     pub fn checkpoint(&self) -> Result<()> {
         self.shared.pool.flush_all()?;
         self.shared.make_checkpoint()
+    }
+
+    /// Appends an engine frame (opaque to storage) as one atomic redo frame
+    /// and pins the checkpoint at its start until the returned pin is
+    /// dropped: the caller applies the frame's effects to the trees while
+    /// holding the pin, so a checkpoint can never fall between the frame and
+    /// the page changes it stands for. `under_lock` runs under the redo
+    /// append lock with the frame's (start, end) LSNs: frames appended from
+    /// several threads reach the log in the order `under_lock` observes.
+    pub fn append_logical(
+        &self,
+        payload: &[u8],
+        under_lock: impl FnOnce(Lsn, Lsn),
+    ) -> Result<(Lsn, CheckpointPin)> {
+        self.shared.poison.check()?;
+        let mut frame = Vec::with_capacity(payload.len() + 1);
+        frame.push(mtr::FRAME_LOGICAL);
+        frame.extend_from_slice(payload);
+        let shared = &self.shared;
+        let (start, end) = shared.log.append(&frame, |start, end| {
+            *shared.pins.lock().entry(start).or_insert(0) += 1;
+            under_lock(start, end);
+        })?;
+        Ok((
+            end,
+            CheckpointPin {
+                shared: self.shared.clone(),
+                lsn: start,
+            },
+        ))
     }
 
     /// Makes redo durable up to the current LSN (what a commit does).
@@ -612,6 +694,7 @@ fn apply_frame(
     payload: &[u8],
 ) -> Result<u64> {
     let records = mtr::decode(payload, start, pool.page_size())?;
+    debug_assert!(!records.is_empty(), "an mtr frame without records");
     // Per page: apply this frame or not, decided on the page's LSN before
     // the frame's first record touches it.
     let mut touched: Vec<(PageId, crate::buf::PageMut<'_>, bool)> = Vec::new();
