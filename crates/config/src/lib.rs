@@ -289,6 +289,12 @@ pub struct Config {
     /// Default 50. Range 1 .. 1073741824. Dynamic (global and session in
     /// MySQL; this is the global value).
     pub innodb_lock_wait_timeout: u64,
+
+    /// `log_bin`: write the binary log (`--log-bin`, `--skip-log-bin`).
+    /// MySQL 8.0's default is ON; quire's is OFF while the binary log does
+    /// not exist yet, and the engine refuses ON at start-up with a clear
+    /// message. Not dynamic.
+    pub log_bin: bool,
 }
 
 impl Default for Config {
@@ -317,6 +323,7 @@ impl Default for Config {
             innodb_flush_log_at_trx_commit: 1,
             innodb_flush_log_at_timeout: 1,
             innodb_lock_wait_timeout: 50,
+            log_bin: false,
         }
     }
 }

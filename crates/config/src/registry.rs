@@ -429,6 +429,15 @@ pub static REGISTRY: &[VarInfo] = &[
         get: |c| Value::Bool(c.innodb_use_fdatasync),
         set: |c, v| c.innodb_use_fdatasync = v.as_bool(),
     },
+    VarInfo {
+        name: "log_bin",
+        kind: VarKind::Bool,
+        default: "OFF",
+        dynamic: false,
+        help: "Write the binary log. MySQL's default is ON; quire's is OFF until its binary log exists, and ON is refused at start-up.",
+        get: |c| Value::Bool(c.log_bin),
+        set: |c, v| c.log_bin = v.as_bool(),
+    },
 ];
 
 /// Lower-cases `name` and turns `-` into `_`: `Innodb-Page-Size` →

@@ -106,6 +106,7 @@ fn defaults_print_as_show_variables_does() {
         ("innodb_page_size", "16384"),
         ("innodb_redo_log_capacity", "104857600"),
         ("innodb_use_fdatasync", "OFF"),
+        ("log_bin", "OFF"),
     ];
     let expected: Vec<(&str, String)> = expected.iter().map(|(n, v)| (*n, v.to_string())).collect();
     assert_eq!(shown, expected);
@@ -134,6 +135,7 @@ fn dynamic_flags_follow_mysql() {
         "innodb_doublewrite_pages",
         "innodb_flush_method",
         "innodb_page_size",
+        "log_bin",
     ];
     for info in registry() {
         assert_eq!(

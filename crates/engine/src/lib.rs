@@ -1,4 +1,24 @@
 //! # quire-engine: tables, transactions, MVCC, durable commit
+//!
+//! See `engine.rs` for the commit path, `txn.rs` for transactions and
+//! isolation, `mvcc.rs` for versions and purge, `lock.rs` for row locks and
+//! deadlock detection, `catalog.rs` for table definitions, `types.rs` for
+//! MySQL types, strict-mode checks and the key/row encodings.
+
+pub mod catalog;
+pub mod engine;
 pub mod error;
 pub mod lock;
+pub mod mvcc;
+pub mod txn;
 pub mod types;
+
+pub use catalog::{ColumnDef, IndexDef, TableDef};
+pub use engine::{Engine, EngineRecovery};
+pub use error::{EngineError, Result};
+pub use lock::LockMode;
+pub use txn::{Inserted, Isolation, Row, Savepoint, Scan, Txn};
+pub use types::{ColumnType, Value};
+
+#[cfg(test)]
+mod tests;

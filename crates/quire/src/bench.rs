@@ -26,6 +26,9 @@ use crate::hist::Histogram;
 pub enum BenchCmd {
     /// Load N keys, then measure point gets, inserts and range scans.
     Btree(BtreeArgs),
+    /// Small write transactions (sysbench-like) on the engine: TPS,
+    /// latency percentiles, redo fsyncs and commits per fsync.
+    Commit(crate::bench_commit::CommitArgs),
 }
 
 #[derive(clap::Args, Debug)]
@@ -60,6 +63,7 @@ pub struct BtreeArgs {
 pub fn run(cmd: BenchCmd, cfg: Config) -> Result<ExitCode, Box<dyn std::error::Error>> {
     match cmd {
         BenchCmd::Btree(a) => btree(a, cfg),
+        BenchCmd::Commit(a) => crate::bench_commit::run(a, cfg),
     }
 }
 

@@ -42,7 +42,7 @@ use quire_storage::{Lsn, StorageError, Store};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// Which layer to torture.
+    /// Which layer to torture: storage or engine.
     #[arg(long, default_value = "storage")]
     layer: String,
     /// Seed for the workload and the crash decisions (default: from the clock).
@@ -107,13 +107,6 @@ struct Totals {
 }
 
 pub fn run(a: Args, mut cfg: Config) -> Result<ExitCode, Box<dyn std::error::Error>> {
-    if a.layer != "storage" {
-        return Err(format!(
-            "crashtest --layer {}: only 'storage' exists so far (engine and binlog layers come with their issues)",
-            a.layer
-        )
-        .into());
-    }
     let crash_power = match a.crash.as_str() {
         "power" => true,
         "process" => false,
@@ -125,6 +118,25 @@ pub fn run(a: Args, mut cfg: Config) -> Result<ExitCode, Box<dyn std::error::Err
             .map(|d| d.as_nanos() as u64)
             .unwrap_or(1)
     });
+    match a.layer.as_str() {
+        "storage" => {}
+        "engine" => {
+            return crate::crashtest_engine::run(
+                seed,
+                a.crashes,
+                a.threads.max(1),
+                crash_power,
+                a.verbose,
+                cfg,
+            )
+        }
+        other => {
+            return Err(format!(
+                "crashtest --layer {other}: expected 'storage' or 'engine' (the binlog layer comes with the binary log)"
+            )
+            .into())
+        }
+    }
     // Small defaults so that evictions, flushes and checkpoint wrap-around
     // happen within a short run; explicit settings win.
     let d = Config::default();

@@ -12,8 +12,10 @@
 //! `quire_config::parse_args`; what remains is parsed by clap.
 
 mod bench;
+mod bench_commit;
 mod check;
 mod crashtest;
+mod crashtest_engine;
 mod hist;
 
 use std::process::ExitCode;

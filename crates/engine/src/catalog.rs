@@ -1,0 +1,295 @@
+//! # Catalog: databases, tables, columns, indexes
+//!
+//! The catalog lives in a B+tree of its own (`quire:catalog`) in the system
+//! tablespace, so every DDL change is one mini-transaction: after a crash
+//! the catalog holds the old definition or the new one, never half of it.
+//!
+//! ```text
+//!  key                      value
+//!  "D" db-name              (empty)                 a database
+//!  "T" table-id u32 BE      TableDef (binary)       a table and its indexes
+//!  "N"                      next table id u32 LE
+//! ```
+//!
+//! A table's rows live in its *clustered* tree (`t<id>.0`), keyed by the
+//! memcomparable primary key (or a hidden 8-byte row id when the table has
+//! no primary key, as InnoDB's DB_ROW_ID). Each secondary index has a tree
+//! `t<id>.<index-id>` whose keys are `index columns ++ primary key` (so a
+//! key is unique in the tree even while old versions linger) and whose
+//! values are the primary key bytes.
+//!
+//! Creating a table creates its trees first (each its own mini-transaction)
+//! and then writes the catalog entry: a crash in between leaves empty trees
+//! nobody references, never a table without its trees.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use crate::error::{EngineError, Result};
+use crate::types::{ColumnType, Value};
+
+/// One column.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ColumnDef {
+    pub name: String,
+    pub ty: ColumnType,
+    pub nullable: bool,
+    /// `None`: no DEFAULT clause. `Some(Value::Null)`: DEFAULT NULL.
+    pub default: Option<Value>,
+    pub auto_increment: bool,
+}
+
+/// A secondary index.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IndexDef {
+    pub id: u32,
+    pub name: String,
+    pub unique: bool,
+    /// Positions in `TableDef::columns`.
+    pub columns: Vec<usize>,
+    /// Snapshots older than this commit sequence cannot use the index
+    /// (MySQL error 1412), since it holds no entries for older versions.
+    pub created_csn: u64,
+}
+
+/// A table.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TableDef {
+    pub id: u32,
+    pub db: String,
+    pub name: String,
+    pub columns: Vec<ColumnDef>,
+    /// Primary key column positions; empty = hidden row id.
+    pub primary: Vec<usize>,
+    pub indexes: Vec<IndexDef>,
+}
+
+impl TableDef {
+    pub fn clustered_tree(&self) -> String {
+        format!("t{}.0", self.id)
+    }
+    pub fn index_tree(&self, index_id: u32) -> String {
+        format!("t{}.{}", self.id, index_id)
+    }
+    pub fn column(&self, name: &str) -> Option<usize> {
+        self.columns
+            .iter()
+            .position(|c| c.name.eq_ignore_ascii_case(name))
+    }
+    pub fn index(&self, name: &str) -> Option<&IndexDef> {
+        self.indexes
+            .iter()
+            .find(|i| i.name.eq_ignore_ascii_case(name))
+    }
+    pub fn has_hidden_pk(&self) -> bool {
+        self.primary.is_empty()
+    }
+    pub fn auto_increment_column(&self) -> Option<usize> {
+        self.columns.iter().position(|c| c.auto_increment)
+    }
+    pub fn types(&self) -> Vec<ColumnType> {
+        self.columns.iter().map(|c| c.ty).collect()
+    }
+    pub fn pk_types(&self) -> Vec<ColumnType> {
+        self.primary.iter().map(|&i| self.columns[i].ty).collect()
+    }
+    pub fn qualified(&self) -> String {
+        format!("{}.{}", self.db, self.name)
+    }
+
+    pub fn encode(&self) -> Vec<u8> {
+        let mut w = Vec::new();
+        w.push(1u8); // format version
+        put_u32(&mut w, self.id);
+        put_str(&mut w, &self.db);
+        put_str(&mut w, &self.name);
+        put_u32(&mut w, self.columns.len() as u32);
+        for c in &self.columns {
+            put_str(&mut w, &c.name);
+            c.ty.encode(&mut w);
+            w.push(c.nullable as u8);
+            w.push(c.auto_increment as u8);
+            match &c.default {
+                None => w.push(0),
+                Some(v) => {
+                    w.push(1);
+                    let mut b = Vec::new();
+                    crate::types::encode_row(
+                        std::slice::from_ref(v),
+                        std::slice::from_ref(&c.ty),
+                        &mut b,
+                    );
+                    put_bytes(&mut w, &b);
+                }
+            }
+        }
+        put_u32(&mut w, self.primary.len() as u32);
+        for &p in &self.primary {
+            put_u32(&mut w, p as u32);
+        }
+        put_u32(&mut w, self.indexes.len() as u32);
+        for i in &self.indexes {
+            put_u32(&mut w, i.id);
+            put_str(&mut w, &i.name);
+            w.push(i.unique as u8);
+            put_u64(&mut w, i.created_csn);
+            put_u32(&mut w, i.columns.len() as u32);
+            for &c in &i.columns {
+                put_u32(&mut w, c as u32);
+            }
+        }
+        w
+    }
+
+    pub fn decode(b: &[u8]) -> std::result::Result<TableDef, String> {
+        let mut r = b;
+        let ver = take(&mut r, 1)?[0];
+        if ver != 1 {
+            return Err(format!("unknown table definition format {ver}"));
+        }
+        let id = get_u32(&mut r)?;
+        let db = get_str(&mut r)?;
+        let name = get_str(&mut r)?;
+        let n = get_u32(&mut r)? as usize;
+        let mut columns = Vec::with_capacity(n.min(4096));
+        for _ in 0..n {
+            let cname = get_str(&mut r)?;
+            let ty = ColumnType::decode(&mut r)?;
+            let nullable = take(&mut r, 1)?[0] != 0;
+            let auto_increment = take(&mut r, 1)?[0] != 0;
+            let default = match take(&mut r, 1)?[0] {
+                0 => None,
+                _ => {
+                    let bytes = get_bytes(&mut r)?;
+                    let mut v = crate::types::decode_row(&bytes, std::slice::from_ref(&ty))?;
+                    Some(v.pop().ok_or("empty default")?)
+                }
+            };
+            columns.push(ColumnDef {
+                name: cname,
+                ty,
+                nullable,
+                default,
+                auto_increment,
+            });
+        }
+        let np = get_u32(&mut r)? as usize;
+        let mut primary = Vec::new();
+        for _ in 0..np {
+            let p = get_u32(&mut r)? as usize;
+            if p >= columns.len() {
+                return Err("primary key column out of range".into());
+            }
+            primary.push(p);
+        }
+        let ni = get_u32(&mut r)? as usize;
+        let mut indexes = Vec::new();
+        for _ in 0..ni {
+            let iid = get_u32(&mut r)?;
+            let iname = get_str(&mut r)?;
+            let unique = take(&mut r, 1)?[0] != 0;
+            let created_csn = get_u64(&mut r)?;
+            let nc = get_u32(&mut r)? as usize;
+            let mut cols = Vec::new();
+            for _ in 0..nc {
+                let c = get_u32(&mut r)? as usize;
+                if c >= columns.len() {
+                    return Err("index column out of range".into());
+                }
+                cols.push(c);
+            }
+            indexes.push(IndexDef {
+                id: iid,
+                name: iname,
+                unique,
+                columns: cols,
+                created_csn,
+            });
+        }
+        Ok(TableDef {
+            id,
+            db,
+            name,
+            columns,
+            primary,
+            indexes,
+        })
+    }
+}
+
+fn put_u32(w: &mut Vec<u8>, v: u32) {
+    w.extend_from_slice(&v.to_le_bytes());
+}
+fn put_u64(w: &mut Vec<u8>, v: u64) {
+    w.extend_from_slice(&v.to_le_bytes());
+}
+fn put_bytes(w: &mut Vec<u8>, b: &[u8]) {
+    put_u32(w, b.len() as u32);
+    w.extend_from_slice(b);
+}
+fn put_str(w: &mut Vec<u8>, s: &str) {
+    put_bytes(w, s.as_bytes());
+}
+fn take<'a>(r: &mut &'a [u8], n: usize) -> std::result::Result<&'a [u8], String> {
+    if r.len() < n {
+        return Err("truncated table definition".into());
+    }
+    let (a, b) = r.split_at(n);
+    *r = b;
+    Ok(a)
+}
+fn get_u32(r: &mut &[u8]) -> std::result::Result<u32, String> {
+    Ok(u32::from_le_bytes(
+        take(r, 4)?.try_into().map_err(|_| "u32")?,
+    ))
+}
+fn get_u64(r: &mut &[u8]) -> std::result::Result<u64, String> {
+    Ok(u64::from_le_bytes(
+        take(r, 8)?.try_into().map_err(|_| "u64")?,
+    ))
+}
+fn get_bytes(r: &mut &[u8]) -> std::result::Result<Vec<u8>, String> {
+    let n = get_u32(r)? as usize;
+    Ok(take(r, n)?.to_vec())
+}
+fn get_str(r: &mut &[u8]) -> std::result::Result<String, String> {
+    String::from_utf8(get_bytes(r)?).map_err(|_| "name is not UTF-8".to_string())
+}
+
+/// The in-memory catalog (the tree is the durable copy).
+#[derive(Debug, Default, Clone)]
+pub struct Catalog {
+    pub databases: BTreeMap<String, ()>,
+    /// (db, table) lower-cased -> definition.
+    pub tables: BTreeMap<(String, String), Arc<TableDef>>,
+    pub by_id: BTreeMap<u32, Arc<TableDef>>,
+    pub next_table_id: u32,
+}
+
+impl Catalog {
+    pub fn key(db: &str, table: &str) -> (String, String) {
+        (db.to_ascii_lowercase(), table.to_ascii_lowercase())
+    }
+    pub fn has_db(&self, db: &str) -> bool {
+        self.databases.contains_key(&db.to_ascii_lowercase())
+    }
+    pub fn table(&self, db: &str, table: &str) -> Result<Arc<TableDef>> {
+        if !self.has_db(db) {
+            return Err(EngineError::new(
+                1049,
+                "42000",
+                format!("Unknown database '{db}'"),
+            ));
+        }
+        self.tables
+            .get(&Catalog::key(db, table))
+            .cloned()
+            .ok_or_else(|| {
+                EngineError::new(1146, "42S02", format!("Table '{db}.{table}' doesn't exist"))
+            })
+    }
+    pub fn insert(&mut self, t: Arc<TableDef>) {
+        self.tables.insert(Catalog::key(&t.db, &t.name), t.clone());
+        self.by_id.insert(t.id, t);
+    }
+}

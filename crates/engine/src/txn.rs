@@ -1,0 +1,849 @@
+//! # Transactions
+//!
+//! A transaction keeps its writes in a private *write set* (primary key ->
+//! new row or delete) until commit; nothing it does is in the B+trees
+//! before then, so rollback is dropping the set and statement rollback is
+//! undoing the tail of an undo list.
+//!
+//! Reads come in two kinds, as in InnoDB:
+//! * **consistent reads** (plain SELECT) see the transaction's own writes
+//!   over a snapshot: REPEATABLE READ takes one snapshot at the first read
+//!   and keeps it; READ COMMITTED takes a new one per statement
+//!   ([`Txn::statement_start`]). They never lock and never wait.
+//! * **current reads** (writes, SELECT ... FOR UPDATE / FOR SHARE) lock the
+//!   row first (X or S, held to commit), then read its latest committed
+//!   version. That is what prevents lost updates.
+//!
+//! Uniqueness is checked under a lock on the key itself: the primary key
+//! row lock, and for a unique secondary index an X lock on
+//! (index, key value), so two transactions inserting the same value
+//! serialize and the second sees the first's commit. Locks cover rows and
+//! unique values only (no gap locks): locking reads do not prevent phantoms.
+//!
+//! ```text
+//!   lock names:  'R' table u32 | primary key bytes          row
+//!                'U' table u32 | index u32 | key bytes       unique value
+//! ```
+
+use std::collections::BTreeMap;
+use std::ops::Bound;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use crate::catalog::{IndexDef, TableDef};
+use crate::engine::{display_vals, has_null, sec_key, Inner, RecWrite};
+use crate::error::{EngineError, Result};
+use crate::lock::LockMode;
+use crate::mvcc;
+use crate::types::{self, ColumnType, Value};
+
+/// Isolation levels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Isolation {
+    #[default]
+    RepeatableRead,
+    ReadCommitted,
+}
+
+/// A row as returned by reads: its primary key bytes (the handle for
+/// updates and deletes, also for tables with a hidden row id) and values.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    pub key: Vec<u8>,
+    pub values: Vec<Value>,
+}
+
+/// Which rows a scan visits.
+#[derive(Debug, Clone)]
+pub struct Scan {
+    /// None = primary key order; Some(name) = a secondary index.
+    pub index: Option<String>,
+    /// Bounds on a prefix of the index columns.
+    pub lower: Bound<Vec<Value>>,
+    pub upper: Bound<Vec<Value>>,
+    pub reverse: bool,
+    /// Some(mode) = locking read (FOR SHARE / FOR UPDATE).
+    pub lock: Option<LockMode>,
+    pub limit: Option<usize>,
+}
+
+impl Default for Scan {
+    fn default() -> Self {
+        Scan {
+            index: None,
+            lower: Bound::Unbounded,
+            upper: Bound::Unbounded,
+            reverse: false,
+            lock: None,
+            limit: None,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Write {
+    table: Arc<TableDef>,
+    /// None = deleted.
+    row: Option<Vec<Value>>,
+}
+
+type WKey = (u32, Vec<u8>);
+
+/// A position to roll back to (statement rollback).
+#[derive(Debug, Clone, Copy)]
+pub struct Savepoint(usize);
+
+/// Result of an insert.
+#[derive(Debug, Clone)]
+pub struct Inserted {
+    pub key: Vec<u8>,
+    /// The AUTO_INCREMENT value generated, if one was.
+    pub auto_id: Option<u64>,
+}
+
+/// A transaction. Dropping it without commit rolls it back.
+pub struct Txn {
+    e: Arc<Inner>,
+    id: u64,
+    isolation: Isolation,
+    read_only: bool,
+    snapshot: Option<u64>,
+    writes: BTreeMap<WKey, Write>,
+    undo: Vec<(WKey, Option<Write>)>,
+    done: bool,
+}
+
+fn row_lock_name(table: u32, pk: &[u8]) -> Vec<u8> {
+    let mut n = Vec::with_capacity(5 + pk.len());
+    n.push(b'R');
+    n.extend_from_slice(&table.to_be_bytes());
+    n.extend_from_slice(pk);
+    n
+}
+
+fn unique_lock_name(table: u32, index: u32, key: &[u8]) -> Vec<u8> {
+    let mut n = Vec::with_capacity(9 + key.len());
+    n.push(b'U');
+    n.extend_from_slice(&table.to_be_bytes());
+    n.extend_from_slice(&index.to_be_bytes());
+    n.extend_from_slice(key);
+    n
+}
+
+fn successor(prefix: &[u8]) -> Option<Vec<u8>> {
+    types::key_prefix_successor(prefix)
+}
+
+impl Txn {
+    pub(crate) fn new(e: Arc<Inner>, isolation: Isolation, read_only: bool) -> Txn {
+        let id = e.next_trx.fetch_add(1, Ordering::Relaxed);
+        Txn {
+            e,
+            id,
+            isolation,
+            read_only,
+            snapshot: None,
+            writes: BTreeMap::new(),
+            undo: Vec::new(),
+            done: false,
+        }
+    }
+
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+    pub fn isolation(&self) -> Isolation {
+        self.isolation
+    }
+    pub fn has_writes(&self) -> bool {
+        !self.writes.is_empty()
+    }
+
+    fn snap(&mut self) -> u64 {
+        match self.snapshot {
+            Some(s) => s,
+            None => {
+                let s = self.e.snapshots.open();
+                self.snapshot = Some(s);
+                s
+            }
+        }
+    }
+
+    fn close_snapshot(&mut self) {
+        if let Some(s) = self.snapshot.take() {
+            self.e.snapshots.close(s);
+        }
+    }
+
+    /// Marks a statement boundary: READ COMMITTED reads after it see
+    /// everything committed before it.
+    pub fn statement_start(&mut self) {
+        if self.isolation == Isolation::ReadCommitted {
+            self.close_snapshot();
+        }
+    }
+
+    fn check_writable(&self) -> Result<()> {
+        if self.read_only {
+            return Err(EngineError::new(
+                1792,
+                "25006",
+                "Cannot execute statement in a READ ONLY transaction.",
+            ));
+        }
+        if self.done {
+            return Err(EngineError::internal("transaction already ended"));
+        }
+        Ok(())
+    }
+
+    pub fn savepoint(&self) -> Savepoint {
+        Savepoint(self.undo.len())
+    }
+
+    /// Undoes every write since `sp` (locks stay held, as in InnoDB).
+    pub fn rollback_to(&mut self, sp: Savepoint) {
+        while self.undo.len() > sp.0 {
+            let (k, prev) = self.undo.pop().expect("undo entry");
+            match prev {
+                Some(w) => {
+                    self.writes.insert(k, w);
+                }
+                None => {
+                    self.writes.remove(&k);
+                }
+            }
+        }
+    }
+
+    fn record(&mut self, k: WKey, w: Write) {
+        let prev = self.writes.insert(k.clone(), w);
+        self.undo.push((k, prev));
+    }
+
+    fn lock(&self, name: &[u8], mode: LockMode) -> Result<()> {
+        self.e
+            .locks
+            .lock(self.id, name, mode, self.e.lock_timeout())
+            .map(|_| ())
+    }
+
+    /// Encodes primary key values (or a hidden row id).
+    pub fn encode_pk(t: &TableDef, pk: &[Value]) -> Result<Vec<u8>> {
+        let mut out = Vec::new();
+        if t.has_hidden_pk() {
+            match pk {
+                [Value::UInt(id)] => out.extend_from_slice(&id.to_be_bytes()),
+                _ => {
+                    return Err(EngineError::internal(
+                        "a table without primary key is addressed by its row id",
+                    ))
+                }
+            }
+        } else {
+            if pk.len() != t.primary.len() {
+                return Err(EngineError::internal("wrong number of primary key values"));
+            }
+            let mut vals = Vec::with_capacity(pk.len());
+            for (i, v) in pk.iter().enumerate() {
+                let c = &t.columns[t.primary[i]];
+                vals.push(types::coerce(v.clone(), &c.ty, false, &c.name, 1)?);
+            }
+            types::encode_key(&vals, &t.pk_types(), &mut out);
+        }
+        Ok(out)
+    }
+
+    fn pk_of(t: &TableDef, row: &[Value], hidden: Option<u64>) -> Vec<u8> {
+        let mut out = Vec::new();
+        if t.has_hidden_pk() {
+            out.extend_from_slice(&hidden.unwrap_or(0).to_be_bytes());
+        } else {
+            let vals: Vec<Value> = t.primary.iter().map(|&i| row[i].clone()).collect();
+            types::encode_key(&vals, &t.pk_types(), &mut out);
+        }
+        out
+    }
+
+    fn decode(t: &TableDef, row: &[u8]) -> Result<Vec<Value>> {
+        types::decode_row(row, &t.types()).map_err(EngineError::internal)
+    }
+
+    /// Latest committed row (current read, caller holds the row lock).
+    fn read_latest(&self, t: &TableDef, pk: &[u8]) -> Result<Option<Vec<Value>>> {
+        let v = self.e.tree(&t.clustered_tree())?.get(pk)?;
+        match v.as_deref().and_then(mvcc::split_value) {
+            Some((_, false, row)) => Ok(Some(Self::decode(t, row)?)),
+            _ => Ok(None),
+        }
+    }
+
+    /// The version visible at `snap` given the tree value `v`.
+    fn resolve(
+        &self,
+        t: &TableDef,
+        pk: &[u8],
+        v: Option<&[u8]>,
+        snap: u64,
+    ) -> Result<Option<Vec<Value>>> {
+        match v.and_then(mvcc::split_value) {
+            None => Ok(None),
+            Some((csn, del, row)) if csn <= snap => {
+                if del {
+                    Ok(None)
+                } else {
+                    Ok(Some(Self::decode(t, row)?))
+                }
+            }
+            Some(_) => match self.e.chains.visible(t.id, pk, snap) {
+                Some(ver) if !ver.deleted => Ok(Some(Self::decode(t, &ver.row)?)),
+                _ => Ok(None),
+            },
+        }
+    }
+
+    /// Consistent read of one row by primary key values.
+    pub fn get(&mut self, t: &TableDef, pk: &[Value]) -> Result<Option<Vec<Value>>> {
+        let k = Self::encode_pk(t, pk)?;
+        self.get_by_key(t, &k)
+    }
+
+    pub fn get_by_key(&mut self, t: &TableDef, key: &[u8]) -> Result<Option<Vec<Value>>> {
+        if let Some(w) = self.writes.get(&(t.id, key.to_vec())) {
+            return Ok(w.row.clone());
+        }
+        let snap = self.snap();
+        let v = self.e.tree(&t.clustered_tree())?.get(key)?;
+        self.resolve(t, key, v.as_deref(), snap)
+    }
+
+    /// Locking read of one row (FOR SHARE / FOR UPDATE).
+    pub fn get_for(
+        &mut self,
+        t: &TableDef,
+        pk: &[Value],
+        mode: LockMode,
+    ) -> Result<Option<Vec<Value>>> {
+        let k = Self::encode_pk(t, pk)?;
+        self.current(t, &k, mode)
+    }
+
+    fn current(&mut self, t: &TableDef, key: &[u8], mode: LockMode) -> Result<Option<Vec<Value>>> {
+        self.lock(&row_lock_name(t.id, key), mode)?;
+        if let Some(w) = self.writes.get(&(t.id, key.to_vec())) {
+            return Ok(w.row.clone());
+        }
+        self.read_latest(t, key)
+    }
+
+    /// Fills defaults and auto-increment, checks every value against its
+    /// column (strict mode). `values[i] = None` means "not given".
+    fn complete_row(
+        &self,
+        t: &TableDef,
+        values: Vec<Option<Value>>,
+        row_no: u64,
+    ) -> Result<(Vec<Value>, Option<u64>)> {
+        if values.len() != t.columns.len() {
+            return Err(EngineError::new(
+                1136,
+                "21S01",
+                format!("Column count doesn't match value count at row {row_no}"),
+            ));
+        }
+        let mut out = Vec::with_capacity(values.len());
+        let mut auto_id = None;
+        for (i, (c, v)) in t.columns.iter().zip(values).enumerate() {
+            let v = match v {
+                Some(Value::Null) | None if c.auto_increment => {
+                    let id = self.e.next_autoinc(t.id, false, None)?;
+                    auto_id = Some(id);
+                    Value::UInt(id)
+                }
+                Some(v) => {
+                    if c.auto_increment {
+                        if let Some(n) = int_of(&v) {
+                            if n > 0 {
+                                self.e.next_autoinc(t.id, false, Some(n))?;
+                            }
+                        }
+                    }
+                    v
+                }
+                None => match &c.default {
+                    Some(d) => d.clone(),
+                    None if c.nullable => Value::Null,
+                    None => {
+                        return Err(EngineError::new(
+                            1364,
+                            "HY000",
+                            format!("Field '{}' doesn't have a default value", c.name),
+                        ));
+                    }
+                },
+            };
+            let _ = i;
+            out.push(types::coerce(v, &c.ty, c.nullable, &c.name, row_no)?);
+        }
+        Ok((out, auto_id))
+    }
+
+    /// INSERT one row. Error 1062 if a primary or unique key exists.
+    pub fn insert(&mut self, t: &TableDef, values: Vec<Option<Value>>) -> Result<Inserted> {
+        self.check_writable()?;
+        let (row, auto_id) = self.complete_row(t, values, 1)?;
+        let hidden = if t.has_hidden_pk() {
+            Some(self.e.next_autoinc(t.id, true, None)?)
+        } else {
+            None
+        };
+        let key = Self::pk_of(t, &row, hidden);
+        self.insert_row(t, key.clone(), row)?;
+        Ok(Inserted { key, auto_id })
+    }
+
+    fn insert_row(&mut self, t: &TableDef, key: Vec<u8>, row: Vec<Value>) -> Result<()> {
+        if self.current(t, &key, LockMode::Exclusive)?.is_some() {
+            let shown = if t.has_hidden_pk() {
+                String::new()
+            } else {
+                display_vals(&t.primary, &row)
+            };
+            return Err(EngineError::new(
+                1062,
+                "23000",
+                format!("Duplicate entry '{shown}' for key '{}.PRIMARY'", t.name),
+            ));
+        }
+        self.check_unique(t, &key, &row, None)?;
+        let table = self.table_arc(t);
+        self.record(
+            (t.id, key),
+            Write {
+                table,
+                row: Some(row),
+            },
+        );
+        Ok(())
+    }
+
+    fn table_arc(&self, t: &TableDef) -> Arc<TableDef> {
+        self.e
+            .catalog
+            .read()
+            .by_id
+            .get(&t.id)
+            .cloned()
+            .unwrap_or_else(|| Arc::new(t.clone()))
+    }
+
+    /// Checks unique secondary indexes for `row` (stored under `key`),
+    /// locking each unique value. `old` = the row it replaces (update):
+    /// unchanged values need no check.
+    fn check_unique(
+        &mut self,
+        t: &TableDef,
+        key: &[u8],
+        row: &[Value],
+        old: Option<&[Value]>,
+    ) -> Result<()> {
+        for idx in t.indexes.iter().filter(|i| i.unique) {
+            if has_null(idx, row) {
+                continue; // NULLs never conflict in a unique index
+            }
+            let sk = sec_key(t, idx, row);
+            if let Some(o) = old {
+                if sec_key(t, idx, o) == sk {
+                    continue;
+                }
+            }
+            self.lock(&unique_lock_name(t.id, idx.id, &sk), LockMode::Exclusive)?;
+            if self.unique_taken(t, idx, &sk, key)? {
+                return Err(EngineError::new(
+                    1062,
+                    "23000",
+                    format!(
+                        "Duplicate entry '{}' for key '{}.{}'",
+                        display_vals(&idx.columns, row),
+                        t.name,
+                        idx.name
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether another row currently (latest committed or own write) has
+    /// unique key `sk` in `idx`.
+    fn unique_taken(
+        &mut self,
+        t: &TableDef,
+        idx: &IndexDef,
+        sk: &[u8],
+        key: &[u8],
+    ) -> Result<bool> {
+        for ((tid, k), w) in self.writes.range((t.id, Vec::new())..) {
+            if *tid != t.id {
+                break;
+            }
+            if k.as_slice() != key {
+                if let Some(r) = &w.row {
+                    if !has_null(idx, r) && sec_key(t, idx, r) == sk {
+                        return Ok(true);
+                    }
+                }
+            }
+        }
+        let tree = self.e.tree(&t.index_tree(idx.id))?;
+        let upper = match successor(sk) {
+            Some(s) => Bound::Excluded(s),
+            None => Bound::Unbounded,
+        };
+        for e in tree.range(Bound::Included(sk.to_vec()), upper, false) {
+            let (_, pk) = e?;
+            if pk == key || self.writes.contains_key(&(t.id, pk.clone())) {
+                continue; // own writes were checked above
+            }
+            if let Some(r) = self.read_latest(t, &pk)? {
+                if sec_key(t, idx, &r) == sk {
+                    return Ok(true);
+                }
+            }
+        }
+        Ok(false)
+    }
+
+    /// UPDATE one row addressed by its key: `values` is the full new row.
+    /// Returns false if the row does not exist (any more).
+    pub fn update(&mut self, t: &TableDef, key: &[u8], values: Vec<Value>) -> Result<bool> {
+        self.check_writable()?;
+        let Some(old) = self.current(t, key, LockMode::Exclusive)? else {
+            return Ok(false);
+        };
+        let mut row = Vec::with_capacity(values.len());
+        for (c, v) in t.columns.iter().zip(values) {
+            row.push(types::coerce(v, &c.ty, c.nullable, &c.name, 1)?);
+        }
+        if let Some(ai) = t.auto_increment_column() {
+            if let Some(n) = int_of(&row[ai]) {
+                if n > 0 {
+                    self.e.next_autoinc(t.id, false, Some(n))?;
+                }
+            }
+        }
+        let new_key = if t.has_hidden_pk() {
+            key.to_vec()
+        } else {
+            Self::pk_of(t, &row, None)
+        };
+        let table = self.table_arc(t);
+        if new_key != key {
+            // Primary key change: a delete and an insert.
+            self.record(
+                (t.id, key.to_vec()),
+                Write {
+                    table: table.clone(),
+                    row: None,
+                },
+            );
+            self.insert_row(t, new_key, row)?;
+            return Ok(true);
+        }
+        self.check_unique(t, key, &row, Some(&old))?;
+        self.record(
+            (t.id, key.to_vec()),
+            Write {
+                table,
+                row: Some(row),
+            },
+        );
+        Ok(true)
+    }
+
+    /// DELETE one row addressed by its key. False if it does not exist.
+    pub fn delete(&mut self, t: &TableDef, key: &[u8]) -> Result<bool> {
+        self.check_writable()?;
+        if self.current(t, key, LockMode::Exclusive)?.is_none() {
+            return Ok(false);
+        }
+        let table = self.table_arc(t);
+        self.record((t.id, key.to_vec()), Write { table, row: None });
+        Ok(true)
+    }
+
+    /// Range scan in primary key or secondary index order.
+    pub fn scan(&mut self, t: &TableDef, s: &Scan) -> Result<Vec<Row>> {
+        let idx = match &s.index {
+            None => None,
+            Some(n) => Some(t.index(n).cloned().ok_or_else(|| {
+                EngineError::new(
+                    1176,
+                    "42000",
+                    format!("Key '{n}' doesn't exist in table '{}'", t.name),
+                )
+            })?),
+        };
+        let snap = match s.lock {
+            Some(_) => None,
+            None => Some(self.snap()),
+        };
+        if let (Some(i), Some(sn)) = (&idx, snap) {
+            if i.created_csn > sn {
+                return Err(EngineError::new(
+                    1412,
+                    "HY000",
+                    "Table definition has changed, please retry transaction",
+                ));
+            }
+        }
+        let key_types: Vec<ColumnType> = match &idx {
+            None if t.has_hidden_pk() => Vec::new(),
+            None => t.pk_types(),
+            Some(i) => i.columns.iter().map(|&c| t.columns[c].ty).collect(),
+        };
+        // A bound value that does not fit the column (300 for a TINYINT,
+        // 'abc' for an INT) cannot be encoded exactly: the bound is dropped
+        // (None) and the scan is wider than asked. Callers that pass such
+        // values (the SQL layer) filter rows by their predicate anyway.
+        let enc = |vals: &[Value]| -> Option<Vec<u8>> {
+            let mut out = Vec::new();
+            if key_types.is_empty() {
+                if let [Value::UInt(id)] = vals {
+                    out.extend_from_slice(&id.to_be_bytes());
+                }
+                return Some(out);
+            }
+            let n = vals.len().min(key_types.len());
+            let mut cv = Vec::with_capacity(n);
+            for (v, ty) in vals[..n].iter().zip(&key_types) {
+                let c = types::coerce(v.clone(), ty, true, "key", 1).ok()?;
+                if types::compare(&c, v) != Some(std::cmp::Ordering::Equal) && !v.is_null() {
+                    return None; // rounded or clamped: not an exact bound
+                }
+                cv.push(c);
+            }
+            types::try_encode_key(&cv, &key_types[..n], &mut out).ok()?;
+            Some(out)
+        };
+        // Byte bounds over the tree (see the prefix rules in types).
+        let lower = match &s.lower {
+            Bound::Unbounded => Bound::Unbounded,
+            Bound::Included(v) => enc(v).map_or(Bound::Unbounded, Bound::Included),
+            Bound::Excluded(v) => match enc(v) {
+                None => Bound::Unbounded,
+                Some(k) => match successor(&k) {
+                    Some(x) => Bound::Included(x),
+                    None => return Ok(Vec::new()),
+                },
+            },
+        };
+        let upper = match &s.upper {
+            Bound::Unbounded => Bound::Unbounded,
+            Bound::Excluded(v) => enc(v).map_or(Bound::Unbounded, Bound::Excluded),
+            Bound::Included(v) => match enc(v).and_then(|k| successor(&k)) {
+                Some(x) => Bound::Excluded(x),
+                None => Bound::Unbounded,
+            },
+        };
+        let in_range = |k: &[u8]| -> bool {
+            (match &lower {
+                Bound::Unbounded => true,
+                Bound::Included(l) => k >= l.as_slice(),
+                Bound::Excluded(l) => k > l.as_slice(),
+            }) && (match &upper {
+                Bound::Unbounded => true,
+                Bound::Included(u) => k <= u.as_slice(),
+                Bound::Excluded(u) => k < u.as_slice(),
+            })
+        };
+        let own: Vec<(Vec<u8>, Option<Vec<Value>>)> = self
+            .writes
+            .range((t.id, Vec::new())..)
+            .take_while(|((tid, _), _)| *tid == t.id)
+            .map(|((_, k), w)| (k.clone(), w.row.clone()))
+            .collect();
+        let want = s.limit.map(|l| l + own.len());
+        // (sort key, row)
+        let mut found: Vec<(Vec<u8>, Row)> = Vec::new();
+        let tree_name = match &idx {
+            None => t.clustered_tree(),
+            Some(i) => t.index_tree(i.id),
+        };
+        let tree = self.e.tree(&tree_name)?;
+        let cursor = tree.range(lower.clone(), upper.clone(), s.reverse);
+        for e in cursor {
+            if want.is_some_and(|w| found.len() >= w) {
+                break;
+            }
+            let (k, v) = e?;
+            let pk = match &idx {
+                None => k.clone(),
+                Some(_) => v.clone(),
+            };
+            if self.writes.contains_key(&(t.id, pk.clone())) {
+                continue; // own write decides; merged below
+            }
+            let row = match (s.lock, snap) {
+                (Some(mode), _) => {
+                    // Only rows that exist now are locked and returned.
+                    if idx.is_none() && !matches!(mvcc::split_value(&v), Some((_, false, _))) {
+                        continue;
+                    }
+                    self.current(t, &pk, mode)?
+                }
+                (None, Some(sn)) => match &idx {
+                    None => self.resolve(t, &pk, Some(&v), sn)?,
+                    Some(_) => {
+                        let cv = self.e.tree(&t.clustered_tree())?.get(&pk)?;
+                        self.resolve(t, &pk, cv.as_deref(), sn)?
+                    }
+                },
+                (None, None) => None,
+            };
+            let Some(row) = row else { continue };
+            if let Some(i) = &idx {
+                // Stale entries (old versions) point at rows whose key moved.
+                let sk = sec_key(t, i, &row);
+                if k.len() < pk.len() || k[..k.len() - pk.len()] != sk[..] {
+                    continue;
+                }
+            }
+            found.push((
+                k,
+                Row {
+                    key: pk,
+                    values: row,
+                },
+            ));
+        }
+        for (pk, row) in own {
+            let Some(row) = row else { continue };
+            let sort = match &idx {
+                None => pk.clone(),
+                Some(i) => {
+                    let mut sk = sec_key(t, i, &row);
+                    sk.extend_from_slice(&pk);
+                    sk
+                }
+            };
+            let check = match &idx {
+                None => sort.clone(),
+                Some(i) => sec_key(t, i, &row),
+            };
+            if !in_range(&check) {
+                continue;
+            }
+            if let Some(mode) = s.lock {
+                self.lock(&row_lock_name(t.id, &pk), mode)?;
+            }
+            found.push((
+                sort,
+                Row {
+                    key: pk,
+                    values: row,
+                },
+            ));
+        }
+        if s.reverse {
+            found.sort_by(|a, b| b.0.cmp(&a.0));
+        } else {
+            found.sort_by(|a, b| a.0.cmp(&b.0));
+        }
+        if let Some(l) = s.limit {
+            found.truncate(l);
+        }
+        Ok(found.into_iter().map(|(_, r)| r).collect())
+    }
+
+    /// Commits. Returns the commit sequence number (0 for a transaction
+    /// that wrote nothing). Error means the commit is not acknowledged.
+    pub fn commit(self) -> Result<u64> {
+        let (_, r) = self.commit_detailed();
+        r
+    }
+
+    /// Like [`Txn::commit`], but also says whether the commit record
+    /// reached the log (its CSN) when the commit then failed: such a
+    /// commit is *in doubt* (not acknowledged, yet recovery may keep it).
+    /// Crash tests use it to know every transaction's place in the order.
+    pub fn commit_detailed(mut self) -> (Option<u64>, Result<u64>) {
+        self.done = true;
+        let writes = std::mem::take(&mut self.writes);
+        let result: (Option<u64>, Result<()>) = if writes.is_empty() {
+            (Some(0), Ok(()))
+        } else {
+            let mut list = Vec::with_capacity(writes.len());
+            for ((tid, pk), w) in writes {
+                let row_bytes = match &w.row {
+                    Some(r) => {
+                        let mut b = Vec::new();
+                        types::encode_row(r, &w.table.types(), &mut b);
+                        Some(b)
+                    }
+                    None => None,
+                };
+                list.push((
+                    w.table.clone(),
+                    RecWrite {
+                        table: tid,
+                        pk,
+                        row: row_bytes,
+                    },
+                    w.row,
+                ));
+            }
+            self.e.commit_writes(self.id, list)
+        };
+        self.e.locks.release_all(self.id);
+        self.close_snapshot();
+        let csn = match result {
+            (Some(c), Ok(())) => c,
+            (c, Err(e)) => return (c, Err(e)),
+            (None, Ok(())) => return (None, Err(EngineError::internal("commit without a CSN"))),
+        };
+        if csn > 0 {
+            if let Err(e) = self.e.make_durable(csn) {
+                return (Some(csn), Err(e));
+            }
+            self.e
+                .counters
+                .commits_with_writes
+                .fetch_add(1, Ordering::Relaxed);
+        }
+        self.e.counters.com_commit.fetch_add(1, Ordering::Relaxed);
+        (Some(csn), Ok(csn))
+    }
+
+    /// Rolls back: the write set is dropped, locks released.
+    pub fn rollback(mut self) {
+        self.finish_rollback();
+    }
+
+    fn finish_rollback(&mut self) {
+        if self.done {
+            return;
+        }
+        self.done = true;
+        self.writes.clear();
+        self.undo.clear();
+        self.e.locks.release_all(self.id);
+        self.close_snapshot();
+        self.e.counters.com_rollback.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+impl Drop for Txn {
+    fn drop(&mut self) {
+        self.finish_rollback();
+    }
+}
+
+fn int_of(v: &Value) -> Option<u64> {
+    match v {
+        Value::Int(i) if *i > 0 => Some(*i as u64),
+        Value::UInt(u) => Some(*u),
+        _ => None,
+    }
+}
