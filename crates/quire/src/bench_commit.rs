@@ -186,6 +186,8 @@ pub fn run(a: CommitArgs, cfg: Config) -> Result<ExitCode, Box<dyn std::error::E
     let before = e.status();
     let stop = AtomicBool::new(false);
     let retries = AtomicU64::new(0);
+    let max_versions = AtomicU64::new(0);
+    let max_version_bytes = AtomicU64::new(0);
     let t0 = Instant::now();
     let threads = a.threads.max(1);
     let hists: Vec<(u64, Histogram)> = std::thread::scope(|sc| {
@@ -216,7 +218,14 @@ pub fn run(a: CommitArgs, cfg: Config) -> Result<ExitCode, Box<dyn std::error::E
                 })
             })
             .collect();
-        std::thread::sleep(Duration::from_secs_f64(a.seconds));
+        // Sample the MVCC version memory while the load runs.
+        let end = Instant::now() + Duration::from_secs_f64(a.seconds);
+        while Instant::now() < end {
+            std::thread::sleep(Duration::from_millis(50));
+            let st = e.status();
+            max_versions.fetch_max(stat(&st, "Quire_mvcc_versions"), Ordering::Relaxed);
+            max_version_bytes.fetch_max(stat(&st, "Quire_mvcc_version_bytes"), Ordering::Relaxed);
+        }
         stop.store(true, Ordering::Relaxed);
         hs.into_iter()
             .map(|h| h.join().expect("bench thread"))
@@ -257,6 +266,8 @@ pub fn run(a: CommitArgs, cfg: Config) -> Result<ExitCode, Box<dyn std::error::E
             "commits_per_fsync": per_fsync,
             "redo_bytes_per_s": log_bytes as f64 / secs,
             "retries": retries.load(Ordering::Relaxed),
+            "mvcc_versions_max": max_versions.load(Ordering::Relaxed),
+            "mvcc_version_bytes_max": max_version_bytes.load(Ordering::Relaxed),
         });
         println!("{o}");
     } else {
@@ -268,14 +279,16 @@ pub fn run(a: CommitArgs, cfg: Config) -> Result<ExitCode, Box<dyn std::error::E
             if cfg.log_bin { "ON" } else { "OFF" }
         );
         println!(
-            "tps={tps:.0} p50_us={:.0} p95_us={:.0} p99_us={:.0} p99.9_us={:.0} redo_fsyncs/s={:.0} commits_per_fsync={per_fsync:.2} redo_MB/s={:.1} commits={commits} retries={} seconds={secs:.1}",
+            "tps={tps:.0} p50_us={:.0} p95_us={:.0} p99_us={:.0} p99.9_us={:.0} redo_fsyncs/s={:.0} commits_per_fsync={per_fsync:.2} redo_MB/s={:.1} commits={commits} retries={} mvcc_versions_max={} mvcc_version_bytes_max={} seconds={secs:.1}",
             us(0.5),
             us(0.95),
             us(0.99),
             us(0.999),
             fsyncs as f64 / secs,
             log_bytes as f64 / 1e6 / secs,
-            retries.load(Ordering::Relaxed)
+            retries.load(Ordering::Relaxed),
+            max_versions.load(Ordering::Relaxed),
+            max_version_bytes.load(Ordering::Relaxed)
         );
     }
     Ok(ExitCode::SUCCESS)
