@@ -291,10 +291,48 @@ pub struct Config {
     pub innodb_lock_wait_timeout: u64,
 
     /// `log_bin`: write the binary log (`--log-bin`, `--skip-log-bin`).
-    /// MySQL 8.0's default is ON; quire's is OFF while the binary log does
-    /// not exist yet, and the engine refuses ON at start-up with a clear
-    /// message. Not dynamic.
+    /// Default ON, as MySQL 8.0. Not dynamic.
     pub log_bin: bool,
+
+    /// `log_bin_basename`: path and base name of the binary log files;
+    /// `None` = `DATADIR/binlog` (files `binlog.000001`, `binlog.index`).
+    /// Not dynamic.
+    pub log_bin_basename: Option<PathBuf>,
+
+    /// `sync_binlog`: 0 = the server never fsyncs the binary log for a
+    /// commit (quire still fsyncs it at most once a second in the
+    /// background, like innodb_flush_log_at_timeout, so that redo can be
+    /// checkpointed); 1 = every commit group; N = every N groups. Default 1.
+    /// Range 0 .. 4294967295. Dynamic.
+    pub sync_binlog: u32,
+
+    /// `binlog_group_commit_sync_delay`: microseconds the sync-stage leader
+    /// waits before the binary log fsync to gather later groups. Default 0.
+    /// Range 0 .. 1000000. Dynamic.
+    pub binlog_group_commit_sync_delay: u64,
+
+    /// `binlog_group_commit_sync_no_delay_count`: the wait above ends once
+    /// this many transactions are queued (0 = no count). Default 0. Range
+    /// 0 .. 100000. Dynamic.
+    pub binlog_group_commit_sync_no_delay_count: u64,
+
+    /// `max_binlog_size`: rotate to a new binary log file after the
+    /// transaction that passes this size. Default 1073741824 (1G). Range
+    /// 4096 .. 1073741824, a multiple of 4096. Dynamic.
+    pub max_binlog_size: u64,
+
+    /// `binlog_checksum`: CRC32 (default, true) or NONE. Dynamic.
+    pub binlog_checksum: bool,
+
+    /// `server_id`: written into every event. Default 1. Dynamic.
+    pub server_id: u32,
+
+    /// `quire_prepare_flush` (quire's own): GROUP (default, false) lets the
+    /// binlog flush-stage leader flush redo once for its group (MySQL
+    /// 5.7.6+); PER_TRANSACTION (true) flushes each transaction's prepare
+    /// on its own, as MySQL did before, so the gain can be measured.
+    /// Dynamic.
+    pub quire_prepare_flush_per_trx: bool,
 }
 
 impl Default for Config {
@@ -323,7 +361,15 @@ impl Default for Config {
             innodb_flush_log_at_trx_commit: 1,
             innodb_flush_log_at_timeout: 1,
             innodb_lock_wait_timeout: 50,
-            log_bin: false,
+            log_bin: true,
+            log_bin_basename: None,
+            sync_binlog: 1,
+            binlog_group_commit_sync_delay: 0,
+            binlog_group_commit_sync_no_delay_count: 0,
+            max_binlog_size: 1_073_741_824,
+            binlog_checksum: true,
+            server_id: 1,
+            quire_prepare_flush_per_trx: false,
         }
     }
 }

@@ -84,6 +84,11 @@ fn defaults_print_as_show_variables_does() {
     let c = Config::default();
     let shown: Vec<(&str, String)> = c.variables().collect();
     let expected = [
+        ("binlog_checksum", "CRC32"),
+        ("binlog_format", "ROW"),
+        ("binlog_group_commit_sync_delay", "0"),
+        ("binlog_group_commit_sync_no_delay_count", "0"),
+        ("binlog_row_image", "FULL"),
         ("datadir", "./quire-data"),
         ("innodb_adaptive_flushing", "ON"),
         ("innodb_adaptive_flushing_lwm", "10"),
@@ -106,7 +111,12 @@ fn defaults_print_as_show_variables_does() {
         ("innodb_page_size", "16384"),
         ("innodb_redo_log_capacity", "104857600"),
         ("innodb_use_fdatasync", "OFF"),
-        ("log_bin", "OFF"),
+        ("log_bin", "ON"),
+        ("log_bin_basename", ""),
+        ("max_binlog_size", "1073741824"),
+        ("quire_prepare_flush", "GROUP"),
+        ("server_id", "1"),
+        ("sync_binlog", "1"),
     ];
     let expected: Vec<(&str, String)> = expected.iter().map(|(n, v)| (*n, v.to_string())).collect();
     assert_eq!(shown, expected);
@@ -136,6 +146,7 @@ fn dynamic_flags_follow_mysql() {
         "innodb_flush_method",
         "innodb_page_size",
         "log_bin",
+        "log_bin_basename",
     ];
     for info in registry() {
         assert_eq!(

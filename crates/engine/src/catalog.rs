@@ -97,6 +97,55 @@ impl TableDef {
         format!("{}.{}", self.db, self.name)
     }
 
+    /// `SHOW CREATE TABLE` text (also the DDL written to the binlog).
+    pub fn create_sql(&self) -> String {
+        let mut parts: Vec<String> = Vec::new();
+        for c in &self.columns {
+            let mut d = format!("  `{}` {}", c.name, c.ty.name());
+            if !c.nullable {
+                d.push_str(" NOT NULL");
+            }
+            match &c.default {
+                Some(Value::Null) if c.nullable => d.push_str(" DEFAULT NULL"),
+                Some(Value::Null) | None => {}
+                Some(v) => {
+                    let text = v.to_string_mysql(&c.ty);
+                    if c.ty.is_numeric() {
+                        d.push_str(&format!(" DEFAULT '{text}'"));
+                    } else {
+                        d.push_str(&format!(" DEFAULT '{}'", text.replace('\'', "''")));
+                    }
+                }
+            }
+            if c.auto_increment {
+                d.push_str(" AUTO_INCREMENT");
+            }
+            parts.push(d);
+        }
+        let cols = |cs: &[usize]| {
+            cs.iter()
+                .map(|&i| format!("`{}`", self.columns[i].name))
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        if !self.primary.is_empty() {
+            parts.push(format!("  PRIMARY KEY ({})", cols(&self.primary)));
+        }
+        for i in &self.indexes {
+            parts.push(format!(
+                "  {}KEY `{}` ({})",
+                if i.unique { "UNIQUE " } else { "" },
+                i.name,
+                cols(&i.columns)
+            ));
+        }
+        format!(
+            "CREATE TABLE `{}` (\n{}\n) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",
+            self.name,
+            parts.join(",\n")
+        )
+    }
+
     pub fn encode(&self) -> Vec<u8> {
         let mut w = Vec::new();
         w.push(1u8); // format version

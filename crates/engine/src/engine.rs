@@ -42,7 +42,11 @@ use quire_config::Config;
 use quire_io::Vfs;
 use quire_storage::{Store, Tree};
 
+use std::collections::HashSet;
+
+use crate::binlog::{Binlog, BinlogConfig};
 use crate::catalog::{Catalog, ColumnDef, IndexDef, TableDef};
+use crate::commit::{decode_markers, decode_prepare, Pipeline, Prepared, REC_MARKERS, REC_PREPARE};
 use crate::error::{EngineError, Result};
 use crate::lock::LockManager;
 use crate::mvcc::{self, Chains, PurgeItem, PurgeQueue, Snapshots, Version};
@@ -61,6 +65,11 @@ pub struct Settings {
     pub flush_log_at_trx_commit: AtomicU32,
     pub flush_log_at_timeout_s: AtomicU32,
     pub lock_wait_timeout_s: AtomicU64,
+    pub sync_binlog: AtomicU32,
+    pub sync_delay_us: AtomicU64,
+    pub sync_no_delay_count: AtomicU64,
+    pub max_binlog_size: AtomicU64,
+    pub prepare_flush_per_trx: AtomicBool,
 }
 
 /// Counters with MySQL status names.
@@ -101,6 +110,8 @@ pub(crate) struct Inner {
     pub counters: Counters,
     shutdown: AtomicBool,
     flusher_wake: (Mutex<bool>, Condvar),
+    /// The binary log and its group commit, when log_bin is ON.
+    pub(crate) pipeline: Option<Pipeline>,
 }
 
 /// An open engine (cheap to clone).
@@ -120,25 +131,50 @@ impl std::fmt::Debug for Engine {
 #[derive(Debug, Clone, Default)]
 pub struct EngineRecovery {
     pub commits_replayed: u64,
+    /// Prepared transactions committed (marker or xid in the binlog).
+    pub prepared_committed: u64,
+    /// Prepared transactions rolled back (the binlog does not have them).
+    pub prepared_rolled_back: u64,
+    /// Bytes of a partial transaction cut from the end of the last binlog.
+    pub binlog_truncated_bytes: u64,
     pub storage: quire_storage::RecoveryReport,
 }
 
 impl Engine {
     /// Opens (creating if needed) the data directory of `cfg`.
     pub fn open(vfs: Arc<dyn Vfs>, cfg: &Config) -> Result<(Engine, EngineRecovery)> {
-        if cfg.log_bin {
-            return Err(EngineError::not_supported(
-                "log_bin=ON (the binary log is not implemented yet; start with --skip-log-bin or log_bin=OFF)",
-            ));
-        }
         let mut logical: Vec<(u64, Vec<u8>)> = Vec::new();
-        let store = Store::open_with(vfs, cfg, &mut |_s, e, p| logical.push((e, p.to_vec())))?;
+        let store = Store::open_with(vfs.clone(), cfg, &mut |_s, e, p| {
+            logical.push((e, p.to_vec()))
+        })?;
+        let (binlog, binlog_rec) = if cfg.log_bin {
+            let (dir, stem) =
+                crate::binlog::location(&cfg.datadir, cfg.log_bin_basename.as_deref());
+            let (b, r) = Binlog::open(
+                vfs.clone(),
+                BinlogConfig {
+                    dir,
+                    stem,
+                    server_id: cfg.server_id,
+                    checksum: cfg.binlog_checksum,
+                },
+            )?;
+            (Some(b), r)
+        } else {
+            (None, Default::default())
+        };
+        let first_csn = store.log().lsn();
         let inner = Arc::new(Inner {
             store,
             settings: Settings {
                 flush_log_at_trx_commit: AtomicU32::new(cfg.innodb_flush_log_at_trx_commit),
                 flush_log_at_timeout_s: AtomicU32::new(cfg.innodb_flush_log_at_timeout),
                 lock_wait_timeout_s: AtomicU64::new(cfg.innodb_lock_wait_timeout),
+                sync_binlog: AtomicU32::new(cfg.sync_binlog),
+                sync_delay_us: AtomicU64::new(cfg.binlog_group_commit_sync_delay),
+                sync_no_delay_count: AtomicU64::new(cfg.binlog_group_commit_sync_no_delay_count),
+                max_binlog_size: AtomicU64::new(cfg.max_binlog_size),
+                prepare_flush_per_trx: AtomicBool::new(cfg.quire_prepare_flush_per_trx),
             },
             catalog: RwLock::new(Catalog::default()),
             trees: RwLock::new(HashMap::new()),
@@ -148,23 +184,62 @@ impl Engine {
             commit: Mutex::new(CommitState {
                 purge: PurgeQueue::default(),
             }),
-            next_trx: AtomicU64::new(1),
+            // Transaction ids are XIDs in the binlog: unique across
+            // restarts because the LSN only grows.
+            next_trx: AtomicU64::new(first_csn.max(1)),
             autoinc: Mutex::new(HashMap::new()),
             counters: Counters::default(),
             shutdown: AtomicBool::new(false),
             flusher_wake: (Mutex::new(false), Condvar::new()),
+            pipeline: binlog.map(|b| Pipeline::new(b, first_csn)),
         });
         inner.load_catalog()?;
         let mut rec = EngineRecovery {
             storage: inner.store.report().clone(),
             ..Default::default()
         };
+        rec.binlog_truncated_bytes = binlog_rec.truncated_bytes;
+        let mut prepares: Vec<(u64, Prepared)> = Vec::new();
+        let mut marked: HashSet<u64> = HashSet::new();
         for (end, payload) in &logical {
-            let writes = decode_commit(payload).map_err(|e| {
-                EngineError::internal(format!("commit record at LSN {end} is malformed: {e}"))
-            })?;
-            inner.replay(*end, &writes)?;
-            rec.commits_replayed += 1;
+            let bad = |e: String| {
+                EngineError::internal(format!("engine record at LSN {end} is malformed: {e}"))
+            };
+            match payload.first() {
+                Some(&REC_COMMIT) => {
+                    let writes = decode_commit(payload).map_err(bad)?;
+                    inner.replay(*end, &writes)?;
+                    rec.commits_replayed += 1;
+                }
+                Some(&REC_PREPARE) => prepares.push((*end, decode_prepare(payload).map_err(bad)?)),
+                Some(&REC_MARKERS) => marked.extend(decode_markers(payload).map_err(bad)?),
+                _ => return Err(bad("unknown kind".into())),
+            }
+        }
+        // XA recovery: commit what a marker or the binlog has, undo the rest
+        // (newest first).
+        let mut undo: Vec<(u64, Vec<RecWrite>)> = Vec::new();
+        for (end, p) in prepares {
+            let commit = marked.contains(&p.xid) || binlog_rec.xids.contains(&p.xid);
+            let writes: Vec<RecWrite> = p
+                .writes
+                .into_iter()
+                .map(|(table, pk, after, before)| RecWrite {
+                    table,
+                    pk,
+                    row: if commit { after } else { before },
+                })
+                .collect();
+            if commit {
+                inner.replay(end, &writes)?;
+                rec.prepared_committed += 1;
+            } else {
+                undo.push((end, writes));
+                rec.prepared_rolled_back += 1;
+            }
+        }
+        for (end, writes) in undo.iter().rev() {
+            inner.replay(*end, writes)?;
         }
         if !logical.is_empty() {
             // Make the replay durable in the trees: the records before the
@@ -197,6 +272,7 @@ impl Engine {
 
     /// `innodb_flush_log_at_trx_commit` at runtime (0, 1 or 2).
     pub fn set_flush_log_at_trx_commit(&self, v: u32) -> Result<()> {
+        // (sync_binlog and the group commit knobs are atomics in `settings`.)
         if v > 2 {
             return Err(EngineError::new(
                 1231,
@@ -234,6 +310,9 @@ impl Engine {
         k.extend_from_slice(name.to_ascii_lowercase().as_bytes());
         self.inner.tree(CATALOG_TREE)?.put(&k, name.as_bytes())?;
         cat.databases.insert(name.to_ascii_lowercase(), ());
+        drop(cat);
+        self.inner
+            .binlog_ddl(name, &format!("CREATE DATABASE `{name}`"))?;
         Ok(())
     }
 
@@ -347,6 +426,8 @@ impl Engine {
         let mut cat = self.inner.catalog.write();
         cat.next_table_id = id + 1;
         cat.insert(def.clone());
+        drop(cat);
+        self.inner.binlog_ddl(&def.db, &def.create_sql())?;
         Ok(def)
     }
 
@@ -431,6 +512,26 @@ impl Engine {
         self.inner.tree(CATALOG_TREE)?.put(&k, &def.encode())?;
         let def = Arc::new(def);
         self.inner.catalog.write().insert(def.clone());
+        let cols: Vec<String> = def
+            .indexes
+            .last()
+            .map(|i| {
+                i.columns
+                    .iter()
+                    .map(|&c| format!("`{}`", def.columns[c].name))
+                    .collect()
+            })
+            .unwrap_or_default();
+        self.inner.binlog_ddl(
+            &def.db,
+            &format!(
+                "CREATE {}INDEX `{name}` ON `{}`.`{}` ({})",
+                if unique { "UNIQUE " } else { "" },
+                def.db,
+                def.name,
+                cols.join(",")
+            ),
+        )?;
         Ok(def)
     }
 
@@ -461,8 +562,30 @@ impl Engine {
             "Quire_purge_queue".into(),
             self.inner.commit.lock().purge.items.len() as u64,
         ));
+        if let Some(p) = &self.inner.pipeline {
+            let c = &p.counters;
+            for (k, a) in [
+                ("Binlog_commits", &c.binlog_commits),
+                ("Binlog_group_commits", &c.binlog_group_commits),
+                ("Binlog_group_commit_trigger_count", &c.trigger_count),
+                ("Binlog_group_commit_trigger_timeout", &c.trigger_timeout),
+                (
+                    "Binlog_group_commit_trigger_lock_wait",
+                    &c.trigger_lock_wait,
+                ),
+                ("Binlog_bytes_written", &p.binlog.bytes_written),
+                ("Quire_binlog_fsyncs", &p.binlog.fsyncs),
+            ] {
+                v.push((k.to_string(), a.load(Ordering::Relaxed)));
+            }
+        }
         v.extend(self.inner.store.status());
         v
+    }
+
+    /// The binary log, when log_bin is ON.
+    pub fn binlog(&self) -> Option<&Binlog> {
+        self.inner.pipeline.as_ref().map(|p| &p.binlog)
     }
 
     /// Stops background work; with `clean`, checkpoints (a clean shutdown).
@@ -477,6 +600,11 @@ impl Engine {
             let _ = h.join();
         }
         if clean {
+            if let Some(p) = &self.inner.pipeline {
+                p.binlog.sync()?;
+                self.inner.append_markers(p, true)?;
+                p.binlog.close()?;
+            }
             self.inner.store.sync_log()?;
         }
         self.inner.store.close(clean)?;
@@ -923,7 +1051,7 @@ impl Inner {
             if self.shutdown.load(Ordering::Acquire) {
                 return;
             }
-            if self.store.sync_log().is_err() {
+            if self.store.sync_log().is_err() || self.binlog_background_sync().is_err() {
                 // Sticky: commits see the error themselves.
                 return;
             }

@@ -5,7 +5,9 @@
 //! deadlock detection, `catalog.rs` for table definitions, `types.rs` for
 //! MySQL types, strict-mode checks and the key/row encodings.
 
+pub mod binlog;
 pub mod catalog;
+mod commit;
 pub mod engine;
 pub mod error;
 pub mod lock;

@@ -733,11 +733,18 @@ fn a_crash_mid_ddl_leaves_the_old_or_the_new_definition() {
             Ok(t) => {
                 // Complete and usable: insert and read back through the index.
                 let mut tx = e.begin(Isolation::RepeatableRead, false);
-                tx.insert(&t, vec![Some(Value::Int(1)), Some(Value::Int(5))]).expect("insert");
+                tx.insert(&t, vec![Some(Value::Int(1)), Some(Value::Int(5))])
+                    .expect("insert");
                 tx.commit().expect("commit");
                 let mut tx = e.begin(Isolation::RepeatableRead, false);
                 let rows = tx
-                    .scan(&t, &Scan { index: Some("v".into()), ..Scan::default() })
+                    .scan(
+                        &t,
+                        &Scan {
+                            index: Some("v".into()),
+                            ..Scan::default()
+                        },
+                    )
                     .expect("scan");
                 assert_eq!(rows.len(), 1, "crash point {n}");
             }

@@ -31,6 +31,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use crate::catalog::{IndexDef, TableDef};
+use crate::commit::TxWrite;
 use crate::engine::{display_vals, has_null, sec_key, Inner, RecWrite};
 use crate::error::{EngineError, Result};
 use crate::lock::LockMode;
@@ -85,6 +86,10 @@ struct Write {
     table: Arc<TableDef>,
     /// None = deleted.
     row: Option<Vec<Value>>,
+    /// The committed row before this transaction first wrote the key
+    /// (None = absent): the binlog's before image, and what recovery
+    /// restores if the binlog decides the transaction never happened.
+    before: Option<Vec<Value>>,
 }
 
 type WKey = (u32, Vec<u8>);
@@ -217,7 +222,12 @@ impl Txn {
         }
     }
 
-    fn record(&mut self, k: WKey, w: Write) {
+    fn record(&mut self, k: WKey, mut w: Write) {
+        if let Some(p) = self.writes.get(&k) {
+            // Written before in this transaction: the original committed
+            // row stays the before image.
+            w.before = p.before.clone();
+        }
         let prev = self.writes.insert(k.clone(), w);
         self.undo.push((k, prev));
     }
@@ -423,6 +433,7 @@ impl Txn {
             Write {
                 table,
                 row: Some(row),
+                before: None,
             },
         );
         Ok(())
@@ -546,6 +557,7 @@ impl Txn {
                 Write {
                     table: table.clone(),
                     row: None,
+                    before: Some(old),
                 },
             );
             self.insert_row(t, new_key, row)?;
@@ -557,6 +569,7 @@ impl Txn {
             Write {
                 table,
                 row: Some(row),
+                before: Some(old),
             },
         );
         Ok(true)
@@ -565,11 +578,18 @@ impl Txn {
     /// DELETE one row addressed by its key. False if it does not exist.
     pub fn delete(&mut self, t: &TableDef, key: &[u8]) -> Result<bool> {
         self.check_writable()?;
-        if self.current(t, key, LockMode::Exclusive)?.is_none() {
+        let Some(old) = self.current(t, key, LockMode::Exclusive)? else {
             return Ok(false);
-        }
+        };
         let table = self.table_arc(t);
-        self.record((t.id, key.to_vec()), Write { table, row: None });
+        self.record(
+            (t.id, key.to_vec()),
+            Write {
+                table,
+                row: None,
+                before: Some(old),
+            },
+        );
         Ok(true)
     }
 
@@ -764,15 +784,33 @@ impl Txn {
         r
     }
 
-    /// Like [`Txn::commit`], but also says whether the commit record
-    /// reached the log (its CSN) when the commit then failed: such a
-    /// commit is *in doubt* (not acknowledged, yet recovery may keep it).
-    /// Crash tests use it to know every transaction's place in the order.
+    /// Like [`Txn::commit`], but also returns the transaction's place in
+    /// the commit order when its record reached the redo log: the LSN of
+    /// its commit record (binlog off, = the CSN) or of its prepare record
+    /// (binlog on). A commit that failed after that is *in doubt*: not
+    /// acknowledged, yet recovery may keep it. Crash tests use this.
     pub fn commit_detailed(mut self) -> (Option<u64>, Result<u64>) {
         self.done = true;
         let writes = std::mem::take(&mut self.writes);
-        let result: (Option<u64>, Result<()>) = if writes.is_empty() {
-            (Some(0), Ok(()))
+        let result: (Option<u64>, Result<u64>) = if writes.is_empty() {
+            (Some(0), Ok(0))
+        } else if self.e.pipeline.is_some() {
+            let list: Vec<TxWrite> = writes
+                .into_iter()
+                .map(|((_, pk), w)| TxWrite {
+                    table: w.table,
+                    pk,
+                    after: w.row,
+                    before: w.before,
+                })
+                .filter(|w| w.after.is_some() || w.before.is_some())
+                .collect();
+            if list.is_empty() {
+                (Some(0), Ok(0))
+            } else {
+                // Durability is the pipeline's business (flush, sync stages).
+                self.e.commit_2pc(self.id, list)
+            }
         } else {
             let mut list = Vec::with_capacity(writes.len());
             for ((tid, pk), w) in writes {
@@ -794,26 +832,29 @@ impl Txn {
                     w.row,
                 ));
             }
-            self.e.commit_writes(self.id, list)
+            match self.e.commit_writes(self.id, list) {
+                (Some(csn), Ok(())) => match self.e.make_durable(csn) {
+                    Ok(()) => (Some(csn), Ok(csn)),
+                    Err(e) => (Some(csn), Err(e)),
+                },
+                (c, Err(e)) => (c, Err(e)),
+                (None, Ok(())) => (None, Err(EngineError::internal("commit without a CSN"))),
+            }
         };
         self.e.locks.release_all(self.id);
         self.close_snapshot();
-        let csn = match result {
-            (Some(c), Ok(())) => c,
-            (c, Err(e)) => return (c, Err(e)),
-            (None, Ok(())) => return (None, Err(EngineError::internal("commit without a CSN"))),
+        let (key, csn) = match result {
+            (k, Ok(c)) => (k, c),
+            (k, Err(e)) => return (k, Err(e)),
         };
         if csn > 0 {
-            if let Err(e) = self.e.make_durable(csn) {
-                return (Some(csn), Err(e));
-            }
             self.e
                 .counters
                 .commits_with_writes
                 .fetch_add(1, Ordering::Relaxed);
         }
         self.e.counters.com_commit.fetch_add(1, Ordering::Relaxed);
-        (Some(csn), Ok(csn))
+        (key, Ok(csn))
     }
 
     /// Rolls back: the write set is dropped, locks released.

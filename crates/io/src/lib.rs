@@ -148,7 +148,8 @@ pub enum FileKind {
     Data,
     /// Redo log files.
     Log,
-    /// Anything else (binlog later, control files): buffered, fsync.
+    /// Anything else (binary log, control files): buffered, synced with
+    /// fdatasync whatever `innodb_use_fdatasync` says (MySQL's my_sync).
     Other,
 }
 

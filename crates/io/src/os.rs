@@ -229,7 +229,11 @@ impl Vfs for OsFs {
             path: path.to_path_buf(),
             policy,
             direct,
-            use_fdatasync: self.use_fdatasync,
+            // innodb_use_fdatasync governs InnoDB's files; other files (the
+            // binary log, control files) are synced with fdatasync, as
+            // MySQL's my_sync() does: their metadata needed to read the
+            // data (the size) is flushed by fdatasync too.
+            use_fdatasync: self.use_fdatasync || opts.kind == FileKind::Other,
             size_changed: AtomicBool::new(false),
             max_len_seen: AtomicU64::new(len),
         }))

@@ -42,7 +42,7 @@ use quire_storage::{Lsn, StorageError, Store};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// Which layer to torture: storage or engine.
+    /// Which layer to torture: storage, engine (binlog off) or binlog.
     #[arg(long, default_value = "storage")]
     layer: String,
     /// Seed for the workload and the crash decisions (default: from the clock).
@@ -120,21 +120,21 @@ pub fn run(a: Args, mut cfg: Config) -> Result<ExitCode, Box<dyn std::error::Err
     });
     match a.layer.as_str() {
         "storage" => {}
-        "engine" => {
+        "engine" | "binlog" => {
             return crate::crashtest_engine::run(
                 seed,
                 a.crashes,
                 a.threads.max(1),
                 crash_power,
                 a.verbose,
+                a.layer == "binlog",
                 cfg,
             )
         }
         other => {
-            return Err(format!(
-                "crashtest --layer {other}: expected 'storage' or 'engine' (the binlog layer comes with the binary log)"
+            return Err(
+                format!("crashtest --layer {other}: expected storage, engine or binlog").into(),
             )
-            .into())
         }
     }
     // Small defaults so that evictions, flushes and checkpoint wrap-around

@@ -1,5 +1,5 @@
-//! `quire crashtest --layer engine`: transactions, crashes, recovery, and a
-//! model of every commit.
+//! `quire crashtest --layer engine|binlog`: transactions, crashes, recovery,
+//! and a model of every commit (binlog off for `engine`, on for `binlog`).
 //!
 //! ```text
 //!  bank.accounts (id INT PK, balance BIGINT, KEY(balance))   20 x 1000: total 20000
@@ -49,7 +49,10 @@ type State = BTreeMap<(u8, Vec<u8>), Vec<Value>>;
 
 #[derive(Clone, Debug)]
 struct Commit {
+    /// Place in the commit order: commit record LSN (binlog off) or
+    /// prepare record LSN (binlog on).
     csn: u64,
+    xid: u64,
     writes: Vec<(u8, Vec<u8>, Option<Vec<Value>>)>,
     acked_at: Option<Instant>,
 }
@@ -63,6 +66,7 @@ struct Totals {
     in_doubt: u64,
     recovered_commits: u64,
     recovery_crashes: u64,
+    engine_binlog_diff: u64,
 }
 
 fn col(name: &str, ty: ColumnType, nullable: bool) -> ColumnDef {
@@ -175,15 +179,36 @@ fn check_indexes(e: &Engine, t: &TableDef, rows: &[(Vec<u8>, Vec<Value>)]) -> Re
     Ok(())
 }
 
+/// Every XID in every binlog file of the data directory (via its index).
+fn binlog_xids(sim: &SimFs, dir: &std::path::Path) -> std::collections::HashSet<u64> {
+    let mut out = std::collections::HashSet::new();
+    let Some(index) = sim.file_bytes(&dir.join("binlog.index")) else {
+        return out;
+    };
+    for line in String::from_utf8_lossy(&index).lines() {
+        let name = line.trim().trim_start_matches("./");
+        if let Some(bytes) = sim.file_bytes(&dir.join(name)) {
+            out.extend(quire_engine::binlog::format::parse_events(&bytes).xids);
+        }
+    }
+    out
+}
+
 pub fn run(
     seed: u64,
     crashes: u64,
     threads: usize,
     power: bool,
     verbose: bool,
+    binlog: bool,
     mut cfg: Config,
 ) -> Result<ExitCode, Box<dyn std::error::Error>> {
     let d = Config::default();
+    cfg.log_bin = binlog;
+    if binlog && cfg.max_binlog_size == d.max_binlog_size {
+        // Small files: rotations happen within a short run.
+        cfg.max_binlog_size = 16 << 10;
+    }
     if cfg.innodb_buffer_pool_size == d.innodb_buffer_pool_size {
         cfg.innodb_buffer_pool_size = 8 << 20;
     }
@@ -254,16 +279,40 @@ pub fn run(
         let (acc, items) = (e.table("bank", "accounts")?, e.table("bank", "items")?);
         let recovered_end = e.store().report().end_lsn;
 
-        // Expected: base + commits with csn <= recovered end, in CSN order.
+        // Expected: base + the commits recovery must keep, in commit order.
+        // Binlog off: those whose commit record is in the recovered log.
+        // Binlog on: those whose prepare is in the recovered log AND whose
+        // XID is in the binary log (XA recovery); in the binlog but not in
+        // the engine counts as engine_binlog_diff.
         pending.sort_by_key(|c| c.csn);
+        let in_binlog = if binlog {
+            binlog_xids(&sim, &cfg.datadir)
+        } else {
+            Default::default()
+        };
         let mut expect = base.clone();
         let mut problems = Vec::new();
         let mut applied = 0u64;
         for c in &pending {
-            if c.csn > recovered_end {
+            if binlog && in_binlog.contains(&c.xid) && c.csn > recovered_end {
+                tot.engine_binlog_diff += 1;
+                if trx_commit == 1 {
+                    problems.push(format!("xid {} is in the binlog but its prepare is not in the redo log (1/N must not diverge)", c.xid));
+                }
+            }
+            let kept = c.csn <= recovered_end && (!binlog || in_binlog.contains(&c.xid));
+            if !kept {
                 if let Some(at) = c.acked_at {
                     tot.lost_acked += 1;
-                    let must_keep = trx_commit == 1 || (trx_commit == 2 && crashed_in_process_mode);
+                    let sync_binlog = cfg.sync_binlog;
+                    let must_keep = if binlog {
+                        // DESIGN.md: 1/1 loses nothing; 2/1, 1/0, 1/N lose
+                        // nothing on a process crash; 0/any may lose ~1 s.
+                        (trx_commit == 1 && sync_binlog == 1)
+                            || (crashed_in_process_mode && trx_commit != 0)
+                    } else {
+                        trx_commit == 1 || (trx_commit == 2 && crashed_in_process_mode)
+                    };
                     let window = crash_at.saturating_duration_since(at);
                     if must_keep {
                         problems.push(format!(
@@ -271,7 +320,7 @@ pub fn run(
                             c.csn,
                             if crashed_in_process_mode { "process" } else { "power" }
                         ));
-                    } else if window > Duration::from_millis(2500) {
+                    } else if (trx_commit == 0 || !binlog) && window > Duration::from_millis(2500) {
                         problems.push(format!(
                             "commit acknowledged {:.2} s before the crash was lost (promise: ~1 s)",
                             window.as_secs_f64()
@@ -395,8 +444,21 @@ pub fn run(
         crash(&sim, power, &mut rng);
         tot.crashes += 1;
     }
+    let binlog_part = if binlog {
+        format!(
+            " engine_binlog_diff={} sync_binlog={} delay_us={} no_delay_count={} max_binlog_size={}",
+            tot.engine_binlog_diff,
+            cfg.sync_binlog,
+            cfg.binlog_group_commit_sync_delay,
+            cfg.binlog_group_commit_sync_no_delay_count,
+            cfg.max_binlog_size
+        )
+    } else {
+        String::new()
+    };
     println!(
-        "layer=engine crashes={} violations={} lost_acked={} acked={} in_doubt={} recovered_commits={} recovery_crashes={} trx_commit={trx_commit} crash={} elapsed_s={:.1} seed={seed}",
+        "layer={} crashes={} violations={} lost_acked={}{binlog_part} acked={} in_doubt={} recovered_commits={} recovery_crashes={} trx_commit={trx_commit} crash={} elapsed_s={:.1} seed={seed}",
+        if binlog { "binlog" } else { "engine" },
         tot.crashes,
         tot.violations,
         tot.lost_acked,
@@ -437,6 +499,7 @@ fn one(
     next_item: &AtomicU64,
 ) -> Result<Option<Commit>, Stop> {
     let mut tx = e.begin(Isolation::RepeatableRead, false);
+    let xid = tx.id();
     let mut writes: Vec<(u8, Vec<u8>, Option<Vec<Value>>)> = Vec::new();
     let res: quire_engine::Result<()> = (|| {
         match r.below(10) {
@@ -510,12 +573,14 @@ fn one(
     match (csn, result) {
         (Some(csn), Ok(_)) => Ok(Some(Commit {
             csn,
+            xid,
             writes,
             acked_at: Some(Instant::now()),
         })),
         // In doubt: logged, not acknowledged.
         (Some(csn), Err(_)) => Ok(Some(Commit {
             csn,
+            xid,
             writes,
             acked_at: None,
         })),

@@ -406,7 +406,17 @@ impl RedoLog {
                 create_new: true,
             };
             let file = vfs.open(&path, opts)?;
-            file.set_len(geo.file_bytes())?;
+            // Written out, not sparse (as MySQL does): a write into a hole
+            // allocates blocks, and the fsync after it then commits file
+            // system metadata too. Measured with fio on this machine: 4 KiB
+            // write + fdatasync ~6.3k/s into new space, ~11.4k/s overwriting.
+            let zeros = vec![0u8; 1 << 20];
+            let mut off = 0u64;
+            while off < geo.file_bytes() {
+                let n = (geo.file_bytes() - off).min(zeros.len() as u64) as usize;
+                file.write_at(&zeros[..n], off)?;
+                off += n as u64;
+            }
             let mut head = AlignedBuf::new(geo.data_start_bytes as usize, BUF_ALIGN_BYTES);
             let header = FileHeader {
                 file_index: index,

@@ -1,0 +1,423 @@
+//! # The binary log: files, index, rotation, recovery scan
+//!
+//! ```text
+//!  DATADIR/binlog.index        one line per file: ./binlog.000001 ...
+//!  DATADIR/binlog.000001       MAGIC | FORMAT_DESCRIPTION | transactions ... | ROTATE
+//!  DATADIR/binlog.000002       MAGIC | FORMAT_DESCRIPTION | transactions ...   (active)
+//!
+//!  a transaction:  [ANONYMOUS_GTID] QUERY "BEGIN" (TABLE_MAP ROWS+)+ XID
+//!  DDL:            QUERY "CREATE TABLE ..."
+//! ```
+//!
+//! `format` builds and parses the events (MySQL binary log v4, row-based,
+//! readable by `mariadb-binlog`). This module owns the files: it appends
+//! the bytes a commit group produces, fsyncs on demand, rotates after
+//! `max_binlog_size`, and at start-up reads the last file for recovery:
+//! a partial transaction at its end is cut off, and the XIDs of the
+//! complete ones decide which prepared transactions commit. Every start
+//! begins a new file, as MySQL does.
+//!
+//! Invariants:
+//! * `pos` is the length of the active file; bytes are appended only by
+//!   the flush-stage leader (one at a time, under `state`);
+//! * `synced_pos <= pos`; everything below `synced_pos` is durable;
+//! * a file is left for the next one only after every transaction in it
+//!   is decided in the redo log (see `commit.rs`, rotation), so recovery
+//!   needs the last file only.
+
+pub mod format;
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use quire_io::{File, FileKind, OpenOptions, Vfs};
+
+use crate::error::{EngineError, Result};
+use format::{parse_events, EventWriter};
+
+/// Where and how the binary log is written.
+#[derive(Debug, Clone)]
+pub struct BinlogConfig {
+    /// Directory and stem: `dir/stem.000001`, `dir/stem.index`.
+    pub dir: PathBuf,
+    pub stem: String,
+    pub server_id: u32,
+    pub checksum: bool,
+}
+
+/// What the start-up scan found in the last file.
+#[derive(Debug, Clone, Default)]
+pub struct BinlogRecovery {
+    /// XIDs of the complete transactions of the last file.
+    pub xids: HashSet<u64>,
+    /// The file scanned, if any.
+    pub file: Option<String>,
+    /// Bytes of a partial transaction cut from its end.
+    pub truncated_bytes: u64,
+}
+
+pub(crate) struct Active {
+    pub file: Arc<dyn File>,
+    pub name: String,
+    pub seq: u32,
+    /// End of the events: where the next one goes.
+    pub pos: u64,
+    /// Bytes written out ahead (zeros) from the start of the file.
+    pub alloc: u64,
+}
+
+/// The active file is written out with zeros this far ahead of its end, so
+/// that commits overwrite allocated space: an fdatasync then flushes data
+/// only, instead of a file-system journal commit for every size change
+/// (measured with fio here: ~10.7k syncs/s vs ~4.6k/s). Closed files end
+/// exactly at their last event (truncated at rotation, shutdown and
+/// recovery); only a reader of the *active* file sees the zero tail.
+const PREALLOC_BYTES: u64 = 4 << 20;
+
+/// The binary log.
+pub struct Binlog {
+    vfs: Arc<dyn Vfs>,
+    cfg: Mutex<BinlogConfig>,
+    pub(crate) active: Mutex<Active>,
+    /// Everything below is durable in the active file.
+    synced_pos: AtomicU64,
+    /// Sequence number of the active file (so a synced position is
+    /// compared within the right file).
+    synced_seq: AtomicU64,
+    pub bytes_written: AtomicU64,
+    pub fsyncs: AtomicU64,
+}
+
+impl std::fmt::Debug for Binlog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Binlog").finish()
+    }
+}
+
+fn io(e: quire_io::IoError) -> EngineError {
+    EngineError::new(
+        1026,
+        "HY000",
+        format!("Error writing file '{}' (binary log)", e),
+    )
+}
+
+fn now_s() -> u32 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as u32)
+        .unwrap_or(0)
+}
+
+impl Binlog {
+    fn path(&self, name: &str) -> PathBuf {
+        self.cfg.lock().dir.join(name)
+    }
+
+    fn file_name(stem: &str, seq: u32) -> String {
+        format!("{stem}.{seq:06}")
+    }
+
+    /// Reads `stem.index` (missing = no files yet).
+    fn read_index(vfs: &Arc<dyn Vfs>, cfg: &BinlogConfig) -> Result<Vec<String>> {
+        let p = cfg.dir.join(format!("{}.index", cfg.stem));
+        if !vfs.exists(&p).map_err(io)? {
+            return Ok(Vec::new());
+        }
+        let f = vfs
+            .open(&p, OpenOptions::existing(FileKind::Other))
+            .map_err(io)?;
+        let len = f.len().map_err(io)? as usize;
+        let mut buf = vec![0u8; len];
+        f.read_at(&mut buf, 0).map_err(io)?;
+        Ok(String::from_utf8_lossy(&buf)
+            .lines()
+            .map(|l| l.trim().trim_start_matches("./").to_string())
+            .filter(|l| !l.is_empty())
+            .collect())
+    }
+
+    /// Rewrites the index atomically: temp file, sync, rename, sync dir.
+    fn write_index(vfs: &Arc<dyn Vfs>, cfg: &BinlogConfig, names: &[String]) -> Result<()> {
+        let tmp = cfg.dir.join(format!("{}.index_crash_safe", cfg.stem));
+        let dst = cfg.dir.join(format!("{}.index", cfg.stem));
+        if vfs.exists(&tmp).map_err(io)? {
+            vfs.remove_file(&tmp).map_err(io)?;
+        }
+        let f = vfs
+            .open(&tmp, OpenOptions::create(FileKind::Other))
+            .map_err(io)?;
+        let mut text = String::new();
+        for n in names {
+            text.push_str("./");
+            text.push_str(n);
+            text.push('\n');
+        }
+        f.write_at(text.as_bytes(), 0).map_err(io)?;
+        f.sync().map_err(io)?;
+        if vfs.exists(&dst).map_err(io)? {
+            vfs.remove_file(&dst).map_err(io)?;
+        }
+        vfs.rename(&tmp, &dst).map_err(io)?;
+        vfs.sync_dir(&cfg.dir).map_err(io)?;
+        Ok(())
+    }
+
+    /// Opens the binary log: scans and repairs the last file, then starts
+    /// a new one.
+    pub fn open(vfs: Arc<dyn Vfs>, cfg: BinlogConfig) -> Result<(Binlog, BinlogRecovery)> {
+        vfs.create_dir_all(&cfg.dir).map_err(io)?;
+        let mut names = Binlog::read_index(&vfs, &cfg)?;
+        let mut rec = BinlogRecovery::default();
+        let mut seq = 0u32;
+        if let Some(last) = names.last().cloned() {
+            seq = last
+                .rsplit('.')
+                .next()
+                .and_then(|n| n.parse().ok())
+                .ok_or_else(|| {
+                    EngineError::internal(format!(
+                        "binlog index names a file '{last}' without a sequence number"
+                    ))
+                })?;
+            let p = cfg.dir.join(&last);
+            if vfs.exists(&p).map_err(io)? {
+                let f = vfs
+                    .open(&p, OpenOptions::existing(FileKind::Other))
+                    .map_err(io)?;
+                let len = f.len().map_err(io)?;
+                let mut buf = vec![0u8; len as usize];
+                f.read_at(&mut buf, 0).map_err(io)?;
+                let parsed = parse_events(&buf);
+                rec.xids = parsed.xids.iter().copied().collect();
+                rec.file = Some(last.clone());
+                let keep = parsed
+                    .complete_tx_end
+                    .max(if parsed.valid_end > 0 { 4 } else { 0 });
+                if keep < len {
+                    // A partial transaction (or garbage) at the end: cut it.
+                    f.set_len(keep).map_err(io)?;
+                    rec.truncated_bytes = len - keep;
+                }
+                if parsed.in_use && keep > format::FDE_FLAGS_OFFSET + 2 {
+                    // Mark the file closed (the flag is outside the checksum).
+                    f.write_at(&0u16.to_le_bytes(), format::FDE_FLAGS_OFFSET)
+                        .map_err(io)?;
+                }
+                f.sync().map_err(io)?;
+            }
+        }
+        seq += 1;
+        let name = Binlog::file_name(&cfg.stem, seq);
+        let (file, pos) = Binlog::create_file(&vfs, &cfg, &name, true)?;
+        names.push(name.clone());
+        Binlog::write_index(&vfs, &cfg, &names)?;
+        let b = Binlog {
+            vfs,
+            cfg: Mutex::new(cfg),
+            active: Mutex::new(Active {
+                file,
+                name,
+                seq,
+                pos,
+                alloc: pos,
+            }),
+            synced_pos: AtomicU64::new(pos),
+            synced_seq: AtomicU64::new(seq as u64),
+            bytes_written: AtomicU64::new(pos),
+            fsyncs: AtomicU64::new(1),
+        };
+        Ok((b, rec))
+    }
+
+    /// A new file with MAGIC and FORMAT_DESCRIPTION, synced.
+    fn create_file(
+        vfs: &Arc<dyn Vfs>,
+        cfg: &BinlogConfig,
+        name: &str,
+        at_startup: bool,
+    ) -> Result<(Arc<dyn File>, u64)> {
+        let p = cfg.dir.join(name);
+        let f = vfs
+            .open(&p, OpenOptions::create(FileKind::Other))
+            .map_err(io)?;
+        f.set_len(0).map_err(io)?;
+        let w = EventWriter::new(cfg.server_id, cfg.checksum);
+        let mut bytes = format::MAGIC.to_vec();
+        let ts = now_s();
+        bytes.extend(w.format_description(4, ts, if at_startup { ts } else { 0 }));
+        f.write_at(&bytes, 0).map_err(io)?;
+        f.sync().map_err(io)?;
+        vfs.sync_dir(&cfg.dir).map_err(io)?;
+        Ok((f, bytes.len() as u64))
+    }
+
+    /// The event writer for the current settings.
+    pub fn writer(&self) -> EventWriter {
+        let c = self.cfg.lock();
+        EventWriter::new(c.server_id, c.checksum)
+    }
+
+    pub fn set_checksum(&self, on: bool) {
+        self.cfg.lock().checksum = on;
+    }
+    pub fn set_server_id(&self, id: u32) {
+        self.cfg.lock().server_id = id;
+    }
+
+    /// Appends bytes at the end of the active file (caller: the flush-stage
+    /// leader, which encoded them for `active.pos`).
+    pub(crate) fn append_locked(&self, a: &mut Active, bytes: &[u8]) -> Result<()> {
+        if bytes.is_empty() {
+            return Ok(());
+        }
+        let end = a.pos + bytes.len() as u64;
+        if end > a.alloc {
+            let zeros = vec![0u8; 1 << 20];
+            let target = end + PREALLOC_BYTES;
+            let mut off = a.alloc.max(a.pos);
+            while off < target {
+                let n = (target - off).min(zeros.len() as u64) as usize;
+                a.file.write_at(&zeros[..n], off).map_err(io)?;
+                off += n as u64;
+            }
+            a.alloc = target;
+        }
+        a.file.write_at(bytes, a.pos).map_err(io)?;
+        a.pos += bytes.len() as u64;
+        self.bytes_written
+            .fetch_add(bytes.len() as u64, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// fsyncs the active file. Returns (file seq, position) now durable.
+    pub fn sync(&self) -> Result<(u32, u64)> {
+        let (file, seq, pos) = {
+            let a = self.active.lock();
+            (a.file.clone(), a.seq, a.pos)
+        };
+        if file.sync().map_err(io)? {
+            self.fsyncs.fetch_add(1, Ordering::Relaxed);
+        }
+        // Only forward within one file.
+        if self.synced_seq.load(Ordering::Acquire) == seq as u64 {
+            self.synced_pos.fetch_max(pos, Ordering::AcqRel);
+        }
+        Ok((seq, pos))
+    }
+
+    /// Whether (seq, end) is durable.
+    pub fn is_durable(&self, seq: u32, end: u64) -> bool {
+        let s = self.synced_seq.load(Ordering::Acquire);
+        (seq as u64) < s || ((seq as u64) == s && self.synced_pos.load(Ordering::Acquire) >= end)
+    }
+
+    /// Size of the active file.
+    pub fn position(&self) -> (String, u64) {
+        let a = self.active.lock();
+        (a.name.clone(), a.pos)
+    }
+
+    /// Closes the active file with ROTATE and starts the next one. The
+    /// caller has made every transaction of the active file decided in
+    /// the redo log first.
+    pub(crate) fn rotate_locked(&self, a: &mut Active) -> Result<()> {
+        let w = self.writer();
+        let next = Binlog::file_name(&self.cfg.lock().stem, a.seq + 1);
+        let ev = w.rotate(a.pos, now_s(), &next);
+        let pos = a.pos;
+        a.file.write_at(&ev, pos).map_err(io)?;
+        a.file.set_len(pos + ev.len() as u64).map_err(io)?;
+        a.file
+            .write_at(&0u16.to_le_bytes(), format::FDE_FLAGS_OFFSET)
+            .map_err(io)?;
+        if a.file.sync().map_err(io)? {
+            self.fsyncs.fetch_add(1, Ordering::Relaxed);
+        }
+        let cfg = self.cfg.lock().clone();
+        let (file, npos) = Binlog::create_file(&self.vfs, &cfg, &next, false)?;
+        let mut names = Binlog::read_index(&self.vfs, &cfg)?;
+        names.push(next.clone());
+        Binlog::write_index(&self.vfs, &cfg, &names)?;
+        self.bytes_written
+            .fetch_add(ev.len() as u64 + npos, Ordering::Relaxed);
+        *a = Active {
+            file,
+            name: next,
+            seq: a.seq + 1,
+            pos: npos,
+            alloc: npos,
+        };
+        self.synced_pos.store(npos, Ordering::Release);
+        self.synced_seq.store(a.seq as u64, Ordering::Release);
+        Ok(())
+    }
+
+    /// Writes STOP to the active file and marks it closed (clean shutdown).
+    pub fn close(&self) -> Result<()> {
+        let mut a = self.active.lock();
+        let ev = self.writer().stop(a.pos, now_s());
+        let pos = a.pos;
+        a.file.write_at(&ev, pos).map_err(io)?;
+        a.pos += ev.len() as u64;
+        a.file.set_len(a.pos).map_err(io)?;
+        a.file
+            .write_at(&0u16.to_le_bytes(), format::FDE_FLAGS_OFFSET)
+            .map_err(io)?;
+        a.file.sync().map_err(io)?;
+        Ok(())
+    }
+
+    /// `SHOW BINARY LOGS`: (file name, size).
+    pub fn files(&self) -> Result<Vec<(String, u64)>> {
+        let cfg = self.cfg.lock().clone();
+        let (active, active_pos) = self.position();
+        let mut out = Vec::new();
+        for n in Binlog::read_index(&self.vfs, &cfg)? {
+            if n == active {
+                out.push((n, active_pos));
+                continue;
+            }
+            let p = cfg.dir.join(&n);
+            let size = match self.vfs.open(&p, OpenOptions::existing(FileKind::Other)) {
+                Ok(f) => f.len().map_err(io)?,
+                Err(_) => 0,
+            };
+            out.push((n, size));
+        }
+        Ok(out)
+    }
+
+    /// Full path of a file of this binary log.
+    pub fn file_path(&self, name: &str) -> PathBuf {
+        self.path(name)
+    }
+}
+
+/// Splits `log_bin_basename` (or DATADIR/binlog) into directory and stem.
+pub fn location(datadir: &Path, basename: Option<&Path>) -> (PathBuf, String) {
+    match basename {
+        Some(b) => {
+            let dir = b
+                .parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .map(|p| {
+                    if p.is_absolute() {
+                        p.to_path_buf()
+                    } else {
+                        datadir.join(p)
+                    }
+                })
+                .unwrap_or_else(|| datadir.to_path_buf());
+            let stem = b
+                .file_name()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "binlog".into());
+            (dir, stem)
+        }
+        None => (datadir.to_path_buf(), "binlog".into()),
+    }
+}

@@ -1,0 +1,651 @@
+//! # Two-phase commit and three-stage binlog group commit
+//!
+//! With the binary log on, a commit is an XA transaction between the redo
+//! log and the binary log, ordered and batched as MySQL 5.7+ does it:
+//!
+//! ```text
+//!  prepare   PREPARE record (xid, after and before images) -> redo log buffer, no fsync;
+//!            checkpoint pinned. (quire_prepare_flush=PER_TRANSACTION: flushed here)
+//!    |
+//!  FLUSH     leader takes the queue; flushes redo once up to the group's largest
+//!  stage     prepare LSN (trx_commit 1: fsync, 2: write, 0: nothing); writes every
+//!    |       member's events (BEGIN, TABLE_MAP, ROWS, XID) to the binlog in queue order
+//!  SYNC      leader waits binlog_group_commit_sync_delay (only if this group will
+//!  stage     fsync; cut short at ..._no_delay_count queued), takes every group queued
+//!    |       behind it, one fsync per sync_binlog groups
+//!  COMMIT    leader applies each member to the trees in binlog order (CSN, visible),
+//!  stage     appends a COMMIT MARKERS record for members whose binlog bytes are
+//!            durable (no fsync of its own), wakes the members with the outcome
+//! ```
+//!
+//! Each stage has a queue and a lock. The first thread to queue into an
+//! empty stage queue is that stage's leader: it takes the stage lock (behind
+//! the previous leader), then takes everything queued so far, processes it,
+//! and carries the whole batch into the next stage. Followers sleep until
+//! their ticket is done. A new group can be in the flush stage while the
+//! previous one syncs or commits (pipelining). An error at any stage fails
+//! every member of the batch: nothing is acknowledged, the store refuses
+//! writes until restart, and recovery decides.
+//!
+//! ## Recovery: what decides a prepared transaction
+//!
+//! For every PREPARE record after the checkpoint: committed if a COMMIT
+//! MARKERS record names its xid, or if its xid is in the last binlog file;
+//! otherwise rolled back. Committed ones are replayed (after images, in
+//! prepare order, idempotent); rolled-back ones are undone (before images,
+//! in reverse order), since their page changes may have reached the redo
+//! log already. Rolled-back transactions are always a suffix of the binlog
+//! order, and any later transaction touching the same rows is in that
+//! suffix too (it waited for the row lock, which is released only at the
+//! commit stage), so undoing them in reverse restores the committed state.
+//!
+//! Markers are what let recovery read only the last binlog file: a marker
+//! is written only after the transaction's binlog bytes are durable, and
+//! before the binlog rotates every transaction of the old file has a
+//! durable marker. The checkpoint pin of a transaction is released only
+//! once it is applied and marked, so a checkpoint never passes a prepare
+//! whose outcome is undecided.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use parking_lot::{Condvar, Mutex, MutexGuard};
+use quire_storage::CheckpointPin;
+
+use crate::binlog::format::{RowImage, RowsKind};
+use crate::binlog::Binlog;
+use crate::catalog::TableDef;
+use crate::engine::{ApplyWrite, Inner, RecWrite};
+use crate::error::{EngineError, Result};
+use crate::types::{self, Value};
+
+pub(crate) const REC_PREPARE: u8 = 2;
+pub(crate) const REC_MARKERS: u8 = 3;
+
+/// One row written by a transaction, with its before image.
+#[derive(Debug, Clone)]
+pub(crate) struct TxWrite {
+    pub table: Arc<TableDef>,
+    pub pk: Vec<u8>,
+    pub after: Option<Vec<Value>>,
+    pub before: Option<Vec<Value>>,
+}
+
+/// A transaction in the pipeline.
+pub(crate) struct Ticket {
+    xid: u64,
+    prepare_lsn: u64,
+    writes: Vec<TxWrite>,
+    apply: Vec<ApplyWrite>,
+    pin: Mutex<Option<CheckpointPin>>,
+    /// (binlog file seq, end offset of its XID event).
+    binlog_end: Mutex<(u32, u64)>,
+    done: Mutex<Option<Result<u64>>>,
+    cv: Condvar,
+}
+
+impl Ticket {
+    fn finish(&self, r: Result<u64>) {
+        let mut d = self.done.lock();
+        *d = Some(r);
+        self.cv.notify_all();
+    }
+    fn wait(&self) -> Result<u64> {
+        let mut d = self.done.lock();
+        while d.is_none() {
+            self.cv.wait(&mut d);
+        }
+        d.clone()
+            .unwrap_or_else(|| Err(EngineError::internal("commit ticket without outcome")))
+    }
+}
+
+/// A stage: its queue and its lock.
+#[derive(Default)]
+pub(crate) struct Stage {
+    queue: Mutex<Vec<Arc<Ticket>>>,
+    lock: Mutex<()>,
+}
+
+impl Stage {
+    /// Queues `batch`; the thread that found the queue empty leads: it
+    /// gets the stage lock (waiting for the previous leader to finish).
+    fn enroll(&self, batch: Vec<Arc<Ticket>>) -> Option<MutexGuard<'_, ()>> {
+        let leader = {
+            let mut q = self.queue.lock();
+            let was_empty = q.is_empty();
+            q.extend(batch);
+            was_empty
+        };
+        if leader {
+            Some(self.lock.lock())
+        } else {
+            None
+        }
+    }
+    fn fetch(&self) -> Vec<Arc<Ticket>> {
+        std::mem::take(&mut *self.queue.lock())
+    }
+    fn queued(&self) -> usize {
+        self.queue.lock().len()
+    }
+}
+
+/// Counters (MariaDB's names for the group commit ones).
+#[derive(Debug, Default)]
+pub struct BinlogCounters {
+    pub binlog_commits: AtomicU64,
+    pub binlog_group_commits: AtomicU64,
+    pub trigger_count: AtomicU64,
+    pub trigger_timeout: AtomicU64,
+    pub trigger_lock_wait: AtomicU64,
+}
+
+/// Group commit state.
+pub(crate) struct Pipeline {
+    pub binlog: Binlog,
+    flush: Stage,
+    sync: Stage,
+    commit: Stage,
+    /// Groups since the last binlog fsync (sync_binlog = N).
+    sync_counter: Mutex<u32>,
+    /// Applied transactions whose binlog bytes are not durable yet.
+    awaiting_marker: Mutex<Vec<(u64, u32, u64, CheckpointPin)>>,
+    /// Transactions written to the active binlog file and not yet through
+    /// the commit stage (rotation waits for 0).
+    in_flight: Mutex<u64>,
+    in_flight_cv: Condvar,
+    pub counters: BinlogCounters,
+    next_csn: AtomicU64,
+}
+
+fn now_s() -> u32 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as u32)
+        .unwrap_or(0)
+}
+
+pub(crate) fn encode_prepare(xid: u64, writes: &[TxWrite]) -> Vec<u8> {
+    let mut w = vec![REC_PREPARE];
+    w.extend_from_slice(&xid.to_le_bytes());
+    w.extend_from_slice(&(writes.len() as u32).to_le_bytes());
+    for x in writes {
+        w.extend_from_slice(&x.table.id.to_le_bytes());
+        w.extend_from_slice(&(x.pk.len() as u32).to_le_bytes());
+        w.extend_from_slice(&x.pk);
+        for img in [&x.after, &x.before] {
+            match img {
+                Some(r) => {
+                    let mut b = Vec::new();
+                    types::encode_row(r, &x.table.types(), &mut b);
+                    w.push(1);
+                    w.extend_from_slice(&(b.len() as u32).to_le_bytes());
+                    w.extend_from_slice(&b);
+                }
+                None => w.push(0),
+            }
+        }
+    }
+    w
+}
+
+/// One write of a PREPARE record: table, primary key, after and before
+/// row bytes (None = absent).
+pub(crate) type PreparedWrite = (u32, Vec<u8>, Option<Vec<u8>>, Option<Vec<u8>>);
+
+/// A decoded PREPARE record.
+pub(crate) struct Prepared {
+    pub xid: u64,
+    pub writes: Vec<PreparedWrite>,
+}
+
+pub(crate) fn decode_prepare(b: &[u8]) -> std::result::Result<Prepared, String> {
+    let mut r = b;
+    fn take<'a>(r: &mut &'a [u8], n: usize) -> std::result::Result<&'a [u8], String> {
+        if r.len() < n {
+            return Err("truncated prepare record".into());
+        }
+        let (a, b) = r.split_at(n);
+        *r = b;
+        Ok(a)
+    }
+    fn u32_(r: &mut &[u8]) -> std::result::Result<u32, String> {
+        Ok(u32::from_le_bytes(
+            take(r, 4)?.try_into().map_err(|_| "u32")?,
+        ))
+    }
+    if take(&mut r, 1)?[0] != REC_PREPARE {
+        return Err("not a prepare record".into());
+    }
+    let xid = u64::from_le_bytes(take(&mut r, 8)?.try_into().map_err(|_| "u64")?);
+    let n = u32_(&mut r)? as usize;
+    let mut writes = Vec::with_capacity(n.min(1 << 16));
+    for _ in 0..n {
+        let table = u32_(&mut r)?;
+        let pl = u32_(&mut r)? as usize;
+        let pk = take(&mut r, pl)?.to_vec();
+        let mut imgs = [None, None];
+        for img in imgs.iter_mut() {
+            if take(&mut r, 1)?[0] == 1 {
+                let l = u32_(&mut r)? as usize;
+                *img = Some(take(&mut r, l)?.to_vec());
+            }
+        }
+        let [after, before] = imgs;
+        writes.push((table, pk, after, before));
+    }
+    Ok(Prepared { xid, writes })
+}
+
+pub(crate) fn decode_markers(b: &[u8]) -> std::result::Result<Vec<u64>, String> {
+    if b.len() < 5 || b[0] != REC_MARKERS {
+        return Err("not a markers record".into());
+    }
+    let n = u32::from_le_bytes(b[1..5].try_into().map_err(|_| "u32")?) as usize;
+    if b.len() != 5 + 8 * n {
+        return Err("markers record length".into());
+    }
+    Ok((0..n)
+        .map(|i| u64::from_le_bytes(b[5 + 8 * i..13 + 8 * i].try_into().unwrap_or([0; 8])))
+        .collect())
+}
+
+impl Pipeline {
+    pub(crate) fn new(binlog: Binlog, first_csn: u64) -> Pipeline {
+        Pipeline {
+            binlog,
+            flush: Stage::default(),
+            sync: Stage::default(),
+            commit: Stage::default(),
+            sync_counter: Mutex::new(0),
+            awaiting_marker: Mutex::new(Vec::new()),
+            in_flight: Mutex::new(0),
+            in_flight_cv: Condvar::new(),
+            counters: BinlogCounters::default(),
+            next_csn: AtomicU64::new(first_csn),
+        }
+    }
+}
+
+/// Encodes one transaction's events at `pos`.
+fn encode_events(b: &Binlog, pos: u64, t: &Ticket) -> Result<Vec<u8>> {
+    let w = b.writer();
+    let ts = now_s();
+    let mut out = Vec::new();
+    let mut at = pos;
+    let push = |ev: Vec<u8>, out: &mut Vec<u8>, at: &mut u64| {
+        *at += ev.len() as u64;
+        out.extend(ev);
+    };
+    let db = t
+        .writes
+        .first()
+        .map(|x| x.table.db.clone())
+        .unwrap_or_default();
+    let ev = w.query(at, ts, 1, &db, "BEGIN");
+    push(ev, &mut out, &mut at);
+    // Group by table, in order of first appearance.
+    let mut tables: Vec<&Arc<TableDef>> = Vec::new();
+    for x in &t.writes {
+        if !tables.iter().any(|t2| t2.id == x.table.id) {
+            tables.push(&x.table);
+        }
+    }
+    let n_tables = tables.len();
+    for (ti, tdef) in tables.into_iter().enumerate() {
+        let types = tdef.types();
+        let nullable: Vec<bool> = tdef.columns.iter().map(|c| c.nullable).collect();
+        let ev = w.table_map(
+            at,
+            ts,
+            tdef.id as u64,
+            &tdef.db,
+            &tdef.name,
+            &types,
+            &nullable,
+        );
+        push(ev, &mut out, &mut at);
+        let mine: Vec<&TxWrite> = t.writes.iter().filter(|x| x.table.id == tdef.id).collect();
+        let mut groups: Vec<(RowsKind, Vec<RowImage<'_>>)> = Vec::new();
+        let ins: Vec<RowImage<'_>> = mine
+            .iter()
+            .filter_map(|x| match (&x.before, &x.after) {
+                (None, Some(a)) => Some(RowImage::Row(a)),
+                _ => None,
+            })
+            .collect();
+        let upd: Vec<RowImage<'_>> = mine
+            .iter()
+            .filter_map(|x| match (&x.before, &x.after) {
+                (Some(b), Some(a)) => Some(RowImage::Update {
+                    before: b,
+                    after: a,
+                }),
+                _ => None,
+            })
+            .collect();
+        let del: Vec<RowImage<'_>> = mine
+            .iter()
+            .filter_map(|x| match (&x.before, &x.after) {
+                (Some(b), None) => Some(RowImage::Row(b)),
+                _ => None,
+            })
+            .collect();
+        for (k, v) in [
+            (RowsKind::Write, ins),
+            (RowsKind::Update, upd),
+            (RowsKind::Delete, del),
+        ] {
+            if !v.is_empty() {
+                groups.push((k, v));
+            }
+        }
+        let ng = groups.len();
+        for (gi, (kind, rows)) in groups.into_iter().enumerate() {
+            let last = ti + 1 == n_tables && gi + 1 == ng;
+            let evs = w
+                .rows_events(
+                    at,
+                    ts,
+                    kind,
+                    tdef.id as u64,
+                    &types,
+                    &rows,
+                    last,
+                    crate::binlog::format::DEFAULT_ROWS_EVENT_MAX_SIZE,
+                )
+                .map_err(|e| EngineError::internal(format!("encoding binlog rows: {e}")))?;
+            for ev in evs {
+                push(ev, &mut out, &mut at);
+            }
+        }
+    }
+    let ev = w.xid(at, ts, t.xid);
+    push(ev, &mut out, &mut at);
+    Ok(out)
+}
+
+impl Inner {
+    /// Commits through the binlog pipeline. Returns (prepare LSN when the
+    /// prepare was logged, outcome with the CSN).
+    pub(crate) fn commit_2pc(&self, xid: u64, writes: Vec<TxWrite>) -> (Option<u64>, Result<u64>) {
+        let p = self.pipeline.as_ref().expect("binlog pipeline");
+        let record = encode_prepare(xid, &writes);
+        let (prepare_lsn, pin) = match self.store.append_logical(&record, |_, _| {}) {
+            Ok(x) => x,
+            Err(e) => return (None, Err(e.into())),
+        };
+        if self.settings.prepare_flush_per_trx.load(Ordering::Relaxed) {
+            if let Err(e) = self.flush_redo_for_commit(prepare_lsn) {
+                return (Some(prepare_lsn), Err(e));
+            }
+        }
+        let apply: Vec<ApplyWrite> = writes
+            .iter()
+            .map(|w| {
+                let row = w.after.as_ref().map(|r| {
+                    let mut b = Vec::new();
+                    types::encode_row(r, &w.table.types(), &mut b);
+                    b
+                });
+                (
+                    w.table.clone(),
+                    RecWrite {
+                        table: w.table.id,
+                        pk: w.pk.clone(),
+                        row,
+                    },
+                    w.after.clone(),
+                )
+            })
+            .collect();
+        let ticket = Arc::new(Ticket {
+            xid,
+            prepare_lsn,
+            writes,
+            apply,
+            pin: Mutex::new(Some(pin)),
+            binlog_end: Mutex::new((0, 0)),
+            done: Mutex::new(None),
+            cv: Condvar::new(),
+        });
+        if let Some(g) = p.flush.enroll(vec![ticket.clone()]) {
+            let batch = p.flush.fetch();
+            let r = self.flush_stage(p, &batch);
+            drop(g);
+            match r {
+                Ok(()) => self.sync_stage(p, batch),
+                Err(e) => {
+                    self.store.shared().poison.set(&e.to_string());
+                    for t in &batch {
+                        t.finish(Err(e.clone()));
+                    }
+                }
+            }
+        }
+        (Some(prepare_lsn), ticket.wait())
+    }
+
+    fn flush_redo_for_commit(&self, lsn: u64) -> Result<()> {
+        match self
+            .settings
+            .flush_log_at_trx_commit
+            .load(Ordering::Acquire)
+        {
+            0 => Ok(()),
+            2 => Ok(self.store.log().write_to(lsn)?),
+            _ => Ok(self.store.log().flush_to(lsn)?),
+        }
+    }
+
+    fn flush_stage(&self, p: &Pipeline, batch: &[Arc<Ticket>]) -> Result<()> {
+        self.store.shared().poison.check()?;
+        let max_lsn = batch.iter().map(|t| t.prepare_lsn).max().unwrap_or(0);
+        if !self.settings.prepare_flush_per_trx.load(Ordering::Relaxed) {
+            self.flush_redo_for_commit(max_lsn)?;
+        }
+        {
+            let a = p.binlog.active.lock();
+            let size = a.pos;
+            drop(a);
+            if size >= self.settings.max_binlog_size.load(Ordering::Relaxed) {
+                self.rotate(p)?;
+            }
+        }
+        let mut a = p.binlog.active.lock();
+        let mut bytes = Vec::new();
+        for t in batch {
+            let ev = encode_events(&p.binlog, a.pos + bytes.len() as u64, t)?;
+            bytes.extend(ev);
+            *t.binlog_end.lock() = (a.seq, a.pos + bytes.len() as u64);
+        }
+        p.binlog.append_locked(&mut a, &bytes)?;
+        *p.in_flight.lock() += batch.len() as u64;
+        Ok(())
+    }
+
+    fn sync_stage(&self, p: &Pipeline, batch: Vec<Arc<Ticket>>) {
+        let Some(g) = p.sync.enroll(batch) else {
+            return;
+        };
+        let sync_binlog = self.settings.sync_binlog.load(Ordering::Relaxed);
+        let will_sync = {
+            let c = p.sync_counter.lock();
+            sync_binlog == 1 || (sync_binlog > 1 && *c + 1 >= sync_binlog)
+        };
+        let delay_us = self.settings.sync_delay_us.load(Ordering::Relaxed);
+        if will_sync && delay_us > 0 {
+            let count = self.settings.sync_no_delay_count.load(Ordering::Relaxed) as usize;
+            let deadline = Instant::now() + Duration::from_micros(delay_us);
+            let step = Duration::from_micros((delay_us / 10).clamp(1, 1000));
+            loop {
+                if count > 0 && p.sync.queued() >= count {
+                    p.counters.trigger_count.fetch_add(1, Ordering::Relaxed);
+                    break;
+                }
+                if Instant::now() >= deadline {
+                    p.counters.trigger_timeout.fetch_add(1, Ordering::Relaxed);
+                    break;
+                }
+                std::thread::sleep(step);
+            }
+        }
+        let batch = p.sync.fetch();
+        let r = if will_sync {
+            *p.sync_counter.lock() = 0;
+            p.binlog.sync().map(|_| ())
+        } else {
+            if sync_binlog > 1 {
+                *p.sync_counter.lock() += 1;
+            }
+            Ok(())
+        };
+        p.counters
+            .binlog_group_commits
+            .fetch_add(1, Ordering::Relaxed);
+        p.counters
+            .binlog_commits
+            .fetch_add(batch.len() as u64, Ordering::Relaxed);
+        drop(g);
+        match r {
+            Ok(()) => self.commit_stage(p, batch),
+            Err(e) => {
+                self.store.shared().poison.set(&e.to_string());
+                self.leave_flight(p, batch.len());
+                for t in &batch {
+                    t.finish(Err(e.clone()));
+                }
+            }
+        }
+    }
+
+    fn leave_flight(&self, p: &Pipeline, n: usize) {
+        let mut f = p.in_flight.lock();
+        *f = f.saturating_sub(n as u64);
+        p.in_flight_cv.notify_all();
+    }
+
+    fn commit_stage(&self, p: &Pipeline, batch: Vec<Arc<Ticket>>) {
+        let Some(g) = p.commit.enroll(batch) else {
+            return;
+        };
+        let batch = p.commit.fetch();
+        let mut results: Vec<Result<u64>> = Vec::with_capacity(batch.len());
+        {
+            let mut st = self.commit.lock();
+            for t in &batch {
+                if let Err(e) = self.store.shared().poison.check() {
+                    results.push(Err(e.into()));
+                    continue;
+                }
+                let csn = p.next_csn.fetch_add(1, Ordering::AcqRel) + 1;
+                match self.apply_commit(&mut st, csn, &t.apply) {
+                    Ok(()) => {
+                        self.snapshots.visible.store(csn, Ordering::Release);
+                        results.push(Ok(csn));
+                    }
+                    Err(e) => {
+                        self.store
+                            .shared()
+                            .poison
+                            .set(&format!("applying commit xid {} failed: {e}", t.xid));
+                        results.push(Err(e));
+                    }
+                }
+            }
+            let _ = self.purge(&mut st);
+        }
+        {
+            let mut aw = p.awaiting_marker.lock();
+            for t in &batch {
+                let (seq, end) = *t.binlog_end.lock();
+                if let Some(pin) = t.pin.lock().take() {
+                    aw.push((t.xid, seq, end, pin));
+                }
+            }
+        }
+        // Markers for everything whose binlog bytes are durable now. A
+        // failure here is an I/O error that poisoned the store already.
+        let _ = self.append_markers(p, false);
+        self.leave_flight(p, batch.len());
+        drop(g);
+        for (t, r) in batch.iter().zip(results) {
+            t.finish(r);
+        }
+    }
+
+    /// Appends a COMMIT MARKERS record for applied transactions whose
+    /// binlog bytes are durable (all of them with `all`), releasing their
+    /// checkpoint pins.
+    pub(crate) fn append_markers(&self, p: &Pipeline, all: bool) -> Result<()> {
+        let ready: Vec<(u64, u32, u64, CheckpointPin)> = {
+            let mut aw = p.awaiting_marker.lock();
+            let (r, keep): (Vec<_>, Vec<_>) = std::mem::take(&mut *aw)
+                .into_iter()
+                .partition(|(_, seq, end, _)| all || p.binlog.is_durable(*seq, *end));
+            *aw = keep;
+            r
+        };
+        if ready.is_empty() {
+            return Ok(());
+        }
+        let mut rec = vec![REC_MARKERS];
+        rec.extend_from_slice(&(ready.len() as u32).to_le_bytes());
+        for (xid, ..) in &ready {
+            rec.extend_from_slice(&xid.to_le_bytes());
+        }
+        let (_, pin) = self.store.append_logical(&rec, |_, _| {})?;
+        drop(pin);
+        drop(ready); // releases the transactions' checkpoint pins
+        Ok(())
+    }
+
+    /// Background (once a second): fsync the binlog when sync_binlog is
+    /// not 1 and write the markers that this makes possible.
+    pub(crate) fn binlog_background_sync(&self) -> Result<()> {
+        let Some(p) = self.pipeline.as_ref() else {
+            return Ok(());
+        };
+        if p.awaiting_marker.lock().is_empty() {
+            return Ok(());
+        }
+        let _g = p.commit.lock.lock();
+        p.binlog.sync()?;
+        self.append_markers(p, false)
+    }
+
+    /// Rotation: make every transaction of the active file decided in
+    /// redo (applied, binlog durable, markers durable), then ROTATE.
+    /// Called by the flush-stage leader (no new writes meanwhile).
+    fn rotate(&self, p: &Pipeline) -> Result<()> {
+        {
+            let mut f = p.in_flight.lock();
+            while *f > 0 {
+                p.in_flight_cv.wait(&mut f);
+            }
+        }
+        let _g = p.commit.lock.lock();
+        p.binlog.sync()?;
+        self.append_markers(p, true)?;
+        let lsn = self.store.log().lsn();
+        self.store.log().flush_to(lsn)?;
+        let mut a = p.binlog.active.lock();
+        p.binlog.rotate_locked(&mut a)
+    }
+
+    /// Writes a DDL statement to the binlog (its own group, synced).
+    pub(crate) fn binlog_ddl(&self, db: &str, sql: &str) -> Result<()> {
+        let Some(p) = self.pipeline.as_ref() else {
+            return Ok(());
+        };
+        let _g = p.flush.lock.lock();
+        let mut a = p.binlog.active.lock();
+        let ev = p.binlog.writer().query(a.pos, now_s(), 1, db, sql);
+        p.binlog.append_locked(&mut a, &ev)?;
+        drop(a);
+        p.binlog.sync()?;
+        Ok(())
+    }
+}
