@@ -269,9 +269,10 @@ impl Pipeline {
     }
 }
 
-/// Encodes one transaction's events at `pos`.
-fn encode_events(b: &Binlog, pos: u64, t: &Ticket) -> Result<Vec<u8>> {
-    let w = b.writer();
+/// Encodes one transaction's events at `pos` of a file whose events carry
+/// CRC32 when `checksum`.
+fn encode_events(b: &Binlog, pos: u64, checksum: bool, t: &Ticket) -> Result<Vec<u8>> {
+    let w = b.writer_for(checksum);
     let ts = now_s();
     let mut out = Vec::new();
     let mut at = pos;
@@ -457,7 +458,7 @@ impl Inner {
         let mut a = p.binlog.active.lock();
         let mut bytes = Vec::new();
         for t in batch {
-            let ev = encode_events(&p.binlog, a.pos + bytes.len() as u64, t)?;
+            let ev = encode_events(&p.binlog, a.pos + bytes.len() as u64, a.checksum, t)?;
             bytes.extend(ev);
             *t.binlog_end.lock() = (a.seq, a.pos + bytes.len() as u64);
         }
@@ -642,7 +643,10 @@ impl Inner {
         };
         let _g = p.flush.lock.lock();
         let mut a = p.binlog.active.lock();
-        let ev = p.binlog.writer().query(a.pos, now_s(), 1, db, sql);
+        let ev = p
+            .binlog
+            .writer_for(a.checksum)
+            .query(a.pos, now_s(), 1, db, sql);
         p.binlog.append_locked(&mut a, &ev)?;
         drop(a);
         p.binlog.sync()?;

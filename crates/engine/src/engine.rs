@@ -112,6 +112,8 @@ pub(crate) struct Inner {
     flusher_wake: (Mutex<bool>, Condvar),
     /// The binary log and its group commit, when log_bin is ON.
     pub(crate) pipeline: Option<Pipeline>,
+    /// The configuration, kept current by SET GLOBAL.
+    pub(crate) config: Mutex<Config>,
 }
 
 /// An open engine (cheap to clone).
@@ -147,24 +149,22 @@ impl Engine {
         let store = Store::open_with(vfs.clone(), cfg, &mut |_s, e, p| {
             logical.push((e, p.to_vec()))
         })?;
-        let (binlog, binlog_rec) = if cfg.log_bin {
+        let binlog_cfg = cfg.log_bin.then(|| {
             let (dir, stem) =
                 crate::binlog::location(&cfg.datadir, cfg.log_bin_basename.as_deref());
-            let (b, r) = Binlog::open(
-                vfs.clone(),
-                BinlogConfig {
-                    dir,
-                    stem,
-                    server_id: cfg.server_id,
-                    checksum: cfg.binlog_checksum,
-                },
-            )?;
-            (Some(b), r)
-        } else {
-            (None, Default::default())
+            BinlogConfig {
+                dir,
+                stem,
+                server_id: cfg.server_id,
+                checksum: cfg.binlog_checksum,
+            }
+        });
+        let binlog_rec = match &binlog_cfg {
+            Some(bc) => Binlog::recover(&vfs, bc)?,
+            None => Default::default(),
         };
-        let first_csn = store.log().lsn();
-        let inner = Arc::new(Inner {
+        let first_xid = ((store.log().epoch() as u64) << 40) + 1;
+        let mut inner = Arc::new(Inner {
             store,
             settings: Settings {
                 flush_log_at_trx_commit: AtomicU32::new(cfg.innodb_flush_log_at_trx_commit),
@@ -184,14 +184,18 @@ impl Engine {
             commit: Mutex::new(CommitState {
                 purge: PurgeQueue::default(),
             }),
-            // Transaction ids are XIDs in the binlog: unique across
-            // restarts because the LSN only grows.
-            next_trx: AtomicU64::new(first_csn.max(1)),
+            // Transaction ids are the binlog's XIDs, so they must never
+            // repeat, even across a restart that lost the redo of the
+            // previous run (trx_commit=2, power loss) while its binlog
+            // survived: the high bits are the redo epoch, which every open
+            // bumps and syncs before writing anything else.
+            next_trx: AtomicU64::new(first_xid),
             autoinc: Mutex::new(HashMap::new()),
             counters: Counters::default(),
             shutdown: AtomicBool::new(false),
             flusher_wake: (Mutex::new(false), Condvar::new()),
-            pipeline: binlog.map(|b| Pipeline::new(b, first_csn)),
+            pipeline: None,
+            config: Mutex::new(cfg.clone()),
         });
         inner.load_catalog()?;
         let mut rec = EngineRecovery {
@@ -246,6 +250,17 @@ impl Engine {
             // checkpoint are never read again.
             inner.store.checkpoint()?;
         }
+        // Only now, with every decision durable, may a new binlog file
+        // become the "last" one that a later recovery reads.
+        if let Some(bc) = binlog_cfg {
+            let b = Binlog::start(vfs.clone(), bc)?;
+            // CSNs continue above everything recovery wrote (and above the
+            // visibility watermark set just below).
+            let csn_start = inner.store.log().lsn();
+            Arc::get_mut(&mut inner)
+                .ok_or_else(|| EngineError::internal("engine shared during recovery"))?
+                .pipeline = Some(Pipeline::new(b, csn_start));
+        }
         inner
             .snapshots
             .visible
@@ -287,6 +302,54 @@ impl Engine {
             .flush_log_at_trx_commit
             .store(v, Ordering::Release);
         Ok(())
+    }
+
+    /// `SET GLOBAL name = value` for the engine's dynamic variables:
+    /// checked by the configuration registry (MySQL names, ranges, error
+    /// 1193/1231/1238), then applied to the running engine.
+    pub fn set_global(&self, name: &str, value: &str) -> Result<()> {
+        let mut cfg = self.inner.config.lock();
+        let mut next = cfg.clone();
+        next.set_global(name, value).map_err(|e| {
+            EngineError::new(
+                e.mysql_errno(),
+                if e.mysql_errno() == 1193 {
+                    "HY000"
+                } else {
+                    "42000"
+                },
+                e.mysql_message(),
+            )
+        })?;
+        let s = &self.inner.settings;
+        s.flush_log_at_trx_commit
+            .store(next.innodb_flush_log_at_trx_commit, Ordering::Release);
+        s.flush_log_at_timeout_s
+            .store(next.innodb_flush_log_at_timeout, Ordering::Release);
+        s.lock_wait_timeout_s
+            .store(next.innodb_lock_wait_timeout, Ordering::Release);
+        s.sync_binlog.store(next.sync_binlog, Ordering::Release);
+        s.sync_delay_us
+            .store(next.binlog_group_commit_sync_delay, Ordering::Release);
+        s.sync_no_delay_count.store(
+            next.binlog_group_commit_sync_no_delay_count,
+            Ordering::Release,
+        );
+        s.max_binlog_size
+            .store(next.max_binlog_size, Ordering::Release);
+        s.prepare_flush_per_trx
+            .store(next.quire_prepare_flush_per_trx, Ordering::Release);
+        if let Some(p) = &self.inner.pipeline {
+            p.binlog.set_checksum(next.binlog_checksum);
+            p.binlog.set_server_id(next.server_id);
+        }
+        *cfg = next;
+        Ok(())
+    }
+
+    /// The configuration as it is now (SHOW VARIABLES).
+    pub fn config(&self) -> Config {
+        self.inner.config.lock().clone()
     }
 
     pub fn begin(&self, isolation: Isolation, read_only: bool) -> Txn {

@@ -208,6 +208,8 @@ struct Outcome {
     binlog_fsyncs: u64,
     binlog_commits: u64,
     binlog_groups: u64,
+    trigger_count: u64,
+    trigger_timeout: u64,
     redo_bytes: u64,
     retries: u64,
     max_versions: u64,
@@ -318,6 +320,8 @@ fn run_one(
         binlog_fsyncs: d("Quire_binlog_fsyncs"),
         binlog_commits: d("Binlog_commits"),
         binlog_groups: d("Binlog_group_commits"),
+        trigger_count: d("Binlog_group_commit_trigger_count"),
+        trigger_timeout: d("Binlog_group_commit_trigger_timeout"),
         redo_bytes: d("Innodb_os_log_written"),
         retries: retries.load(Ordering::Relaxed),
         max_versions: max_versions.load(Ordering::Relaxed),
@@ -447,42 +451,58 @@ fn sweep(
         }),
         16,
     ));
-    for (d, n) in [(0u64, 0u64), (10, 10), (50, 10)] {
-        rows.push((
-            format!("delay={d}us no_delay_count={n}"),
-            with(&|c| {
-                c.log_bin = true;
-                c.binlog_group_commit_sync_delay = d;
-                c.binlog_group_commit_sync_no_delay_count = n;
-            }),
-            64,
-        ));
-    }
-    for t in [32usize, 64, 128, 256] {
-        for per in [false, true] {
+    for threads in [16usize, 64] {
+        for (d, n) in [(0u64, 0u64), (10, 10), (50, 10)] {
             rows.push((
-                format!(
-                    "trx_commit=2 sync_binlog=1000 prepare_flush={}",
-                    if per { "PER_TRX" } else { "GROUP" }
-                ),
+                format!("delay={d}us no_delay_count={n}"),
                 with(&|c| {
                     c.log_bin = true;
-                    c.innodb_flush_log_at_trx_commit = 2;
-                    c.sync_binlog = 1000;
-                    c.quire_prepare_flush_per_trx = per;
+                    c.binlog_group_commit_sync_delay = d;
+                    c.binlog_group_commit_sync_no_delay_count = n;
                 }),
-                t,
+                threads,
             ));
         }
     }
+    for (tc, sb, list) in [
+        (2u32, 1000u32, &[32usize, 64, 128, 256][..]),
+        (1, 1, &[64usize][..]),
+    ] {
+        for &t in list {
+            for per in [false, true] {
+                rows.push((
+                    format!(
+                        "trx_commit={tc} sync_binlog={sb} prepare_flush={}",
+                        if per { "PER_TRX" } else { "GROUP" }
+                    ),
+                    with(&|c| {
+                        c.log_bin = true;
+                        c.innodb_flush_log_at_trx_commit = tc;
+                        c.sync_binlog = sb;
+                        c.quire_prepare_flush_per_trx = per;
+                    }),
+                    t,
+                ));
+            }
+        }
+    }
     println!(
-        "{:<48} {:>7} {:>9} {:>9} {:>9} {:>11} {:>11} {:>10}",
-        "setting", "threads", "tps", "p50_us", "p99_us", "redo_fs/s", "binlog_fs/s", "group_size"
+        "{:<48} {:>7} {:>9} {:>9} {:>9} {:>11} {:>11} {:>10} {:>9} {:>9}",
+        "setting",
+        "threads",
+        "tps",
+        "p50_us",
+        "p99_us",
+        "redo_fs/s",
+        "binlog_fs/s",
+        "group_size",
+        "trig_cnt",
+        "trig_tmo"
     );
     for (label, cfg, threads) in rows {
         let o = run_one(&cfg, threads, a.seconds, a.rows, w)?;
         println!(
-            "{:<48} {:>7} {:>9.0} {:>9.0} {:>9.0} {:>11.0} {:>11.0} {:>10.2}",
+            "{:<48} {:>7} {:>9.0} {:>9.0} {:>9.0} {:>11.0} {:>11.0} {:>10.2} {:>9} {:>9}",
             label,
             threads,
             o.tps(),
@@ -490,7 +510,9 @@ fn sweep(
             o.us(0.99),
             o.redo_fsyncs as f64 / o.secs,
             o.binlog_fsyncs as f64 / o.secs,
-            o.group_size()
+            o.group_size(),
+            o.trigger_count,
+            o.trigger_timeout
         );
     }
     Ok(ExitCode::SUCCESS)

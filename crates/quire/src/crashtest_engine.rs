@@ -55,6 +55,8 @@ struct Commit {
     xid: u64,
     writes: Vec<(u8, Vec<u8>, Option<Vec<Value>>)>,
     acked_at: Option<Instant>,
+    /// Why an in-doubt commit failed.
+    err: Option<String>,
 }
 
 #[derive(Default)]
@@ -251,6 +253,7 @@ pub fn run(
     let mut pending: Vec<Commit> = Vec::new();
     let mut crash_at = Instant::now();
     let mut crashed_in_process_mode = false;
+    let mut last_rec;
 
     while tot.crashes < crashes {
         let crash_in_recovery = rng.chance(0.08);
@@ -273,7 +276,10 @@ pub fn run(
                 );
                 break;
             }
-            Ok((e, _)) => e,
+            Ok((e, r)) => {
+                last_rec = r;
+                e
+            }
         };
         sim.disarm();
         let (acc, items) = (e.table("bank", "accounts")?, e.table("bank", "items")?);
@@ -355,6 +361,62 @@ pub fn run(
                     problems.push(format!(
                         "state differs from the commits up to LSN {recovered_end}: {missing} rows missing, {extra} extra, {differ} different"
                     ));
+                    if verbose {
+                        println!(
+                            "  engine recovery: prepared_committed={} rolled_back={} binlog_truncated={} commits_replayed={}",
+                            last_rec.prepared_committed,
+                            last_rec.prepared_rolled_back,
+                            last_rec.binlog_truncated_bytes,
+                            last_rec.commits_replayed
+                        );
+                        if let Some(index) = sim.file_bytes(&cfg.datadir.join("binlog.index")) {
+                            for line in String::from_utf8_lossy(&index).lines().rev().take(3) {
+                                let name = line.trim().trim_start_matches("./");
+                                let b = sim.file_bytes(&cfg.datadir.join(name)).unwrap_or_default();
+                                let p = quire_engine::binlog::format::parse_events(&b);
+                                println!(
+                                    "  {name}: len={} xids={:?} complete_end={} err={:?}",
+                                    b.len(),
+                                    p.xids.iter().rev().take(4).collect::<Vec<_>>(),
+                                    p.complete_tx_end,
+                                    p.error
+                                );
+                            }
+                        }
+                        for (k, v) in got
+                            .iter()
+                            .filter(|(k, v)| expect.get(*k).is_some_and(|x| x != *v))
+                            .take(2)
+                        {
+                            println!(
+                                "  row {:?}: got {:?} expected {:?} base {:?}",
+                                k,
+                                v,
+                                expect.get(k),
+                                base.get(k)
+                            );
+                            for c in pending
+                                .iter()
+                                .filter(|c| c.writes.iter().any(|w| (w.0, &w.1) == (k.0, &k.1)))
+                            {
+                                let w = c
+                                    .writes
+                                    .iter()
+                                    .find(|w| (w.0, &w.1) == (k.0, &k.1))
+                                    .map(|w| w.2.clone());
+                                println!(
+                                    "    xid {} key {} in_binlog {} durable {} acked {} err {:?} wrote {:?}",
+                                    c.xid,
+                                    c.csn,
+                                    in_binlog.contains(&c.xid),
+                                    c.csn <= recovered_end,
+                                    c.acked_at.is_some(),
+                                    c.err,
+                                    w
+                                );
+                            }
+                        }
+                    }
                 }
                 let total: i64 = got
                     .iter()
@@ -576,13 +638,15 @@ fn one(
             xid,
             writes,
             acked_at: Some(Instant::now()),
+            err: None,
         })),
         // In doubt: logged, not acknowledged.
-        (Some(csn), Err(_)) => Ok(Some(Commit {
+        (Some(csn), Err(e)) => Ok(Some(Commit {
             csn,
             xid,
             writes,
             acked_at: None,
+            err: Some(e.to_string()),
         })),
         (None, _) => Err(Stop),
     }

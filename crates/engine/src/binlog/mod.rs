@@ -67,6 +67,10 @@ pub(crate) struct Active {
     pub pos: u64,
     /// Bytes written out ahead (zeros) from the start of the file.
     pub alloc: u64,
+    /// Whether this file's events carry CRC32 (fixed by its
+    /// FORMAT_DESCRIPTION; a changed binlog_checksum applies from the next
+    /// file on).
+    pub checksum: bool,
 }
 
 /// The active file is written out with zeros this far ahead of its end, so
@@ -166,23 +170,14 @@ impl Binlog {
         Ok(())
     }
 
-    /// Opens the binary log: scans and repairs the last file, then starts
-    /// a new one.
-    pub fn open(vfs: Arc<dyn Vfs>, cfg: BinlogConfig) -> Result<(Binlog, BinlogRecovery)> {
+    /// Start-up, step 1: scans the last file of the index, cuts a partial
+    /// transaction off its end and marks it closed. Nothing new is created,
+    /// so a crash before step 2 finds the same last file again.
+    pub fn recover(vfs: &Arc<dyn Vfs>, cfg: &BinlogConfig) -> Result<BinlogRecovery> {
         vfs.create_dir_all(&cfg.dir).map_err(io)?;
-        let mut names = Binlog::read_index(&vfs, &cfg)?;
+        let names = Binlog::read_index(vfs, cfg)?;
         let mut rec = BinlogRecovery::default();
-        let mut seq = 0u32;
         if let Some(last) = names.last().cloned() {
-            seq = last
-                .rsplit('.')
-                .next()
-                .and_then(|n| n.parse().ok())
-                .ok_or_else(|| {
-                    EngineError::internal(format!(
-                        "binlog index names a file '{last}' without a sequence number"
-                    ))
-                })?;
             let p = cfg.dir.join(&last);
             if vfs.exists(&p).map_err(io)? {
                 let f = vfs
@@ -198,7 +193,8 @@ impl Binlog {
                     .complete_tx_end
                     .max(if parsed.valid_end > 0 { 4 } else { 0 });
                 if keep < len {
-                    // A partial transaction (or garbage) at the end: cut it.
+                    // A partial transaction, or the preallocated zeros of
+                    // the active file: cut.
                     f.set_len(keep).map_err(io)?;
                     rec.truncated_bytes = len - keep;
                 }
@@ -210,12 +206,31 @@ impl Binlog {
                 f.sync().map_err(io)?;
             }
         }
-        seq += 1;
+        Ok(rec)
+    }
+
+    /// Start-up, step 2 (after the engine has made recovery durable):
+    /// starts the next file, as MySQL does at every start.
+    pub fn start(vfs: Arc<dyn Vfs>, cfg: BinlogConfig) -> Result<Binlog> {
+        let mut names = Binlog::read_index(&vfs, &cfg)?;
+        let seq = match names.last() {
+            Some(last) => last
+                .rsplit('.')
+                .next()
+                .and_then(|n| n.parse::<u32>().ok())
+                .ok_or_else(|| {
+                    EngineError::internal(format!(
+                        "binlog index names a file '{last}' without a sequence number"
+                    ))
+                })?,
+            None => 0,
+        } + 1;
         let name = Binlog::file_name(&cfg.stem, seq);
         let (file, pos) = Binlog::create_file(&vfs, &cfg, &name, true)?;
         names.push(name.clone());
         Binlog::write_index(&vfs, &cfg, &names)?;
-        let b = Binlog {
+        let checksum = cfg.checksum;
+        Ok(Binlog {
             vfs,
             cfg: Mutex::new(cfg),
             active: Mutex::new(Active {
@@ -224,13 +239,13 @@ impl Binlog {
                 seq,
                 pos,
                 alloc: pos,
+                checksum,
             }),
             synced_pos: AtomicU64::new(pos),
             synced_seq: AtomicU64::new(seq as u64),
             bytes_written: AtomicU64::new(pos),
             fsyncs: AtomicU64::new(1),
-        };
-        Ok((b, rec))
+        })
     }
 
     /// A new file with MAGIC and FORMAT_DESCRIPTION, synced.
@@ -255,10 +270,17 @@ impl Binlog {
         Ok((f, bytes.len() as u64))
     }
 
-    /// The event writer for the current settings.
+    /// The event writer for the active file (its checksum setting, the
+    /// current server_id).
     pub fn writer(&self) -> EventWriter {
-        let c = self.cfg.lock();
-        EventWriter::new(c.server_id, c.checksum)
+        let checksum = self.active.lock().checksum;
+        self.writer_for(checksum)
+    }
+
+    /// The event writer for a file whose checksum setting is known (callers
+    /// holding the `active` lock use this).
+    pub(crate) fn writer_for(&self, checksum: bool) -> EventWriter {
+        EventWriter::new(self.cfg.lock().server_id, checksum)
     }
 
     pub fn set_checksum(&self, on: bool) {
@@ -325,7 +347,7 @@ impl Binlog {
     /// caller has made every transaction of the active file decided in
     /// the redo log first.
     pub(crate) fn rotate_locked(&self, a: &mut Active) -> Result<()> {
-        let w = self.writer();
+        let w = self.writer_for(a.checksum);
         let next = Binlog::file_name(&self.cfg.lock().stem, a.seq + 1);
         let ev = w.rotate(a.pos, now_s(), &next);
         let pos = a.pos;
@@ -350,6 +372,7 @@ impl Binlog {
             seq: a.seq + 1,
             pos: npos,
             alloc: npos,
+            checksum: cfg.checksum,
         };
         self.synced_pos.store(npos, Ordering::Release);
         self.synced_seq.store(a.seq as u64, Ordering::Release);
@@ -359,7 +382,7 @@ impl Binlog {
     /// Writes STOP to the active file and marks it closed (clean shutdown).
     pub fn close(&self) -> Result<()> {
         let mut a = self.active.lock();
-        let ev = self.writer().stop(a.pos, now_s());
+        let ev = self.writer_for(a.checksum).stop(a.pos, now_s());
         let pos = a.pos;
         a.file.write_at(&ev, pos).map_err(io)?;
         a.pos += ev.len() as u64;
