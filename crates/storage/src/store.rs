@@ -98,6 +98,8 @@ pub struct Shared {
     /// Checkpoint pins: start LSNs of engine frames whose page changes are
     /// still being applied. The checkpoint never passes the smallest.
     pins: Mutex<std::collections::BTreeMap<Lsn, u32>>,
+    /// Serialises checkpoint computation and writing.
+    checkpoint_lock: Mutex<()>,
 }
 
 impl std::fmt::Debug for Shared {
@@ -156,6 +158,10 @@ impl Shared {
 
     /// Moves the checkpoint to the oldest modification still unflushed.
     pub fn make_checkpoint(&self) -> Result<()> {
+        // One at a time: the cleaner and a writer at the sync point may both
+        // get here, and a checkpoint computed earlier must never be written
+        // after a newer one (checkpoints only move forward).
+        let _one = self.checkpoint_lock.lock();
         // Read the LSN first: an mtr appended after this read has its pages
         // on the flush list before the next read sees the list.
         let lsn = self.log.lsn();
@@ -398,6 +404,7 @@ impl Store {
             cleaner: cleaner::Signal::default(),
             shutdown: AtomicBool::new(false),
             pins: Mutex::new(std::collections::BTreeMap::new()),
+            checkpoint_lock: Mutex::new(()),
         });
         if create {
             bootstrap(&shared)?;

@@ -1,0 +1,351 @@
+//! # DDL: CREATE TABLE / CREATE INDEX to catalog definitions
+//!
+//! MySQL column types are read from the text of `sqlparser`'s data type
+//! (its `Display` output), which is stable across the parser's many
+//! type variants: the base word, an optional `(n[,m])` and UNSIGNED decide
+//! the engine's [`ColumnType`]. Column options give NOT NULL / NULL,
+//! DEFAULT (coerced to the column's type; a bad default is error 1067),
+//! AUTO_INCREMENT, PRIMARY KEY, UNIQUE; table constraints give PRIMARY KEY,
+//! UNIQUE and KEY/INDEX. Table options (ENGINE=..., CHARSET=...) are
+//! accepted and ignored: every table is an InnoDB-like clustered table.
+
+use quire_engine::types::coerce;
+use quire_engine::{ColumnDef, ColumnType, EngineError, Value};
+use sqlparser::ast::{self, ColumnOption, CreateTable, TableConstraint};
+use sqlparser::tokenizer::Token;
+
+use crate::expr::{literal, number_literal};
+use crate::SqlResult;
+
+/// The numbers in the first `( .. )` of a type text.
+pub fn paren_numbers(s: &str) -> (Option<u64>, Option<u64>) {
+    let Some(open) = s.find('(') else {
+        return (None, None);
+    };
+    let inner = &s[open + 1..];
+    let inner = &inner[..inner.find(')').unwrap_or(inner.len())];
+    let mut it = inner.split(',').map(|x| x.trim().parse::<u64>().ok());
+    (it.next().flatten(), it.next().flatten())
+}
+
+/// MySQL type text -> engine type.
+pub fn column_type(dt: &ast::DataType) -> SqlResult<ColumnType> {
+    let s = dt.to_string().to_ascii_uppercase();
+    let base = s.split(['(', ' ']).next().unwrap_or("").to_string();
+    let unsigned = s.contains("UNSIGNED");
+    let (a, b) = paren_numbers(&s);
+    let bad = || EngineError::not_supported(format!("column type {s}"));
+    let len32 = |d: u64| -> SqlResult<u32> { u32::try_from(a.unwrap_or(d)).map_err(|_| bad()) };
+    let ty = match base.as_str() {
+        "TINYINT" | "BOOL" | "BOOLEAN" => ColumnType::TinyInt { unsigned },
+        "SMALLINT" => ColumnType::SmallInt { unsigned },
+        "MEDIUMINT" => ColumnType::MediumInt { unsigned },
+        "INT" | "INTEGER" | "INT4" => ColumnType::Int { unsigned },
+        "BIGINT" | "INT8" => ColumnType::BigInt { unsigned },
+        "SERIAL" => ColumnType::BigInt { unsigned: true },
+        "DECIMAL" | "NUMERIC" | "DEC" | "FIXED" => ColumnType::Decimal {
+            precision: u8::try_from(a.unwrap_or(10)).map_err(|_| bad())?,
+            scale: u8::try_from(b.unwrap_or(0)).map_err(|_| bad())?,
+        },
+        "FLOAT" => {
+            if a.is_some_and(|p| p > 24) {
+                ColumnType::Double
+            } else {
+                ColumnType::Float
+            }
+        }
+        "DOUBLE" | "REAL" => ColumnType::Double,
+        "CHAR" | "CHARACTER" | "NCHAR" => {
+            if s.contains("VARYING") {
+                ColumnType::Varchar { len: len32(255)? }
+            } else {
+                ColumnType::Char { len: len32(1)? }
+            }
+        }
+        "VARCHAR" | "NVARCHAR" | "VARCHARACTER" => match a {
+            Some(_) => ColumnType::Varchar { len: len32(0)? },
+            None => {
+                return Err(crate::parse::syntax_error(&s));
+            }
+        },
+        "TINYTEXT" => ColumnType::Text {
+            max_bytes: ColumnType::TINY_BYTES,
+        },
+        "TEXT" => ColumnType::Text {
+            max_bytes: match a {
+                Some(n) => ColumnType::lob_limit_for(n).ok_or_else(bad)?,
+                None => ColumnType::REGULAR_BYTES,
+            },
+        },
+        "MEDIUMTEXT" => ColumnType::Text {
+            max_bytes: ColumnType::MEDIUM_BYTES,
+        },
+        "LONGTEXT" => ColumnType::Text {
+            max_bytes: ColumnType::LONG_BYTES,
+        },
+        "TINYBLOB" => ColumnType::Blob {
+            max_bytes: ColumnType::TINY_BYTES,
+        },
+        "BLOB" => ColumnType::Blob {
+            max_bytes: match a {
+                Some(n) => ColumnType::lob_limit_for(n).ok_or_else(bad)?,
+                None => ColumnType::REGULAR_BYTES,
+            },
+        },
+        "MEDIUMBLOB" => ColumnType::Blob {
+            max_bytes: ColumnType::MEDIUM_BYTES,
+        },
+        "LONGBLOB" => ColumnType::Blob {
+            max_bytes: ColumnType::LONG_BYTES,
+        },
+        "BINARY" => ColumnType::Binary { len: len32(1)? },
+        "VARBINARY" => match a {
+            Some(_) => ColumnType::VarBinary { len: len32(0)? },
+            None => return Err(crate::parse::syntax_error(&s)),
+        },
+        "DATE" => ColumnType::Date,
+        "DATETIME" => ColumnType::DateTime {
+            fsp: u8::try_from(a.unwrap_or(0)).map_err(|_| bad())?,
+        },
+        "TIMESTAMP" => ColumnType::Timestamp {
+            fsp: u8::try_from(a.unwrap_or(0)).map_err(|_| bad())?,
+        },
+        _ => return Err(bad()),
+    };
+    ty.validate("column")?;
+    Ok(ty)
+}
+
+/// A CREATE TABLE turned into engine arguments.
+pub struct TableSpec {
+    pub name: String,
+    pub db: Option<String>,
+    pub columns: Vec<ColumnDef>,
+    pub primary: Vec<usize>,
+    pub indexes: Vec<(String, bool, Vec<usize>)>,
+    pub if_not_exists: bool,
+}
+
+fn default_value(e: &ast::Expr) -> SqlResult<Value> {
+    match e {
+        ast::Expr::Value(v) => literal(&v.value, &[]),
+        ast::Expr::UnaryOp {
+            op: ast::UnaryOperator::Minus,
+            expr,
+        } => match &**expr {
+            ast::Expr::Value(v) => match &v.value {
+                ast::Value::Number(n, _) => number_literal(&format!("-{n}")),
+                _ => Err(EngineError::not_supported("this DEFAULT expression")),
+            },
+            _ => Err(EngineError::not_supported("this DEFAULT expression")),
+        },
+        ast::Expr::Nested(x) => default_value(x),
+        other => Err(EngineError::not_supported(format!(
+            "DEFAULT {}",
+            other.to_string().chars().take(40).collect::<String>()
+        ))),
+    }
+}
+
+pub fn table_spec(ct: &CreateTable) -> SqlResult<TableSpec> {
+    if ct.query.is_some() {
+        return Err(EngineError::not_supported("CREATE TABLE ... SELECT"));
+    }
+    if ct.like.is_some() {
+        return Err(EngineError::not_supported("CREATE TABLE ... LIKE"));
+    }
+    if ct.temporary {
+        return Err(EngineError::not_supported("temporary tables"));
+    }
+    let (db, name) = crate::exec::split_name(&ct.name)?;
+    let mut columns = Vec::new();
+    let mut primary: Vec<usize> = Vec::new();
+    let mut indexes: Vec<(String, bool, Vec<usize>)> = Vec::new();
+    for c in &ct.columns {
+        let ty = column_type(&c.data_type)?;
+        let mut nullable = true;
+        let mut default = None;
+        let mut auto_increment = false;
+        let mut default_expr = None;
+        for o in &c.options {
+            match &o.option {
+                ColumnOption::Null => nullable = true,
+                ColumnOption::NotNull => nullable = false,
+                ColumnOption::Default(e) => default_expr = Some(e.clone()),
+                ColumnOption::Unique { is_primary, .. } => {
+                    if *is_primary {
+                        primary = vec![columns.len()];
+                        nullable = false;
+                    } else {
+                        indexes.push((c.name.value.clone(), true, vec![columns.len()]));
+                    }
+                }
+                ColumnOption::DialectSpecific(toks) => {
+                    let text: Vec<String> = toks
+                        .iter()
+                        .map(|t| t.to_string().to_ascii_uppercase())
+                        .collect();
+                    if text.iter().any(|t| t == "AUTO_INCREMENT") {
+                        auto_increment = true;
+                    } else if !toks.iter().all(|t| matches!(t, Token::Word(_))) {
+                        return Err(EngineError::not_supported(format!(
+                            "column option {}",
+                            text.join(" ")
+                        )));
+                    }
+                }
+                ColumnOption::CharacterSet(_)
+                | ColumnOption::Collation(_)
+                | ColumnOption::Comment(_)
+                | ColumnOption::OnUpdate(_) => {}
+                other => return Err(EngineError::not_supported(format!("column option {other}"))),
+            }
+        }
+        if let Some(e) = default_expr {
+            let v = match &e {
+                ast::Expr::Identifier(i)
+                    if i.value.eq_ignore_ascii_case("CURRENT_TIMESTAMP") && ty.is_temporal() =>
+                {
+                    None
+                }
+                ast::Expr::Function(f)
+                    if f.name.to_string().eq_ignore_ascii_case("CURRENT_TIMESTAMP")
+                        || f.name.to_string().eq_ignore_ascii_case("NOW") =>
+                {
+                    None
+                }
+                _ => Some(default_value(&e)?),
+            };
+            if let Some(v) = v {
+                let v = if v.is_null() {
+                    if !nullable {
+                        return Err(EngineError::new(
+                            1067,
+                            "42000",
+                            format!("Invalid default value for '{}'", c.name.value),
+                        ));
+                    }
+                    Value::Null
+                } else {
+                    coerce(v, &ty, nullable, &c.name.value, 1).map_err(|_| {
+                        EngineError::new(
+                            1067,
+                            "42000",
+                            format!("Invalid default value for '{}'", c.name.value),
+                        )
+                    })?
+                };
+                default = Some(v);
+            }
+        }
+        if columns
+            .iter()
+            .any(|x: &ColumnDef| x.name.eq_ignore_ascii_case(&c.name.value))
+        {
+            return Err(EngineError::new(
+                1060,
+                "42S21",
+                format!("Duplicate column name '{}'", c.name.value),
+            ));
+        }
+        columns.push(ColumnDef {
+            name: c.name.value.clone(),
+            ty,
+            nullable,
+            default,
+            auto_increment,
+        });
+    }
+    let pos = |cols: &[ast::Ident]| -> SqlResult<Vec<usize>> {
+        cols.iter()
+            .map(|i| {
+                columns
+                    .iter()
+                    .position(|c| c.name.eq_ignore_ascii_case(&i.value))
+                    .ok_or_else(|| {
+                        EngineError::new(
+                            1072,
+                            "42000",
+                            format!("Key column '{}' doesn't exist in table", i.value),
+                        )
+                    })
+            })
+            .collect()
+    };
+    for c in &ct.constraints {
+        match c {
+            TableConstraint::PrimaryKey { columns: cs, .. } => {
+                if !primary.is_empty() {
+                    return Err(EngineError::new(
+                        1068,
+                        "42000",
+                        "Multiple primary key defined",
+                    ));
+                }
+                primary = pos(cs)?;
+            }
+            TableConstraint::Unique {
+                name,
+                index_name,
+                columns: cs,
+                ..
+            } => {
+                let p = pos(cs)?;
+                let n = index_name
+                    .as_ref()
+                    .or(name.as_ref())
+                    .map(|i| i.value.clone())
+                    .unwrap_or_else(|| columns[p[0]].name.clone());
+                indexes.push((n, true, p));
+            }
+            TableConstraint::Index {
+                name, columns: cs, ..
+            } => {
+                let p = pos(cs)?;
+                let n = name
+                    .as_ref()
+                    .map(|i| i.value.clone())
+                    .unwrap_or_else(|| columns[p[0]].name.clone());
+                indexes.push((n, false, p));
+            }
+            TableConstraint::ForeignKey { .. } | TableConstraint::Check { .. } => {
+                // Accepted, not enforced (as the design's non-goals say).
+            }
+            TableConstraint::FulltextOrSpatial { .. } => {
+                return Err(EngineError::not_supported("FULLTEXT/SPATIAL indexes"))
+            }
+        }
+    }
+    for &p in &primary {
+        columns[p].nullable = false;
+    }
+    // Auto-generated index names must be unique: name_2, name_3, ...
+    let mut seen: Vec<String> = Vec::new();
+    for (n, _, _) in indexes.iter_mut() {
+        let base = n.clone();
+        let mut k = 2;
+        while seen.iter().any(|s| s.eq_ignore_ascii_case(n)) {
+            *n = format!("{base}_{k}");
+            k += 1;
+        }
+        seen.push(n.clone());
+    }
+    if let Some(ai) = columns.iter().position(|c| c.auto_increment) {
+        let keyed = primary.first() == Some(&ai) || indexes.iter().any(|(_, _, c)| c[0] == ai);
+        if !keyed {
+            return Err(EngineError::new(
+                1075,
+                "42000",
+                "Incorrect table definition; there can be only one auto column and it must be defined as a key",
+            ));
+        }
+    }
+    Ok(TableSpec {
+        name,
+        db,
+        columns,
+        primary,
+        indexes,
+        if_not_exists: ct.if_not_exists,
+    })
+}

@@ -1,0 +1,2012 @@
+//! # Expressions: compile once per execution, evaluate per row
+//!
+//! `sqlparser`'s expression tree is compiled into [`E`], a small tree whose
+//! column references are already positions in the row being evaluated
+//! (the concatenation of every FROM source's columns, see `exec.rs`), whose
+//! placeholders are already the bound parameter values, and whose
+//! session-dependent parts (`@@variables`, `DATABASE()`, `NOW()`,
+//! `LAST_INSERT_ID()`) are already constants. Unknown columns (1054),
+//! ambiguous ones (1052) and unsupported syntax (1235) are found here,
+//! before any row is read.
+//!
+//! Aggregate calls (COUNT, SUM, AVG, MIN, MAX, GROUP_CONCAT) are collected
+//! into a list of [`AggSpec`]s while compiling a select list, HAVING or
+//! ORDER BY; the compiled expression reads the aggregate's result by index
+//! ([`E::Agg`]).
+//!
+//! Evaluation follows MySQL's rules where they matter for results:
+//! three-valued logic with NULL, integer arithmetic in 64 bits with
+//! overflow error 1690, exact DECIMAL arithmetic (division adds
+//! `div_precision_increment` = 4 digits of scale), doubles when a float or a
+//! string is involved, comparisons through the engine's `compare` (the
+//! conversion rules of MySQL), LIKE with `%`, `_` and backslash escapes
+//! over bytes (binary collation). [`infer`] gives the type MySQL reports
+//! for a result column.
+
+use std::cmp::Ordering;
+
+use quire_engine::types::{compare, DateTime, Decimal};
+use quire_engine::{ColumnType, EngineError, Value};
+use sqlparser::ast::{
+    self, BinaryOperator, CastKind, DataType, DuplicateTreatment, Expr, FunctionArg,
+    FunctionArgExpr, FunctionArguments, UnaryOperator,
+};
+
+use crate::parse::Scope;
+use crate::SqlResult;
+
+/// One column of the row an expression is evaluated on.
+#[derive(Debug, Clone)]
+pub struct ColInfo {
+    /// Table alias (or table name) the column is reached through.
+    pub table: String,
+    pub org_table: String,
+    pub db: String,
+    pub name: String,
+    pub org_name: String,
+    pub ty: ColumnType,
+    pub nullable: bool,
+}
+
+/// Session-derived values an expression may read.
+pub trait Env {
+    fn sysvar(&self, name: &str, scope: Scope) -> SqlResult<Value>;
+    fn uservar(&self, name: &str) -> Value;
+    fn database(&self) -> Option<String>;
+    fn user(&self) -> String;
+    fn last_insert_id(&self) -> u64;
+    fn connection_id(&self) -> u64;
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AggKind {
+    CountStar,
+    Count,
+    Sum,
+    Avg,
+    Min,
+    Max,
+    GroupConcat,
+    BitAnd,
+    BitOr,
+}
+
+#[derive(Debug, Clone)]
+pub struct AggSpec {
+    pub kind: AggKind,
+    pub arg: Option<E>,
+    pub distinct: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Arith {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    IntDiv,
+    Mod,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cmp {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    NullSafeEq,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum F {
+    Concat,
+    ConcatWs,
+    Length,
+    CharLength,
+    Upper,
+    Lower,
+    Coalesce,
+    IfNull,
+    If,
+    NullIf,
+    Abs,
+    Round,
+    Truncate,
+    Floor,
+    Ceil,
+    Mod,
+    Substring,
+    Trim,
+    LTrim,
+    RTrim,
+    Replace,
+    Left,
+    Right,
+    Greatest,
+    Least,
+    Hex,
+    Repeat,
+    Reverse,
+    Locate,
+    Lpad,
+    Rpad,
+    Sign,
+    Pow,
+    Sqrt,
+    Rand,
+    Crc32,
+    Md5,
+}
+
+/// A compiled expression.
+#[derive(Debug, Clone)]
+pub enum E {
+    Lit(Value),
+    Col(usize),
+    Agg(usize),
+    Neg(Box<E>),
+    Not(Box<E>),
+    Arith(Arith, Box<E>, Box<E>),
+    Cmp(Cmp, Box<E>, Box<E>),
+    And(Box<E>, Box<E>),
+    Or(Box<E>, Box<E>),
+    Xor(Box<E>, Box<E>),
+    IsNull(Box<E>, bool),
+    IsBool(Box<E>, bool, bool),
+    Between(Box<E>, Box<E>, Box<E>, bool),
+    InList(Box<E>, Vec<E>, bool),
+    Like(Box<E>, Box<E>, bool, u8),
+    Func(F, Vec<E>),
+    Case(Option<Box<E>>, Vec<(E, E)>, Option<Box<E>>),
+    Cast(Box<E>, ColumnType),
+}
+
+pub fn err_unknown_column(name: &str, clause: &str) -> EngineError {
+    EngineError::new(
+        1054,
+        "42S22",
+        format!("Unknown column '{name}' in '{clause}'"),
+    )
+}
+
+fn err_range(what: &str) -> EngineError {
+    EngineError::new(
+        1690,
+        "22003",
+        format!("BIGINT value is out of range in '{what}'"),
+    )
+}
+
+/// Compiles sqlparser expressions against a row layout.
+pub struct Compiler<'a> {
+    pub cols: &'a [ColInfo],
+    pub params: &'a [Value],
+    pub env: &'a dyn Env,
+    /// Where aggregates go; None = aggregates not allowed here.
+    pub aggs: Option<&'a mut Vec<AggSpec>>,
+    /// For error messages: 'field list', 'where clause', ...
+    pub clause: &'static str,
+    pub now: DateTime,
+    /// `VALUES(col)` of INSERT ... ON DUPLICATE KEY UPDATE: where the new
+    /// row's columns start in the evaluated row.
+    pub values_offset: Option<usize>,
+    /// Select-list aliases visible to HAVING / ORDER BY expressions.
+    pub aliases: Option<(&'a [String], &'a [E])>,
+}
+
+fn ident_eq(a: &str, b: &str) -> bool {
+    a.eq_ignore_ascii_case(b)
+}
+
+pub fn now_utc() -> DateTime {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0);
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    // civil_from_days (H. Hinnant)
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = if m <= 2 { y + 1 } else { y };
+    DateTime::new(
+        y as u32,
+        m as u32,
+        d as u32,
+        (rem / 3600) as u32,
+        ((rem % 3600) / 60) as u32,
+        (rem % 60) as u32,
+        0,
+    )
+    .or_else(|| DateTime::new(1970, 1, 1, 0, 0, 0, 0))
+    .expect("the epoch is a valid date")
+}
+
+pub fn number_literal(s: &str) -> SqlResult<Value> {
+    if s.contains(['e', 'E']) {
+        return s
+            .parse::<f64>()
+            .map(Value::Double)
+            .map_err(|_| crate::parse::syntax_error(s));
+    }
+    if !s.contains('.') {
+        if let Ok(i) = s.parse::<i64>() {
+            return Ok(Value::Int(i));
+        }
+        if let Ok(u) = s.parse::<u64>() {
+            return Ok(Value::UInt(u));
+        }
+    }
+    s.parse::<Decimal>()
+        .map(Value::Decimal)
+        .map_err(|_| crate::parse::syntax_error(s))
+}
+
+pub fn literal(v: &ast::Value, params: &[Value]) -> SqlResult<Value> {
+    use ast::Value as V;
+    Ok(match v {
+        V::Number(s, _) => number_literal(s)?,
+        V::SingleQuotedString(s)
+        | V::DoubleQuotedString(s)
+        | V::NationalStringLiteral(s)
+        | V::EscapedStringLiteral(s)
+        | V::SingleQuotedRawStringLiteral(s)
+        | V::DoubleQuotedRawStringLiteral(s)
+        | V::TripleSingleQuotedString(s)
+        | V::TripleDoubleQuotedString(s) => Value::text(s),
+        V::SingleQuotedByteStringLiteral(s) | V::DoubleQuotedByteStringLiteral(s) => Value::text(s),
+        V::HexStringLiteral(h) => {
+            let h = if h.len() % 2 == 1 {
+                format!("0{h}")
+            } else {
+                h.clone()
+            };
+            let mut out = Vec::with_capacity(h.len() / 2);
+            for i in (0..h.len()).step_by(2) {
+                let b = u8::from_str_radix(h.get(i..i + 2).unwrap_or("zz"), 16)
+                    .map_err(|_| crate::parse::syntax_error(&h))?;
+                out.push(b);
+            }
+            Value::Bytes(out)
+        }
+        V::Boolean(b) => Value::Int(i64::from(*b)),
+        V::Null => Value::Null,
+        V::Placeholder(p) => {
+            let n: usize = p
+                .trim_start_matches('?')
+                .parse()
+                .map_err(|_| EngineError::not_supported(format!("placeholder {p}")))?;
+            params.get(n.wrapping_sub(1)).cloned().ok_or_else(|| {
+                EngineError::new(1210, "HY000", "Incorrect arguments to mysqld_stmt_execute")
+            })?
+        }
+        other => return Err(EngineError::not_supported(format!("literal {other}"))),
+    })
+}
+
+fn func_name(f: &ast::Function) -> String {
+    f.name
+        .0
+        .last()
+        .and_then(|p| p.as_ident())
+        .map(|i| i.value.to_ascii_uppercase())
+        .unwrap_or_default()
+}
+
+impl Compiler<'_> {
+    fn err_clause(&self, name: &str) -> EngineError {
+        err_unknown_column(name, self.clause)
+    }
+
+    pub fn resolve(&self, qual: Option<&str>, db: Option<&str>, name: &str) -> SqlResult<usize> {
+        let mut found = None;
+        for (i, c) in self.cols.iter().enumerate() {
+            if !ident_eq(&c.name, name) {
+                continue;
+            }
+            if let Some(q) = qual {
+                if !ident_eq(&c.table, q) {
+                    continue;
+                }
+            }
+            if let Some(d) = db {
+                if !ident_eq(&c.db, d) {
+                    continue;
+                }
+            }
+            if found.is_some() {
+                return Err(EngineError::new(
+                    1052,
+                    "23000",
+                    format!("Column '{name}' in {} is ambiguous", self.clause),
+                ));
+            }
+            found = Some(i);
+        }
+        found.ok_or_else(|| {
+            let full = match (db, qual) {
+                (Some(d), Some(q)) => format!("{d}.{q}.{name}"),
+                (None, Some(q)) => format!("{q}.{name}"),
+                _ => name.to_string(),
+            };
+            self.err_clause(&full)
+        })
+    }
+
+    pub fn compile(&mut self, e: &Expr) -> SqlResult<E> {
+        Ok(match e {
+            Expr::Identifier(id) => {
+                let v = &id.value;
+                if id.quote_style.is_none() {
+                    if let Some(rest) = v.strip_prefix("@@") {
+                        return Ok(E::Lit(self.env.sysvar(rest, Scope::Session)?));
+                    }
+                    if let Some(rest) = v.strip_prefix('@') {
+                        return Ok(E::Lit(self.env.uservar(rest)));
+                    }
+                }
+                match self.resolve(None, None, v) {
+                    Ok(i) => E::Col(i),
+                    Err(err) => {
+                        if let Some((names, exprs)) = self.aliases {
+                            if let Some(k) = names.iter().position(|a| a.eq_ignore_ascii_case(v)) {
+                                if let Some(e) = exprs.get(k) {
+                                    return Ok(e.clone());
+                                }
+                            }
+                        }
+                        if id.quote_style.is_none() {
+                            if let Some(c) = self.niladic(v) {
+                                return Ok(c);
+                            }
+                        }
+                        return Err(err);
+                    }
+                }
+            }
+            Expr::CompoundIdentifier(parts) => {
+                let names: Vec<&str> = parts.iter().map(|p| p.value.as_str()).collect();
+                match names.as_slice() {
+                    [q, n] if q.starts_with("@@") => {
+                        let scope = match q.to_ascii_lowercase().as_str() {
+                            "@@global" | "@@persist" => Scope::Global,
+                            _ => Scope::Session,
+                        };
+                        E::Lit(self.env.sysvar(n, scope)?)
+                    }
+                    [t, c] => E::Col(self.resolve(Some(t), None, c)?),
+                    [d, t, c] => E::Col(self.resolve(Some(t), Some(d), c)?),
+                    _ => return Err(self.err_clause(&e.to_string())),
+                }
+            }
+            Expr::Value(v) => E::Lit(literal(&v.value, self.params)?),
+            Expr::TypedString { data_type, value } => {
+                let v = literal(value, self.params)?;
+                let ty = cast_type(data_type)?;
+                E::Cast(Box::new(E::Lit(v)), ty)
+            }
+            Expr::IntroducedString { value, .. } => E::Lit(literal(value, self.params)?),
+            Expr::Nested(x) => self.compile(x)?,
+            Expr::IsNull(x) => E::IsNull(Box::new(self.compile(x)?), false),
+            Expr::IsNotNull(x) => E::IsNull(Box::new(self.compile(x)?), true),
+            Expr::IsTrue(x) => E::IsBool(Box::new(self.compile(x)?), true, false),
+            Expr::IsNotTrue(x) => E::IsBool(Box::new(self.compile(x)?), true, true),
+            Expr::IsFalse(x) => E::IsBool(Box::new(self.compile(x)?), false, false),
+            Expr::IsNotFalse(x) => E::IsBool(Box::new(self.compile(x)?), false, true),
+            Expr::InList {
+                expr,
+                list,
+                negated,
+            } => {
+                let x = self.compile(expr)?;
+                let l = list
+                    .iter()
+                    .map(|i| self.compile(i))
+                    .collect::<SqlResult<Vec<_>>>()?;
+                E::InList(Box::new(x), l, *negated)
+            }
+            Expr::Between {
+                expr,
+                negated,
+                low,
+                high,
+            } => E::Between(
+                Box::new(self.compile(expr)?),
+                Box::new(self.compile(low)?),
+                Box::new(self.compile(high)?),
+                *negated,
+            ),
+            Expr::Like {
+                negated,
+                expr,
+                pattern,
+                escape_char,
+                any,
+            } => {
+                if *any {
+                    return Err(EngineError::not_supported("LIKE ANY"));
+                }
+                let esc = match escape_char.as_deref() {
+                    None => b'\\',
+                    Some(s) if s.len() == 1 => s.as_bytes()[0],
+                    Some(_) => {
+                        return Err(EngineError::new(
+                            1210,
+                            "HY000",
+                            "Incorrect arguments to ESCAPE",
+                        ))
+                    }
+                };
+                E::Like(
+                    Box::new(self.compile(expr)?),
+                    Box::new(self.compile(pattern)?),
+                    *negated,
+                    esc,
+                )
+            }
+            Expr::BinaryOp { left, op, right } => {
+                let l = Box::new(self.compile(left)?);
+                let r = Box::new(self.compile(right)?);
+                match op {
+                    BinaryOperator::Plus => E::Arith(Arith::Add, l, r),
+                    BinaryOperator::Minus => E::Arith(Arith::Sub, l, r),
+                    BinaryOperator::Multiply => E::Arith(Arith::Mul, l, r),
+                    BinaryOperator::Divide => E::Arith(Arith::Div, l, r),
+                    BinaryOperator::MyIntegerDivide => E::Arith(Arith::IntDiv, l, r),
+                    BinaryOperator::Modulo => E::Arith(Arith::Mod, l, r),
+                    BinaryOperator::Eq => E::Cmp(Cmp::Eq, l, r),
+                    BinaryOperator::NotEq => E::Cmp(Cmp::Ne, l, r),
+                    BinaryOperator::Lt => E::Cmp(Cmp::Lt, l, r),
+                    BinaryOperator::LtEq => E::Cmp(Cmp::Le, l, r),
+                    BinaryOperator::Gt => E::Cmp(Cmp::Gt, l, r),
+                    BinaryOperator::GtEq => E::Cmp(Cmp::Ge, l, r),
+                    BinaryOperator::Spaceship => E::Cmp(Cmp::NullSafeEq, l, r),
+                    BinaryOperator::And => E::And(l, r),
+                    BinaryOperator::Or => E::Or(l, r),
+                    BinaryOperator::Xor => E::Xor(l, r),
+                    BinaryOperator::StringConcat => E::Or(l, r),
+                    other => return Err(EngineError::not_supported(format!("operator {other}"))),
+                }
+            }
+            Expr::UnaryOp { op, expr } => {
+                let x = Box::new(self.compile(expr)?);
+                match op {
+                    UnaryOperator::Minus => match *x {
+                        E::Lit(Value::Int(i)) => E::Lit(Value::Int(-i)),
+                        E::Lit(Value::UInt(u)) if u == 1u64 << 63 => E::Lit(Value::Int(i64::MIN)),
+                        other => E::Neg(Box::new(other)),
+                    },
+                    UnaryOperator::Plus => *x,
+                    UnaryOperator::Not => E::Not(x),
+                    other => return Err(EngineError::not_supported(format!("operator {other}"))),
+                }
+            }
+            Expr::Case {
+                operand,
+                conditions,
+                else_result,
+            } => {
+                let op = match operand {
+                    Some(o) => Some(Box::new(self.compile(o)?)),
+                    None => None,
+                };
+                let mut whens = Vec::new();
+                for c in conditions {
+                    whens.push((self.compile(&c.condition)?, self.compile(&c.result)?));
+                }
+                let els = match else_result {
+                    Some(x) => Some(Box::new(self.compile(x)?)),
+                    None => None,
+                };
+                E::Case(op, whens, els)
+            }
+            Expr::Cast {
+                expr,
+                data_type,
+                kind,
+                ..
+            } => {
+                if !matches!(
+                    kind,
+                    CastKind::Cast | CastKind::TryCast | CastKind::SafeCast
+                ) {
+                    return Err(EngineError::not_supported("this CAST form"));
+                }
+                E::Cast(Box::new(self.compile(expr)?), cast_type(data_type)?)
+            }
+            Expr::Convert {
+                expr, data_type, ..
+            } => {
+                let x = self.compile(expr)?;
+                match data_type {
+                    Some(dt) => E::Cast(Box::new(x), cast_type(dt)?),
+                    None => x,
+                }
+            }
+            Expr::Collate { expr, .. } => self.compile(expr)?,
+            Expr::Substring {
+                expr,
+                substring_from,
+                substring_for,
+                ..
+            } => {
+                let mut args = vec![self.compile(expr)?];
+                if let Some(f) = substring_from {
+                    args.push(self.compile(f)?);
+                } else {
+                    args.push(E::Lit(Value::Int(1)));
+                }
+                if let Some(f) = substring_for {
+                    args.push(self.compile(f)?);
+                }
+                E::Func(F::Substring, args)
+            }
+            Expr::Trim {
+                expr,
+                trim_where,
+                trim_what,
+                trim_characters,
+            } => {
+                if trim_what.is_some() || trim_characters.is_some() {
+                    return Err(EngineError::not_supported("TRIM with a character list"));
+                }
+                let f = match trim_where {
+                    Some(ast::TrimWhereField::Leading) => F::LTrim,
+                    Some(ast::TrimWhereField::Trailing) => F::RTrim,
+                    _ => F::Trim,
+                };
+                E::Func(f, vec![self.compile(expr)?])
+            }
+            Expr::Ceil { expr, .. } => E::Func(F::Ceil, vec![self.compile(expr)?]),
+            Expr::Floor { expr, .. } => E::Func(F::Floor, vec![self.compile(expr)?]),
+            Expr::Position { expr, r#in } => {
+                E::Func(F::Locate, vec![self.compile(expr)?, self.compile(r#in)?])
+            }
+            Expr::Function(f) => self.function(f)?,
+            Expr::Subquery(_) | Expr::InSubquery { .. } | Expr::Exists { .. } => {
+                return Err(EngineError::not_supported("subqueries in expressions"))
+            }
+            Expr::Tuple(_) => return Err(EngineError::not_supported("row constructors")),
+            Expr::Interval(_) => return Err(EngineError::not_supported("INTERVAL expressions")),
+            other => {
+                let s: String = other.to_string().chars().take(60).collect();
+                return Err(EngineError::not_supported(format!("expression {s}")));
+            }
+        })
+    }
+
+    fn niladic(&self, name: &str) -> Option<E> {
+        let n = name.to_ascii_uppercase();
+        Some(E::Lit(match n.as_str() {
+            "CURRENT_TIMESTAMP" | "LOCALTIME" | "LOCALTIMESTAMP" => Value::DateTime(self.now),
+            "CURRENT_DATE" => Value::Date(self.now.date()),
+            "CURRENT_TIME" => Value::text(&self.now.format_fsp(0)[11..]),
+            "CURRENT_USER" => Value::text(&format!("{}@%", self.env.user())),
+            "NULL" => Value::Null,
+            "TRUE" => Value::Int(1),
+            "FALSE" => Value::Int(0),
+            _ => return None,
+        }))
+    }
+
+    fn args(&mut self, f: &ast::Function) -> SqlResult<(Vec<FunctionArgExpr>, bool)> {
+        match &f.args {
+            FunctionArguments::None => Ok((Vec::new(), false)),
+            FunctionArguments::Subquery(_) => Err(EngineError::not_supported(
+                "subqueries as function arguments",
+            )),
+            FunctionArguments::List(l) => {
+                let distinct = matches!(l.duplicate_treatment, Some(DuplicateTreatment::Distinct));
+                let mut out = Vec::new();
+                for a in &l.args {
+                    match a {
+                        FunctionArg::Unnamed(x) => out.push(x.clone()),
+                        _ => return Err(EngineError::not_supported("named function arguments")),
+                    }
+                }
+                Ok((out, distinct))
+            }
+        }
+    }
+
+    fn function(&mut self, f: &ast::Function) -> SqlResult<E> {
+        let name = func_name(f);
+        let (raw, distinct) = self.args(f)?;
+        if f.over.is_some() {
+            return Err(EngineError::not_supported("window functions"));
+        }
+        if name == "VALUES" {
+            if let (Some(off), [FunctionArgExpr::Expr(Expr::Identifier(id))]) =
+                (self.values_offset, raw.as_slice())
+            {
+                return Ok(E::Col(off + self.resolve(None, None, &id.value)?));
+            }
+            return Err(EngineError::not_supported(
+                "VALUES() outside ON DUPLICATE KEY UPDATE",
+            ));
+        }
+        let agg = match name.as_str() {
+            "COUNT" => Some(AggKind::Count),
+            "SUM" => Some(AggKind::Sum),
+            "AVG" => Some(AggKind::Avg),
+            "MIN" => Some(AggKind::Min),
+            "MAX" => Some(AggKind::Max),
+            "GROUP_CONCAT" => Some(AggKind::GroupConcat),
+            "BIT_AND" => Some(AggKind::BitAnd),
+            "BIT_OR" => Some(AggKind::BitOr),
+            _ => None,
+        };
+        if let Some(mut kind) = agg {
+            if self.aggs.is_none() {
+                return Err(EngineError::new(
+                    1111,
+                    "HY000",
+                    "Invalid use of group function",
+                ));
+            }
+            let arg = match raw.as_slice() {
+                [FunctionArgExpr::Wildcard] if kind == AggKind::Count => {
+                    kind = AggKind::CountStar;
+                    None
+                }
+                [FunctionArgExpr::Expr(x)] => {
+                    // Aggregates do not nest: compile the argument without.
+                    let saved = self.aggs.take();
+                    let r = self.compile(x);
+                    self.aggs = saved;
+                    Some(r?)
+                }
+                _ => {
+                    return Err(EngineError::new(
+                        1064,
+                        "42000",
+                        format!("Incorrect parameter count in the call to '{name}'"),
+                    ))
+                }
+            };
+            let list = self
+                .aggs
+                .as_mut()
+                .ok_or_else(|| EngineError::internal("aggregate list"))?;
+            list.push(AggSpec {
+                kind,
+                arg,
+                distinct,
+            });
+            return Ok(E::Agg(list.len() - 1));
+        }
+        let mut args = Vec::with_capacity(raw.len());
+        for a in &raw {
+            match a {
+                FunctionArgExpr::Expr(x) => args.push(self.compile(x)?),
+                _ => return Err(EngineError::not_supported(format!("{name}(*)"))),
+            }
+        }
+        let n = args.len();
+        let bad_count = || {
+            EngineError::new(
+                1582,
+                "42000",
+                format!("Incorrect parameter count in the call to native function '{name}'"),
+            )
+        };
+        let want = |lo: usize, hi: usize| {
+            if n < lo || n > hi {
+                Err(bad_count())
+            } else {
+                Ok(())
+            }
+        };
+        let fun = match name.as_str() {
+            "DATABASE" | "SCHEMA" => {
+                want(0, 0)?;
+                return Ok(E::Lit(
+                    self.env.database().map_or(Value::Null, |d| Value::text(&d)),
+                ));
+            }
+            "USER" | "CURRENT_USER" | "SESSION_USER" | "SYSTEM_USER" => {
+                want(0, 0)?;
+                let u = if name == "CURRENT_USER" {
+                    format!("{}@%", self.env.user())
+                } else {
+                    format!("{}@localhost", self.env.user())
+                };
+                return Ok(E::Lit(Value::text(&u)));
+            }
+            "VERSION" => {
+                want(0, 0)?;
+                return Ok(E::Lit(self.env.sysvar("version", Scope::Session)?));
+            }
+            "CONNECTION_ID" => {
+                want(0, 0)?;
+                return Ok(E::Lit(Value::UInt(self.env.connection_id())));
+            }
+            "LAST_INSERT_ID" => {
+                want(0, 0)?;
+                return Ok(E::Lit(Value::UInt(self.env.last_insert_id())));
+            }
+            "NOW" | "CURRENT_TIMESTAMP" | "SYSDATE" | "LOCALTIME" | "LOCALTIMESTAMP"
+            | "UTC_TIMESTAMP" => {
+                want(0, 1)?;
+                return Ok(E::Lit(Value::DateTime(self.now)));
+            }
+            "CURDATE" | "CURRENT_DATE" | "UTC_DATE" => {
+                want(0, 0)?;
+                return Ok(E::Lit(Value::Date(self.now.date())));
+            }
+            "UNIX_TIMESTAMP" if n == 0 => {
+                let s = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map(|d| d.as_secs())
+                    .unwrap_or(0);
+                return Ok(E::Lit(Value::UInt(s)));
+            }
+            "CONCAT" => F::Concat,
+            "CONCAT_WS" => {
+                want(1, usize::MAX)?;
+                F::ConcatWs
+            }
+            "LENGTH" | "OCTET_LENGTH" => {
+                want(1, 1)?;
+                F::Length
+            }
+            "CHAR_LENGTH" | "CHARACTER_LENGTH" => {
+                want(1, 1)?;
+                F::CharLength
+            }
+            "UPPER" | "UCASE" => {
+                want(1, 1)?;
+                F::Upper
+            }
+            "LOWER" | "LCASE" => {
+                want(1, 1)?;
+                F::Lower
+            }
+            "COALESCE" => {
+                want(1, usize::MAX)?;
+                F::Coalesce
+            }
+            "IFNULL" => {
+                want(2, 2)?;
+                F::IfNull
+            }
+            "IF" => {
+                want(3, 3)?;
+                F::If
+            }
+            "NULLIF" => {
+                want(2, 2)?;
+                F::NullIf
+            }
+            "ABS" => {
+                want(1, 1)?;
+                F::Abs
+            }
+            "ROUND" => {
+                want(1, 2)?;
+                F::Round
+            }
+            "TRUNCATE" => {
+                want(2, 2)?;
+                F::Truncate
+            }
+            "FLOOR" => {
+                want(1, 1)?;
+                F::Floor
+            }
+            "CEIL" | "CEILING" => {
+                want(1, 1)?;
+                F::Ceil
+            }
+            "MOD" => {
+                want(2, 2)?;
+                F::Mod
+            }
+            "SUBSTRING" | "SUBSTR" | "MID" => {
+                want(2, 3)?;
+                F::Substring
+            }
+            "TRIM" => {
+                want(1, 1)?;
+                F::Trim
+            }
+            "LTRIM" => {
+                want(1, 1)?;
+                F::LTrim
+            }
+            "RTRIM" => {
+                want(1, 1)?;
+                F::RTrim
+            }
+            "REPLACE" => {
+                want(3, 3)?;
+                F::Replace
+            }
+            "LEFT" => {
+                want(2, 2)?;
+                F::Left
+            }
+            "RIGHT" => {
+                want(2, 2)?;
+                F::Right
+            }
+            "GREATEST" => {
+                want(2, usize::MAX)?;
+                F::Greatest
+            }
+            "LEAST" => {
+                want(2, usize::MAX)?;
+                F::Least
+            }
+            "HEX" => {
+                want(1, 1)?;
+                F::Hex
+            }
+            "REPEAT" => {
+                want(2, 2)?;
+                F::Repeat
+            }
+            "REVERSE" => {
+                want(1, 1)?;
+                F::Reverse
+            }
+            "LOCATE" | "INSTR" => {
+                want(2, 2)?;
+                if name == "INSTR" {
+                    args.swap(0, 1);
+                }
+                F::Locate
+            }
+            "LPAD" => {
+                want(3, 3)?;
+                F::Lpad
+            }
+            "RPAD" => {
+                want(3, 3)?;
+                F::Rpad
+            }
+            "SIGN" => {
+                want(1, 1)?;
+                F::Sign
+            }
+            "POW" | "POWER" => {
+                want(2, 2)?;
+                F::Pow
+            }
+            "SQRT" => {
+                want(1, 1)?;
+                F::Sqrt
+            }
+            "RAND" => {
+                want(0, 1)?;
+                F::Rand
+            }
+            "CRC32" => {
+                want(1, 1)?;
+                F::Crc32
+            }
+            "MD5" => {
+                want(1, 1)?;
+                F::Md5
+            }
+            _ => {
+                return Err(EngineError::new(
+                    1305,
+                    "42000",
+                    format!("FUNCTION {name} does not exist"),
+                ))
+            }
+        };
+        Ok(E::Func(fun, args))
+    }
+}
+
+/// Target type of CAST/CONVERT.
+pub fn cast_type(dt: &DataType) -> SqlResult<ColumnType> {
+    let s = dt.to_string().to_ascii_uppercase();
+    let base = s.split(['(', ' ']).next().unwrap_or("");
+    Ok(match base {
+        "SIGNED" | "INT" | "INTEGER" | "BIGINT" => {
+            if s.contains("UNSIGNED") {
+                ColumnType::BigInt { unsigned: true }
+            } else {
+                ColumnType::BigInt { unsigned: false }
+            }
+        }
+        "UNSIGNED" => ColumnType::BigInt { unsigned: true },
+        "CHAR" | "VARCHAR" | "NCHAR" | "TEXT" => ColumnType::Varchar { len: 16_383 },
+        "BINARY" | "VARBINARY" | "BLOB" => ColumnType::VarBinary { len: 65_535 },
+        "DECIMAL" | "NUMERIC" | "DEC" => {
+            let (p, sc) = crate::ddl::paren_numbers(&s);
+            ColumnType::Decimal {
+                precision: p.unwrap_or(10).min(65) as u8,
+                scale: sc.unwrap_or(0).min(30) as u8,
+            }
+        }
+        "DOUBLE" | "REAL" | "FLOAT" => ColumnType::Double,
+        "DATE" => ColumnType::Date,
+        "DATETIME" | "TIMESTAMP" => ColumnType::DateTime {
+            fsp: crate::ddl::paren_numbers(&s).0.unwrap_or(0).min(6) as u8,
+        },
+        _ => return Err(EngineError::not_supported(format!("CAST to {s}"))),
+    })
+}
+
+// ---------------------------------------------------------------- evaluation
+
+/// What an expression reads while evaluated.
+pub struct Row<'a> {
+    pub row: &'a [Value],
+    pub aggs: &'a [Value],
+}
+
+pub fn truth(v: &Value) -> Option<bool> {
+    match v {
+        Value::Null => None,
+        Value::Int(i) => Some(*i != 0),
+        Value::UInt(u) => Some(*u != 0),
+        Value::Decimal(d) => Some(!d.is_zero()),
+        other => other.to_f64().map(|f| f != 0.0),
+    }
+}
+
+fn bool_val(b: Option<bool>) -> Value {
+    match b {
+        None => Value::Null,
+        Some(b) => Value::Int(i64::from(b)),
+    }
+}
+
+fn bytes_of(v: &Value) -> Vec<u8> {
+    match v {
+        Value::Bytes(b) => b.clone(),
+        other => other.to_string().into_bytes(),
+    }
+}
+
+fn is_intlike(v: &Value) -> bool {
+    matches!(v, Value::Int(_) | Value::UInt(_))
+}
+
+fn int128(v: &Value) -> Option<i128> {
+    match v {
+        Value::Int(i) => Some(i128::from(*i)),
+        Value::UInt(u) => Some(i128::from(*u)),
+        _ => None,
+    }
+}
+
+fn from_i128(x: i128, what: &str) -> SqlResult<Value> {
+    if let Ok(i) = i64::try_from(x) {
+        Ok(Value::Int(i))
+    } else if let Ok(u) = u64::try_from(x) {
+        Ok(Value::UInt(u))
+    } else {
+        Err(err_range(what))
+    }
+}
+
+fn is_floaty(v: &Value) -> bool {
+    matches!(v, Value::Float(_) | Value::Double(_) | Value::Bytes(_))
+}
+
+fn dec_err(e: quire_engine::types::DecimalError) -> EngineError {
+    EngineError::new(
+        1690,
+        "22003",
+        format!("DECIMAL value is out of range ({e})"),
+    )
+}
+
+pub fn arith(op: Arith, a: &Value, b: &Value) -> SqlResult<Value> {
+    if a.is_null() || b.is_null() {
+        return Ok(Value::Null);
+    }
+    let sym = match op {
+        Arith::Add => "+",
+        Arith::Sub => "-",
+        Arith::Mul => "*",
+        Arith::Div => "/",
+        Arith::IntDiv => "DIV",
+        Arith::Mod => "%",
+    };
+    let what = || format!("({a} {sym} {b})");
+    if let (Some(x), Some(y)) = (int128(a), int128(b)) {
+        return match op {
+            Arith::Add => from_i128(x + y, &what()),
+            Arith::Sub => from_i128(x - y, &what()),
+            Arith::Mul => x
+                .checked_mul(y)
+                .ok_or_else(|| err_range(&what()))
+                .and_then(|r| from_i128(r, &what())),
+            Arith::IntDiv => {
+                if y == 0 {
+                    Ok(Value::Null)
+                } else {
+                    from_i128(x / y, &what())
+                }
+            }
+            Arith::Mod => {
+                if y == 0 {
+                    Ok(Value::Null)
+                } else {
+                    from_i128(x % y, &what())
+                }
+            }
+            Arith::Div => {
+                if y == 0 {
+                    return Ok(Value::Null);
+                }
+                Decimal::from_mantissa(x, 0)
+                    .checked_div_scale(&Decimal::from_mantissa(y, 0), 4)
+                    .map(Value::Decimal)
+                    .map_err(dec_err)
+            }
+        };
+    }
+    if is_floaty(a) || is_floaty(b) {
+        let x = a.to_f64().unwrap_or(0.0);
+        let y = b.to_f64().unwrap_or(0.0);
+        let r = match op {
+            Arith::Add => x + y,
+            Arith::Sub => x - y,
+            Arith::Mul => x * y,
+            Arith::Div => {
+                if y == 0.0 {
+                    return Ok(Value::Null);
+                }
+                x / y
+            }
+            Arith::IntDiv => {
+                if y == 0.0 {
+                    return Ok(Value::Null);
+                }
+                let q = (x / y).trunc();
+                return from_i128(q as i128, &what());
+            }
+            Arith::Mod => {
+                if y == 0.0 {
+                    return Ok(Value::Null);
+                }
+                x % y
+            }
+        };
+        if !r.is_finite() {
+            return Err(EngineError::new(
+                1690,
+                "22003",
+                format!("DOUBLE value is out of range in '{}'", what()),
+            ));
+        }
+        return Ok(Value::Double(r));
+    }
+    let (Some(x), Some(y)) = (a.to_decimal(), b.to_decimal()) else {
+        return Ok(Value::Null);
+    };
+    Ok(match op {
+        Arith::Add => Value::Decimal(x.checked_add(&y).map_err(dec_err)?),
+        Arith::Sub => Value::Decimal(x.checked_sub(&y).map_err(dec_err)?),
+        Arith::Mul => Value::Decimal(x.checked_mul(&y).map_err(dec_err)?),
+        Arith::Div => {
+            if y.is_zero() {
+                return Ok(Value::Null);
+            }
+            let sc = (x.scale() + 4).min(30);
+            Value::Decimal(x.checked_div_scale(&y, sc).map_err(dec_err)?)
+        }
+        Arith::IntDiv => {
+            if y.is_zero() {
+                return Ok(Value::Null);
+            }
+            let q = x.checked_div_scale(&y, 0).map_err(dec_err)?;
+            // truncate toward zero: recompute from the exact quotient
+            let exact = x.checked_div_scale(&y, 6).map_err(dec_err)?;
+            let t = exact.truncate_to_scale(0);
+            let _ = q;
+            from_i128(t.to_i128_round().unwrap_or(0), &what())?
+        }
+        Arith::Mod => {
+            if y.is_zero() {
+                return Ok(Value::Null);
+            }
+            let exact = x.checked_div_scale(&y, 6).map_err(dec_err)?;
+            let t = exact.truncate_to_scale(0);
+            Value::Decimal(
+                x.checked_sub(&t.checked_mul(&y).map_err(dec_err)?)
+                    .map_err(dec_err)?,
+            )
+        }
+    })
+}
+
+fn cmp_vals(op: Cmp, a: &Value, b: &Value) -> Value {
+    if op == Cmp::NullSafeEq {
+        return Value::Int(i64::from(match (a.is_null(), b.is_null()) {
+            (true, true) => true,
+            (true, false) | (false, true) => false,
+            _ => compare(a, b) == Some(Ordering::Equal),
+        }));
+    }
+    let Some(o) = compare(a, b) else {
+        return Value::Null;
+    };
+    let r = match op {
+        Cmp::Eq => o == Ordering::Equal,
+        Cmp::Ne => o != Ordering::Equal,
+        Cmp::Lt => o == Ordering::Less,
+        Cmp::Le => o != Ordering::Greater,
+        Cmp::Gt => o == Ordering::Greater,
+        Cmp::Ge => o != Ordering::Less,
+        Cmp::NullSafeEq => o == Ordering::Equal,
+    };
+    Value::Int(i64::from(r))
+}
+
+/// `LIKE` over bytes: `%` any run, `_` one character (UTF-8 aware), `esc`
+/// escapes the next pattern byte.
+pub fn like(s: &[u8], p: &[u8], esc: u8) -> bool {
+    let s: Vec<char> = String::from_utf8_lossy(s).chars().collect();
+    let pat: Vec<char> = String::from_utf8_lossy(p).chars().collect();
+    let esc = esc as char;
+    // Iterative matching with backtracking on the last '%'.
+    let (mut si, mut pi) = (0usize, 0usize);
+    let mut star: Option<(usize, usize)> = None;
+    while si < s.len() {
+        if pi < pat.len() {
+            let c = pat[pi];
+            if c == '%' {
+                star = Some((pi, si));
+                pi += 1;
+                continue;
+            }
+            let (lit, adv) = if c == esc && pi + 1 < pat.len() {
+                (Some(pat[pi + 1]), 2)
+            } else if c == '_' {
+                (None, 1)
+            } else {
+                (Some(c), 1)
+            };
+            if lit.is_none_or(|l| l == s[si]) {
+                si += 1;
+                pi += adv;
+                continue;
+            }
+        }
+        match star {
+            Some((sp, ss)) => {
+                pi = sp + 1;
+                si = ss + 1;
+                star = Some((sp, ss + 1));
+            }
+            None => return false,
+        }
+    }
+    while pi < pat.len() && pat[pi] == '%' {
+        pi += 1;
+    }
+    pi == pat.len()
+}
+
+fn num_arg(v: &Value) -> Option<i64> {
+    match v {
+        Value::Int(i) => Some(*i),
+        Value::UInt(u) => Some(i64::try_from(*u).unwrap_or(i64::MAX)),
+        Value::Null => None,
+        other => other.to_f64().map(|f| f.round() as i64),
+    }
+}
+
+fn round_val(v: &Value, d: i64, truncate: bool) -> Value {
+    match v {
+        Value::Null => Value::Null,
+        Value::Int(_) | Value::UInt(_) if d >= 0 => v.clone(),
+        Value::Decimal(x) => {
+            let s = d.clamp(0, 30) as u8;
+            if truncate {
+                Value::Decimal(x.truncate_to_scale(s))
+            } else {
+                Value::Decimal(x.round_to_scale(s))
+            }
+        }
+        other => {
+            let f = other.to_f64().unwrap_or(0.0);
+            let m = 10f64.powi(d.clamp(-30, 30) as i32);
+            let r = if truncate {
+                (f * m).trunc() / m
+            } else {
+                let x = f * m;
+                let r = x.round();
+                r / m
+            };
+            if is_intlike(other) {
+                Value::Int(r as i64)
+            } else {
+                Value::Double(r)
+            }
+        }
+    }
+}
+
+fn substr(s: &[u8], pos: i64, len: Option<i64>) -> Vec<u8> {
+    let chars: Vec<char> = String::from_utf8_lossy(s).chars().collect();
+    let n = chars.len() as i64;
+    let start = if pos > 0 {
+        pos - 1
+    } else if pos < 0 {
+        n + pos
+    } else {
+        return Vec::new();
+    };
+    if start < 0 || start >= n {
+        return Vec::new();
+    }
+    let end = match len {
+        Some(l) if l <= 0 => return Vec::new(),
+        Some(l) => (start + l).min(n),
+        None => n,
+    };
+    chars[start as usize..end as usize]
+        .iter()
+        .collect::<String>()
+        .into_bytes()
+}
+
+fn cast_value(v: Value, ty: &ColumnType) -> SqlResult<Value> {
+    if v.is_null() {
+        return Ok(Value::Null);
+    }
+    Ok(match ty {
+        ColumnType::BigInt { unsigned } => {
+            let x = match &v {
+                Value::Int(i) => i128::from(*i),
+                Value::UInt(u) => i128::from(*u),
+                Value::Decimal(d) => d.to_i128_round().unwrap_or(0),
+                Value::Bytes(b) => Decimal::parse_prefix(b)
+                    .ok()
+                    .and_then(|p| p.value.truncate_to_scale(0).to_i128_round())
+                    .unwrap_or(0),
+                other => other.to_f64().map(|f| f.round() as i128).unwrap_or(0),
+            };
+            if *unsigned {
+                Value::UInt(x.clamp(0, i128::from(u64::MAX)) as u64)
+            } else {
+                Value::Int(x.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64)
+            }
+        }
+        ColumnType::Double => Value::Double(v.to_f64().unwrap_or(0.0)),
+        ColumnType::Varchar { .. } | ColumnType::VarBinary { .. } => Value::Bytes(bytes_of(&v)),
+        ColumnType::Decimal { precision, scale } => {
+            let d = match &v {
+                Value::Bytes(b) => Decimal::parse_prefix(b)
+                    .map(|p| p.value)
+                    .unwrap_or_else(|_| Decimal::zero()),
+                other => other.to_decimal().unwrap_or_else(Decimal::zero),
+            };
+            Value::Decimal(
+                d.to_precision(*precision, *scale)
+                    .unwrap_or_else(|_| d.round_to_scale(*scale)),
+            )
+        }
+        ColumnType::Date | ColumnType::DateTime { .. } => {
+            match quire_engine::types::coerce(v, ty, true, "CAST", 1) {
+                Ok(x) => x,
+                Err(_) => Value::Null,
+            }
+        }
+        _ => v,
+    })
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02X}")).collect()
+}
+
+impl E {
+    pub fn eval(&self, r: &Row) -> SqlResult<Value> {
+        Ok(match self {
+            E::Lit(v) => v.clone(),
+            E::Col(i) => r.row.get(*i).cloned().unwrap_or(Value::Null),
+            E::Agg(i) => r.aggs.get(*i).cloned().unwrap_or(Value::Null),
+            E::Neg(x) => match x.eval(r)? {
+                Value::Null => Value::Null,
+                Value::Int(i) => match i.checked_neg() {
+                    Some(n) => Value::Int(n),
+                    None => return Err(err_range(&format!("-({i})"))),
+                },
+                Value::UInt(u) => from_i128(-i128::from(u), &format!("-({u})"))?,
+                Value::Decimal(d) => Value::Decimal(d.neg()),
+                other => Value::Double(-other.to_f64().unwrap_or(0.0)),
+            },
+            E::Not(x) => bool_val(truth(&x.eval(r)?).map(|b| !b)),
+            E::Arith(op, a, b) => arith(*op, &a.eval(r)?, &b.eval(r)?)?,
+            E::Cmp(op, a, b) => cmp_vals(*op, &a.eval(r)?, &b.eval(r)?),
+            E::And(a, b) => {
+                let x = truth(&a.eval(r)?);
+                if x == Some(false) {
+                    return Ok(Value::Int(0));
+                }
+                let y = truth(&b.eval(r)?);
+                bool_val(match (x, y) {
+                    (_, Some(false)) => Some(false),
+                    (Some(true), Some(true)) => Some(true),
+                    _ => None,
+                })
+            }
+            E::Or(a, b) => {
+                let x = truth(&a.eval(r)?);
+                if x == Some(true) {
+                    return Ok(Value::Int(1));
+                }
+                let y = truth(&b.eval(r)?);
+                bool_val(match (x, y) {
+                    (_, Some(true)) => Some(true),
+                    (Some(false), Some(false)) => Some(false),
+                    _ => None,
+                })
+            }
+            E::Xor(a, b) => {
+                let x = truth(&a.eval(r)?);
+                let y = truth(&b.eval(r)?);
+                bool_val(match (x, y) {
+                    (Some(p), Some(q)) => Some(p != q),
+                    _ => None,
+                })
+            }
+            E::IsNull(x, neg) => Value::Int(i64::from(x.eval(r)?.is_null() != *neg)),
+            E::IsBool(x, want, neg) => {
+                let t = truth(&x.eval(r)?);
+                Value::Int(i64::from((t == Some(*want)) != *neg))
+            }
+            E::Between(x, lo, hi, neg) => {
+                let v = x.eval(r)?;
+                let a = truth(&cmp_vals(Cmp::Ge, &v, &lo.eval(r)?));
+                let b = truth(&cmp_vals(Cmp::Le, &v, &hi.eval(r)?));
+                let res = match (a, b) {
+                    (Some(false), _) | (_, Some(false)) => Some(false),
+                    (Some(true), Some(true)) => Some(true),
+                    _ => None,
+                };
+                bool_val(res.map(|b| b != *neg))
+            }
+            E::InList(x, list, neg) => {
+                let v = x.eval(r)?;
+                if v.is_null() {
+                    return Ok(Value::Null);
+                }
+                let mut saw_null = false;
+                let mut hit = false;
+                for i in list {
+                    let w = i.eval(r)?;
+                    match compare(&v, &w) {
+                        Some(Ordering::Equal) => {
+                            hit = true;
+                            break;
+                        }
+                        None => saw_null = true,
+                        _ => {}
+                    }
+                }
+                if hit {
+                    Value::Int(i64::from(!*neg))
+                } else if saw_null {
+                    Value::Null
+                } else {
+                    Value::Int(i64::from(*neg))
+                }
+            }
+            E::Like(x, p, neg, esc) => {
+                let v = x.eval(r)?;
+                let pv = p.eval(r)?;
+                if v.is_null() || pv.is_null() {
+                    return Ok(Value::Null);
+                }
+                Value::Int(i64::from(like(&bytes_of(&v), &bytes_of(&pv), *esc) != *neg))
+            }
+            E::Case(op, whens, els) => {
+                let base = match op {
+                    Some(o) => Some(o.eval(r)?),
+                    None => None,
+                };
+                for (c, res) in whens {
+                    let cv = c.eval(r)?;
+                    let hit = match &base {
+                        Some(b) => compare(b, &cv) == Some(Ordering::Equal),
+                        None => truth(&cv) == Some(true),
+                    };
+                    if hit {
+                        return res.eval(r);
+                    }
+                }
+                match els {
+                    Some(e) => e.eval(r)?,
+                    None => Value::Null,
+                }
+            }
+            E::Cast(x, ty) => cast_value(x.eval(r)?, ty)?,
+            E::Func(f, args) => self.func(*f, args, r)?,
+        })
+    }
+
+    fn func(&self, f: F, args: &[E], r: &Row) -> SqlResult<Value> {
+        // Lazy ones first.
+        match f {
+            F::Coalesce => {
+                for a in args {
+                    let v = a.eval(r)?;
+                    if !v.is_null() {
+                        return Ok(v);
+                    }
+                }
+                return Ok(Value::Null);
+            }
+            F::IfNull => {
+                let v = args[0].eval(r)?;
+                return if v.is_null() { args[1].eval(r) } else { Ok(v) };
+            }
+            F::If => {
+                return if truth(&args[0].eval(r)?) == Some(true) {
+                    args[1].eval(r)
+                } else {
+                    args[2].eval(r)
+                };
+            }
+            _ => {}
+        }
+        let vals = args
+            .iter()
+            .map(|a| a.eval(r))
+            .collect::<SqlResult<Vec<Value>>>()?;
+        let null_in = vals.iter().any(|v| v.is_null());
+        let v0 = vals.first().cloned().unwrap_or(Value::Null);
+        Ok(match f {
+            F::Concat => {
+                if null_in {
+                    return Ok(Value::Null);
+                }
+                let mut out = Vec::new();
+                for v in &vals {
+                    out.extend(bytes_of(v));
+                }
+                Value::Bytes(out)
+            }
+            F::ConcatWs => {
+                if v0.is_null() {
+                    return Ok(Value::Null);
+                }
+                let sep = bytes_of(&v0);
+                let parts: Vec<Vec<u8>> = vals[1..]
+                    .iter()
+                    .filter(|v| !v.is_null())
+                    .map(bytes_of)
+                    .collect();
+                Value::Bytes(parts.join(sep.as_slice()))
+            }
+            _ if null_in && !matches!(f, F::NullIf | F::Greatest | F::Least | F::Rand) => {
+                Value::Null
+            }
+            F::Length => Value::Int(bytes_of(&v0).len() as i64),
+            F::CharLength => {
+                Value::Int(String::from_utf8_lossy(&bytes_of(&v0)).chars().count() as i64)
+            }
+            F::Upper => Value::text(&String::from_utf8_lossy(&bytes_of(&v0)).to_uppercase()),
+            F::Lower => Value::text(&String::from_utf8_lossy(&bytes_of(&v0)).to_lowercase()),
+            F::NullIf => {
+                if compare(&vals[0], &vals[1]) == Some(Ordering::Equal) {
+                    Value::Null
+                } else {
+                    v0
+                }
+            }
+            F::Abs => match &v0 {
+                Value::Int(i) => from_i128(i128::from(*i).abs(), "abs")?,
+                Value::UInt(_) => v0,
+                Value::Decimal(d) => Value::Decimal(d.abs()),
+                other => Value::Double(other.to_f64().unwrap_or(0.0).abs()),
+            },
+            F::Round => round_val(&v0, vals.get(1).and_then(num_arg).unwrap_or(0), false),
+            F::Truncate => round_val(&v0, vals.get(1).and_then(num_arg).unwrap_or(0), true),
+            F::Floor | F::Ceil => match &v0 {
+                Value::Int(_) | Value::UInt(_) => v0,
+                Value::Decimal(d) => {
+                    let t = d.truncate_to_scale(0);
+                    let adj = if f == F::Floor && d.is_negative() && t != *d {
+                        -1
+                    } else if f == F::Ceil && !d.is_negative() && t != *d {
+                        1
+                    } else {
+                        0
+                    };
+                    from_i128(t.to_i128_round().unwrap_or(0) + adj, "floor")?
+                }
+                other => {
+                    let x = other.to_f64().unwrap_or(0.0);
+                    Value::Double(if f == F::Floor { x.floor() } else { x.ceil() })
+                }
+            },
+            F::Mod => arith(Arith::Mod, &vals[0], &vals[1])?,
+            F::Substring => Value::Bytes(substr(
+                &bytes_of(&v0),
+                num_arg(&vals[1]).unwrap_or(0),
+                vals.get(2).and_then(num_arg),
+            )),
+            F::Trim => Value::text(String::from_utf8_lossy(&bytes_of(&v0)).trim_matches(' ')),
+            F::LTrim => {
+                Value::text(String::from_utf8_lossy(&bytes_of(&v0)).trim_start_matches(' '))
+            }
+            F::RTrim => Value::text(String::from_utf8_lossy(&bytes_of(&v0)).trim_end_matches(' ')),
+            F::Replace => {
+                let s = String::from_utf8_lossy(&bytes_of(&v0)).into_owned();
+                let from = String::from_utf8_lossy(&bytes_of(&vals[1])).into_owned();
+                let to = String::from_utf8_lossy(&bytes_of(&vals[2])).into_owned();
+                if from.is_empty() {
+                    Value::text(&s)
+                } else {
+                    Value::text(&s.replace(&from, &to))
+                }
+            }
+            F::Left => {
+                let n = num_arg(&vals[1]).unwrap_or(0).max(0);
+                Value::Bytes(substr(&bytes_of(&v0), 1, Some(n)))
+            }
+            F::Right => {
+                let s = bytes_of(&v0);
+                let total = String::from_utf8_lossy(&s).chars().count() as i64;
+                let n = num_arg(&vals[1]).unwrap_or(0).clamp(0, total);
+                if n == 0 {
+                    Value::text("")
+                } else {
+                    Value::Bytes(substr(&s, total - n + 1, Some(n)))
+                }
+            }
+            F::Greatest | F::Least => {
+                if null_in {
+                    return Ok(Value::Null);
+                }
+                let mut best = v0;
+                for v in &vals[1..] {
+                    let o = compare(v, &best);
+                    let better = if f == F::Greatest {
+                        o == Some(Ordering::Greater)
+                    } else {
+                        o == Some(Ordering::Less)
+                    };
+                    if better {
+                        best = v.clone();
+                    }
+                }
+                best
+            }
+            F::Hex => match &v0 {
+                Value::Int(i) => Value::text(&format!("{i:X}")),
+                Value::UInt(u) => Value::text(&format!("{u:X}")),
+                other => Value::text(&hex(&bytes_of(other))),
+            },
+            F::Repeat => {
+                let n = num_arg(&vals[1]).unwrap_or(0).clamp(0, 1 << 20) as usize;
+                let s = bytes_of(&v0);
+                if s.len().saturating_mul(n) > 16 << 20 {
+                    Value::Null
+                } else {
+                    Value::Bytes(s.repeat(n))
+                }
+            }
+            F::Reverse => Value::text(
+                &String::from_utf8_lossy(&bytes_of(&v0))
+                    .chars()
+                    .rev()
+                    .collect::<String>(),
+            ),
+            F::Locate => {
+                let needle = String::from_utf8_lossy(&bytes_of(&v0)).into_owned();
+                let hay = String::from_utf8_lossy(&bytes_of(&vals[1])).into_owned();
+                match hay.find(&needle) {
+                    Some(b) => Value::Int(hay[..b].chars().count() as i64 + 1),
+                    None => Value::Int(0),
+                }
+            }
+            F::Lpad | F::Rpad => {
+                let s: Vec<char> = String::from_utf8_lossy(&bytes_of(&v0)).chars().collect();
+                let n = num_arg(&vals[1]).unwrap_or(0);
+                if n < 0 {
+                    return Ok(Value::Null);
+                }
+                let n = (n as usize).min(1 << 20);
+                let pad: Vec<char> = String::from_utf8_lossy(&bytes_of(&vals[2]))
+                    .chars()
+                    .collect();
+                if s.len() >= n {
+                    Value::text(&s[..n].iter().collect::<String>())
+                } else if pad.is_empty() {
+                    Value::Null
+                } else {
+                    let fill: String = pad.iter().cycle().take(n - s.len()).collect();
+                    let body: String = s.iter().collect();
+                    Value::text(&if f == F::Lpad {
+                        fill + &body
+                    } else {
+                        body + &fill
+                    })
+                }
+            }
+            F::Sign => {
+                let x = v0.to_f64().unwrap_or(0.0);
+                Value::Int(if x > 0.0 {
+                    1
+                } else if x < 0.0 {
+                    -1
+                } else {
+                    0
+                })
+            }
+            F::Pow => Value::Double(
+                v0.to_f64()
+                    .unwrap_or(0.0)
+                    .powf(vals[1].to_f64().unwrap_or(0.0)),
+            ),
+            F::Sqrt => {
+                let x = v0.to_f64().unwrap_or(0.0);
+                if x < 0.0 {
+                    Value::Null
+                } else {
+                    Value::Double(x.sqrt())
+                }
+            }
+            F::Rand => {
+                let n = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map(|d| d.subsec_nanos())
+                    .unwrap_or(0);
+                Value::Double(f64::from(n % 1_000_000) / 1e6)
+            }
+            F::Crc32 => {
+                let mut c: u32 = !0;
+                for b in bytes_of(&v0) {
+                    c ^= u32::from(b);
+                    for _ in 0..8 {
+                        c = if c & 1 != 0 {
+                            (c >> 1) ^ 0xEDB8_8320
+                        } else {
+                            c >> 1
+                        };
+                    }
+                }
+                Value::UInt(u64::from(!c))
+            }
+            F::Md5 => return Err(EngineError::not_supported("MD5()")),
+            F::Coalesce | F::IfNull | F::If => Value::Null,
+        })
+    }
+
+    /// Whether the expression reads any column at or beyond `from`.
+    pub fn max_col(&self) -> Option<usize> {
+        let mut m: Option<usize> = None;
+        self.walk(&mut |e| {
+            if let E::Col(i) = e {
+                m = Some(m.map_or(*i, |x: usize| x.max(*i)));
+            }
+        });
+        m
+    }
+
+    pub fn walk(&self, f: &mut dyn FnMut(&E)) {
+        f(self);
+        match self {
+            E::Lit(_) | E::Col(_) | E::Agg(_) => {}
+            E::Neg(x) | E::Not(x) | E::IsNull(x, _) | E::IsBool(x, _, _) | E::Cast(x, _) => {
+                x.walk(f)
+            }
+            E::Arith(_, a, b)
+            | E::Cmp(_, a, b)
+            | E::And(a, b)
+            | E::Or(a, b)
+            | E::Xor(a, b)
+            | E::Like(a, b, _, _) => {
+                a.walk(f);
+                b.walk(f);
+            }
+            E::Between(a, b, c, _) => {
+                a.walk(f);
+                b.walk(f);
+                c.walk(f);
+            }
+            E::InList(a, l, _) => {
+                a.walk(f);
+                for x in l {
+                    x.walk(f);
+                }
+            }
+            E::Func(_, l) => {
+                for x in l {
+                    x.walk(f);
+                }
+            }
+            E::Case(o, w, e) => {
+                if let Some(o) = o {
+                    o.walk(f);
+                }
+                for (a, b) in w {
+                    a.walk(f);
+                    b.walk(f);
+                }
+                if let Some(e) = e {
+                    e.walk(f);
+                }
+            }
+        }
+    }
+}
+
+// ------------------------------------------------------------ type inference
+
+fn lit_type(v: &Value) -> ColumnType {
+    match v {
+        Value::Null => ColumnType::Binary { len: 0 },
+        Value::Int(_) => ColumnType::BigInt { unsigned: false },
+        Value::UInt(_) => ColumnType::BigInt { unsigned: true },
+        Value::Decimal(d) => ColumnType::Decimal {
+            precision: d.total_digits().clamp(1, 65) as u8,
+            scale: d.scale(),
+        },
+        Value::Float(_) => ColumnType::Float,
+        Value::Double(_) => ColumnType::Double,
+        Value::Bytes(b) => ColumnType::Varchar {
+            len: String::from_utf8_lossy(b).chars().count() as u32,
+        },
+        Value::Date(_) => ColumnType::Date,
+        Value::DateTime(_) => ColumnType::DateTime { fsp: 0 },
+    }
+}
+
+fn int_precision(t: &ColumnType) -> u8 {
+    match t {
+        ColumnType::TinyInt { .. } => 4,
+        ColumnType::SmallInt { .. } => 6,
+        ColumnType::MediumInt { .. } => 9,
+        ColumnType::Int { .. } => 11,
+        ColumnType::BigInt { .. } => 20,
+        ColumnType::Decimal { precision, .. } => *precision,
+        _ => 20,
+    }
+}
+
+fn numeric_kind(t: &ColumnType) -> u8 {
+    // 0 integer, 1 decimal, 2 double/string/other
+    if t.is_integer() {
+        0
+    } else if matches!(t, ColumnType::Decimal { .. }) {
+        1
+    } else {
+        2
+    }
+}
+
+fn scale_of(t: &ColumnType) -> u8 {
+    match t {
+        ColumnType::Decimal { scale, .. } => *scale,
+        _ => 0,
+    }
+}
+
+const VARCHAR_ANY: ColumnType = ColumnType::Varchar { len: 255 };
+
+/// The type MySQL reports for an expression's result column.
+pub fn infer(e: &E, cols: &[ColInfo], aggs: &[AggSpec]) -> ColumnType {
+    let int = ColumnType::BigInt { unsigned: false };
+    match e {
+        E::Lit(v) => lit_type(v),
+        E::Col(i) => cols.get(*i).map_or(VARCHAR_ANY, |c| c.ty),
+        E::Agg(i) => {
+            let Some(a) = aggs.get(*i) else { return int };
+            let at = a.arg.as_ref().map(|x| infer(x, cols, &[]));
+            match a.kind {
+                AggKind::CountStar | AggKind::Count => int,
+                AggKind::BitAnd | AggKind::BitOr => ColumnType::BigInt { unsigned: true },
+                AggKind::GroupConcat => ColumnType::Text {
+                    max_bytes: ColumnType::REGULAR_BYTES,
+                },
+                AggKind::Min | AggKind::Max => at.unwrap_or(int),
+                AggKind::Sum | AggKind::Avg => {
+                    let t = at.unwrap_or(int);
+                    match numeric_kind(&t) {
+                        2 => ColumnType::Double,
+                        _ => {
+                            let p = int_precision(&t);
+                            let s = scale_of(&t);
+                            if a.kind == AggKind::Sum {
+                                ColumnType::Decimal {
+                                    precision: (p + 22).min(65),
+                                    scale: s,
+                                }
+                            } else {
+                                ColumnType::Decimal {
+                                    precision: (p + 4).min(65),
+                                    scale: (s + 4).min(30),
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        E::Neg(x) => infer(x, cols, aggs),
+        E::Arith(op, a, b) => {
+            let ta = infer(a, cols, aggs);
+            let tb = infer(b, cols, aggs);
+            let k = numeric_kind(&ta).max(numeric_kind(&tb));
+            match (op, k) {
+                (Arith::IntDiv, _) => int,
+                (_, 2) => ColumnType::Double,
+                (Arith::Div, _) => ColumnType::Decimal {
+                    precision: 65,
+                    scale: (scale_of(&ta) + 4).min(30),
+                },
+                (_, 0) => int,
+                _ => ColumnType::Decimal {
+                    precision: 65,
+                    scale: if *op == Arith::Mul {
+                        (scale_of(&ta) + scale_of(&tb)).min(30)
+                    } else {
+                        scale_of(&ta).max(scale_of(&tb))
+                    },
+                },
+            }
+        }
+        E::Not(_)
+        | E::Cmp(..)
+        | E::And(..)
+        | E::Or(..)
+        | E::Xor(..)
+        | E::IsNull(..)
+        | E::IsBool(..)
+        | E::Between(..)
+        | E::InList(..)
+        | E::Like(..) => int,
+        E::Cast(_, t) => *t,
+        E::Case(_, whens, els) => whens
+            .first()
+            .map(|(_, r)| infer(r, cols, aggs))
+            .or_else(|| els.as_ref().map(|x| infer(x, cols, aggs)))
+            .unwrap_or(VARCHAR_ANY),
+        E::Func(f, args) => {
+            let first = || args.first().map_or(VARCHAR_ANY, |a| infer(a, cols, aggs));
+            match f {
+                F::Length | F::CharLength | F::Locate | F::Sign => int,
+                F::Crc32 => ColumnType::BigInt { unsigned: true },
+                F::Coalesce | F::IfNull | F::NullIf | F::Greatest | F::Least | F::Abs => args
+                    .iter()
+                    .find(|a| !matches!(a, E::Lit(Value::Null)))
+                    .map_or(VARCHAR_ANY, |a| infer(a, cols, aggs)),
+                F::If => args.get(1).map_or(VARCHAR_ANY, |a| infer(a, cols, aggs)),
+                F::Round | F::Truncate | F::Floor | F::Ceil | F::Mod => {
+                    let t = first();
+                    if t.is_integer() {
+                        int
+                    } else if matches!(t, ColumnType::Decimal { .. }) {
+                        if matches!(f, F::Floor | F::Ceil) {
+                            int
+                        } else {
+                            t
+                        }
+                    } else {
+                        ColumnType::Double
+                    }
+                }
+                F::Pow | F::Sqrt | F::Rand => ColumnType::Double,
+                _ => VARCHAR_ANY,
+            }
+        }
+    }
+}
+
+/// Whether the expression can produce NULL (conservatively true).
+pub fn nullable(e: &E, cols: &[ColInfo]) -> bool {
+    match e {
+        E::Lit(v) => v.is_null(),
+        E::Col(i) => cols.get(*i).is_none_or(|c| c.nullable),
+        E::Agg(_) => true,
+        E::IsNull(..) | E::IsBool(..) => false,
+        E::Func(F::Length | F::CharLength, a) => a.iter().any(|x| nullable(x, cols)),
+        E::Arith(Arith::Add | Arith::Sub | Arith::Mul, a, b) | E::Cmp(_, a, b) => {
+            nullable(a, cols) || nullable(b, cols)
+        }
+        _ => true,
+    }
+}
+
+/// Makes `v` fit the class of `ty` (what the protocol will encode).
+pub fn conform(v: Value, ty: &ColumnType) -> Value {
+    if v.is_null() {
+        return v;
+    }
+    match ty {
+        t if t.is_integer() => match v {
+            Value::Int(_) | Value::UInt(_) => v,
+            other => cast_value(
+                other,
+                &ColumnType::BigInt {
+                    unsigned: t.is_unsigned(),
+                },
+            )
+            .unwrap_or(Value::Null),
+        },
+        ColumnType::Decimal { .. } => match v {
+            Value::Decimal(_) => v,
+            other => other
+                .to_decimal()
+                .map(Value::Decimal)
+                .unwrap_or_else(|| match other {
+                    Value::Bytes(b) => Decimal::parse_prefix(&b)
+                        .map(|p| Value::Decimal(p.value))
+                        .unwrap_or(Value::Null),
+                    _ => Value::Null,
+                }),
+        },
+        ColumnType::Float => match v {
+            Value::Float(_) => v,
+            other => Value::Float(other.to_f64().unwrap_or(0.0) as f32),
+        },
+        ColumnType::Double => match v {
+            Value::Double(_) => v,
+            other => Value::Double(other.to_f64().unwrap_or(0.0)),
+        },
+        ColumnType::Date => match v {
+            Value::Date(_) => v,
+            Value::DateTime(t) => Value::Date(t.date()),
+            other => Value::Bytes(bytes_of(&other)),
+        },
+        ColumnType::DateTime { .. } | ColumnType::Timestamp { .. } => match v {
+            Value::DateTime(_) => v,
+            Value::Date(d) => Value::DateTime(d.to_datetime()),
+            other => Value::Bytes(bytes_of(&other)),
+        },
+        _ => match v {
+            Value::Bytes(_) => v,
+            other => Value::Bytes(bytes_of(&other)),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn like_patterns() {
+        assert!(like(b"abc", b"a%", b'\\'));
+        assert!(like(b"abc", b"%b%", b'\\'));
+        assert!(like(b"abc", b"a_c", b'\\'));
+        assert!(!like(b"abc", b"a_", b'\\'));
+        assert!(like(b"a%c", b"a\\%c", b'\\'));
+        assert!(!like(b"abc", b"a\\%c", b'\\'));
+        assert!(like(b"", b"%", b'\\'));
+        assert!(like(b"10-20", b"%0%", b'\\'));
+    }
+
+    #[test]
+    fn arithmetic() {
+        assert_eq!(
+            arith(Arith::Add, &Value::Int(1), &Value::Int(2)).unwrap(),
+            Value::Int(3)
+        );
+        assert!(arith(Arith::Add, &Value::Int(i64::MAX), &Value::UInt(u64::MAX)).is_err());
+        assert_eq!(
+            arith(Arith::Div, &Value::Int(1), &Value::Int(3))
+                .unwrap()
+                .to_string(),
+            "0.3333"
+        );
+        assert_eq!(
+            arith(Arith::Div, &Value::Int(1), &Value::Int(0)).unwrap(),
+            Value::Null
+        );
+    }
+}

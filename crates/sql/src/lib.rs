@@ -1,0 +1,74 @@
+//! # quire-sql: SQL sessions over the engine
+//!
+//! The contract the wire-protocol server (`quire-server`) codes against.
+//! A [`Session`] is one client connection's SQL state: current database,
+//! autocommit, the open transaction, session variables, prepared
+//! statements. The server hands it statement text or prepared-statement
+//! parameters and gets back [`Output`]s or an [`EngineError`] carrying the
+//! MySQL error number and SQLSTATE.
+
+use quire_engine::{ColumnType, EngineError, Value};
+
+mod ddl;
+mod exec;
+mod expr;
+mod parse;
+pub mod session;
+mod show;
+
+pub use session::Session;
+
+/// Describes one column of a result set (what the protocol's column
+/// definition packet carries).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ColumnMeta {
+    /// Name as selected (alias if any).
+    pub name: String,
+    /// Original column name ("" for expressions).
+    pub org_name: String,
+    /// Table alias and original table ("" for expressions).
+    pub table: String,
+    pub org_table: String,
+    pub db: String,
+    /// The SQL type of the values in this column; expressions get the
+    /// type MySQL would report (BIGINT for COUNT, DECIMAL for SUM of
+    /// integers, VARCHAR for strings, ...).
+    pub ty: ColumnType,
+    pub nullable: bool,
+}
+
+/// What one statement produced.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Output {
+    /// A result set (SELECT, SHOW, DESCRIBE, ...).
+    Rows {
+        columns: Vec<ColumnMeta>,
+        rows: Vec<Vec<Value>>,
+    },
+    /// An OK packet's content.
+    Done {
+        affected_rows: u64,
+        last_insert_id: u64,
+        warnings: u16,
+        info: String,
+    },
+}
+
+/// A prepared statement as the protocol reports it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PreparedInfo {
+    pub id: u32,
+    pub params: usize,
+    /// Result columns if the statement returns rows (may be empty when not
+    /// known before execution).
+    pub columns: Vec<ColumnMeta>,
+}
+
+/// Result of a SQL call.
+pub type SqlResult<T> = std::result::Result<T, EngineError>;
+
+/// The server moves sessions between threads.
+const _: () = {
+    const fn assert_send<T: Send>() {}
+    assert_send::<Session>();
+};

@@ -1,0 +1,750 @@
+//! # Parse: statement text to a [`Command`]
+//!
+//! The front end has two halves. The statement text is first tokenized with
+//! `sqlparser`'s MySQL dialect; every `?` placeholder token is renumbered
+//! `?1`, `?2`, ... in text order, so that a prepared statement binds its
+//! parameters by position no matter where the parser later puts them in
+//! the tree. The leading words then decide who parses the rest:
+//!
+//! * the administrative statements whose MySQL syntax `sqlparser` does not
+//!   know or only half knows (`SET` in all its forms, `SHOW ...`,
+//!   `DESCRIBE`, `BEGIN`/`START TRANSACTION`, `COMMIT`, `ROLLBACK`, `USE`)
+//!   are read here with the parser's token-level helpers, into small
+//!   [`Command`] variants;
+//! * everything else (SELECT, INSERT, UPDATE, DELETE, CREATE, DROP, ...) is
+//!   handed to `sqlparser` and kept as its AST ([`Command::Sql`]).
+//!
+//! A trailing `LOCK IN SHARE MODE` (which this `sqlparser` version does not
+//! parse) is cut off before parsing and remembered as a flag, as is a
+//! trailing `ORDER BY ... LIMIT ...` of a single-table UPDATE.
+//!
+//! Parse failures become MySQL error 1064 with MySQL's wording.
+
+use sqlparser::ast::{Expr, Ident, ObjectName, OrderByExpr, Statement};
+use sqlparser::dialect::MySqlDialect;
+use sqlparser::keywords::Keyword;
+use sqlparser::parser::{Parser, ParserError};
+use sqlparser::tokenizer::{Token, Tokenizer, Whitespace, Word};
+
+use quire_engine::EngineError;
+
+use crate::SqlResult;
+
+/// Scope of a `SET` assignment or `SHOW` listing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    Global,
+    Session,
+    /// `@name`: a user variable.
+    User,
+}
+
+/// One assignment of a `SET` statement.
+#[derive(Debug, Clone)]
+pub enum SetItem {
+    Var {
+        scope: Scope,
+        name: String,
+        value: Box<Expr>,
+    },
+    /// `SET NAMES x [COLLATE y]` / `SET CHARACTER SET x`.
+    Names(String),
+    /// `SET [GLOBAL|SESSION] TRANSACTION ISOLATION LEVEL ... | READ ONLY/WRITE`.
+    Transaction {
+        scope: Option<Scope>,
+        isolation: Option<String>,
+        read_only: Option<bool>,
+    },
+}
+
+/// `LIKE 'pattern'` or `WHERE expr` of a SHOW statement.
+#[derive(Debug, Clone)]
+pub enum Filter {
+    None,
+    Like(String),
+    Where(Box<Expr>),
+}
+
+/// The SHOW statements.
+#[derive(Debug, Clone)]
+#[allow(dead_code)] // `full`/`global` are parsed for completeness
+pub enum Show {
+    Databases(Filter),
+    Tables {
+        db: Option<String>,
+        full: bool,
+        filter: Filter,
+    },
+    Columns {
+        table: ObjectName,
+        db: Option<String>,
+        full: bool,
+        filter: Filter,
+    },
+    CreateTable(ObjectName),
+    CreateDatabase(String),
+    Variables {
+        global: bool,
+        filter: Filter,
+    },
+    Status {
+        global: bool,
+        filter: Filter,
+    },
+    EngineInnodbStatus,
+    BinaryLogs,
+    MasterStatus,
+    Warnings,
+    Errors,
+    Index(ObjectName),
+    Engines,
+    Charset,
+    Collation,
+    Processlist,
+}
+
+/// A parsed statement.
+#[derive(Debug, Clone)]
+#[allow(dead_code)] // `snapshot`: WITH CONSISTENT SNAPSHOT is the default anyway
+pub enum Command {
+    Sql(Box<Statement>),
+    Set(Vec<SetItem>),
+    Show(Box<Show>),
+    Describe(Box<ObjectName>),
+    Begin {
+        read_only: bool,
+        snapshot: bool,
+    },
+    Commit,
+    Rollback,
+    Use(String),
+    /// An empty statement (only comments / semicolons).
+    Empty,
+}
+
+/// A parsed statement plus what was cut off around it.
+#[derive(Debug, Clone)]
+pub struct Parsed {
+    pub cmd: Command,
+    /// Number of `?` placeholders.
+    pub params: usize,
+    /// A trailing `LOCK IN SHARE MODE` was present.
+    pub share_lock: bool,
+    /// `UPDATE ... ORDER BY ... LIMIT n` tail (sqlparser lacks them).
+    pub update_order: Vec<OrderByExpr>,
+    pub update_limit: Option<Expr>,
+}
+
+pub(crate) fn syntax_error(near: &str) -> EngineError {
+    let near: String = near.chars().take(80).collect();
+    EngineError::new(
+        1064,
+        "42000",
+        format!(
+            "You have an error in your SQL syntax; check the manual that corresponds to your \
+             MySQL server version for the right syntax to use near '{near}' at line 1"
+        ),
+    )
+}
+
+fn perr(e: ParserError, sql: &str) -> EngineError {
+    let msg = e.to_string();
+    // The parser reports "... found: X at Line: l, Column: c"; MySQL quotes
+    // the text from the offending token on.
+    let near = msg
+        .rsplit_once("Column: ")
+        .and_then(|(_, c)| c.trim().parse::<usize>().ok())
+        .and_then(|c| {
+            sql.lines()
+                .next()
+                .and_then(|l| l.get(c.saturating_sub(1)..))
+        })
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .or_else(|| {
+            // "... found: TOKEN": quote the text from that token on.
+            let tok = msg
+                .rsplit_once("found: ")?
+                .1
+                .split(" at Line")
+                .next()?
+                .to_string();
+            if tok == "EOF" {
+                return Some(String::new());
+            }
+            let pos = sql.to_ascii_lowercase().find(&tok.to_ascii_lowercase())?;
+            Some(sql[pos..].to_string())
+        })
+        .unwrap_or_default();
+    syntax_error(&near)
+}
+
+fn is_word(t: &Token, kw: &str) -> bool {
+    matches!(t, Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case(kw))
+}
+
+fn significant(t: &Token) -> bool {
+    !matches!(t, Token::Whitespace(_))
+}
+
+/// Parses one statement (a trailing `;` is allowed).
+pub fn parse(sql: &str) -> SqlResult<Parsed> {
+    let dialect = MySqlDialect {};
+    let mut tokens = Tokenizer::new(&dialect, sql)
+        .tokenize()
+        .map_err(|e| syntax_error(&e.to_string()))?;
+    // Number the placeholders.
+    let mut params = 0usize;
+    for t in tokens.iter_mut() {
+        if let Token::Placeholder(p) = t {
+            if p == "?" {
+                params += 1;
+                *p = format!("?{params}");
+            }
+        }
+    }
+    // Drop comments (MySQL's /*! ... */ versioned comments are ignored too)
+    // and trailing semicolons.
+    tokens.retain(|t| {
+        !matches!(
+            t,
+            Token::Whitespace(Whitespace::SingleLineComment { .. })
+                | Token::Whitespace(Whitespace::MultiLineComment(_))
+        )
+    });
+    while let Some(last) = tokens.iter().rposition(significant) {
+        if tokens[last] == Token::SemiColon {
+            tokens.truncate(last);
+        } else {
+            break;
+        }
+    }
+    let mut parsed = Parsed {
+        cmd: Command::Empty,
+        params,
+        share_lock: false,
+        update_order: Vec::new(),
+        update_limit: None,
+    };
+    let sig: Vec<usize> = (0..tokens.len())
+        .filter(|&i| significant(&tokens[i]))
+        .collect();
+    if sig.is_empty() {
+        return Ok(parsed);
+    }
+    // LOCK IN SHARE MODE at the end.
+    if sig.len() >= 4 {
+        let n = sig.len();
+        let words = ["LOCK", "IN", "SHARE", "MODE"];
+        if (0..4).all(|i| is_word(&tokens[sig[n - 4 + i]], words[i])) {
+            parsed.share_lock = true;
+            tokens.truncate(sig[n - 4]);
+        }
+    }
+    let first = match &tokens[sig[0]] {
+        Token::Word(w) => w.value.to_ascii_uppercase(),
+        _ => String::new(),
+    };
+    let second = sig
+        .get(1)
+        .and_then(|&i| match &tokens[i] {
+            Token::Word(w) => Some(w.value.to_ascii_uppercase()),
+            _ => None,
+        })
+        .unwrap_or_default();
+    let mut p = Parser::new(&dialect).with_tokens(tokens.clone());
+    let res = match first.as_str() {
+        "SET" => parse_set(&mut p).map(Command::Set),
+        "SHOW" => parse_show(&mut p).map(|s| Command::Show(Box::new(s))),
+        "DESCRIBE" | "DESC" => {
+            p.next_token();
+            p.parse_object_name(false)
+                .map(|n| Command::Describe(Box::new(n)))
+        }
+        "EXPLAIN"
+            if !matches!(
+                second.as_str(),
+                "SELECT" | "INSERT" | "UPDATE" | "DELETE" | "ANALYZE" | "FORMAT"
+            ) =>
+        {
+            p.next_token();
+            p.parse_object_name(false)
+                .map(|n| Command::Describe(Box::new(n)))
+        }
+        "BEGIN" => {
+            p.next_token();
+            let _ = p.parse_keyword(Keyword::WORK);
+            Ok(Command::Begin {
+                read_only: false,
+                snapshot: false,
+            })
+        }
+        "START" => parse_start(&mut p),
+        "COMMIT" => {
+            p.next_token();
+            let _ = p.parse_keyword(Keyword::WORK);
+            Ok(Command::Commit)
+        }
+        "ROLLBACK" if !sig.iter().any(|&i| is_word(&tokens[i], "TO")) => {
+            p.next_token();
+            let _ = p.parse_keyword(Keyword::WORK);
+            Ok(Command::Rollback)
+        }
+        "USE" => {
+            p.next_token();
+            p.parse_identifier().map(|i| Command::Use(i.value))
+        }
+        "UPDATE" => {
+            let (head, order, limit) = split_update_tail(&tokens, &dialect, sql)?;
+            parsed.update_order = order;
+            parsed.update_limit = limit;
+            let mut p = Parser::new(&dialect).with_tokens(head);
+            p.parse_statement().map(|s| Command::Sql(Box::new(s)))
+        }
+        _ => p.parse_statement().map(|s| Command::Sql(Box::new(s))),
+    };
+    let cmd = res.map_err(|e| perr(e, sql))?;
+    if first != "UPDATE" {
+        // Everything must have been consumed.
+        let t = p.peek_token();
+        if t.token != Token::EOF {
+            return Err(syntax_error(&t.token.to_string()));
+        }
+    }
+    parsed.cmd = cmd;
+    Ok(parsed)
+}
+
+/// Cuts a top-level `ORDER BY ...` / `LIMIT ...` tail off an UPDATE.
+fn split_update_tail(
+    tokens: &[Token],
+    dialect: &MySqlDialect,
+    sql: &str,
+) -> SqlResult<(Vec<Token>, Vec<OrderByExpr>, Option<Expr>)> {
+    let mut depth = 0i32;
+    let mut cut = None;
+    for (i, t) in tokens.iter().enumerate() {
+        match t {
+            Token::LParen => depth += 1,
+            Token::RParen => depth -= 1,
+            _ if depth == 0 && (is_word(t, "ORDER") || is_word(t, "LIMIT")) => {
+                cut = Some(i);
+                break;
+            }
+            _ => {}
+        }
+    }
+    let Some(cut) = cut else {
+        let mut p = Parser::new(dialect).with_tokens(tokens.to_vec());
+        let _ = &mut p;
+        return Ok((tokens.to_vec(), Vec::new(), None));
+    };
+    let head = tokens[..cut].to_vec();
+    let mut p = Parser::new(dialect).with_tokens(tokens[cut..].to_vec());
+    let mut order = Vec::new();
+    let mut limit = None;
+    if p.parse_keywords(&[Keyword::ORDER, Keyword::BY]) {
+        order = p
+            .parse_comma_separated(Parser::parse_order_by_expr)
+            .map_err(|e| perr(e, sql))?;
+    }
+    if p.parse_keyword(Keyword::LIMIT) {
+        limit = Some(p.parse_expr().map_err(|e| perr(e, sql))?);
+    }
+    let t = p.peek_token();
+    if t.token != Token::EOF {
+        return Err(syntax_error(&t.token.to_string()));
+    }
+    Ok((head, order, limit))
+}
+
+fn parse_start(p: &mut Parser) -> Result<Command, ParserError> {
+    p.next_token();
+    if !p.parse_keyword(Keyword::TRANSACTION) {
+        return p.expected("TRANSACTION", p.peek_token());
+    }
+    let mut read_only = false;
+    let mut snapshot = false;
+    loop {
+        if p.peek_keyword(Keyword::WITH) {
+            p.next_token();
+            if !(eat_word(p, "CONSISTENT") && eat_word(p, "SNAPSHOT")) {
+                return p.expected("CONSISTENT SNAPSHOT", p.peek_token());
+            }
+            snapshot = true;
+        } else if p.parse_keywords(&[Keyword::READ, Keyword::ONLY]) {
+            read_only = true;
+        } else if p.parse_keywords(&[Keyword::READ, Keyword::WRITE]) {
+            read_only = false;
+        } else {
+            break;
+        }
+        if !p.consume_token(&Token::Comma) {
+            break;
+        }
+    }
+    Ok(Command::Begin {
+        read_only,
+        snapshot,
+    })
+}
+
+/// Consumes the next token if it is the (unquoted) word `w`.
+fn eat_word(p: &mut Parser, w: &str) -> bool {
+    if is_word(&p.peek_token().token, w) {
+        p.next_token();
+        true
+    } else {
+        false
+    }
+}
+
+fn word_upper(t: &Token) -> Option<String> {
+    match t {
+        Token::Word(w) => Some(w.value.to_ascii_uppercase()),
+        _ => None,
+    }
+}
+
+fn parse_set(p: &mut Parser) -> Result<Vec<SetItem>, ParserError> {
+    p.next_token(); // SET
+    let mut items = Vec::new();
+    // A leading scope applies to the first assignment (and, in MySQL, to
+    // later ones without their own).
+    let mut default_scope = Scope::Session;
+    loop {
+        let mut scope = default_scope;
+        let explicit = if eat_word(p, "GLOBAL") || eat_word(p, "PERSIST") {
+            Some(Scope::Global)
+        } else if eat_word(p, "SESSION") || eat_word(p, "LOCAL") {
+            Some(Scope::Session)
+        } else {
+            None
+        };
+        if let Some(s) = explicit {
+            scope = s;
+            default_scope = s;
+        }
+        if p.parse_keyword(Keyword::TRANSACTION) {
+            let mut isolation = None;
+            let mut read_only = None;
+            loop {
+                if p.parse_keywords(&[Keyword::ISOLATION, Keyword::LEVEL]) {
+                    let lvl = if p.parse_keywords(&[Keyword::READ, Keyword::UNCOMMITTED]) {
+                        "READ-UNCOMMITTED"
+                    } else if p.parse_keywords(&[Keyword::READ, Keyword::COMMITTED]) {
+                        "READ-COMMITTED"
+                    } else if p.parse_keywords(&[Keyword::REPEATABLE, Keyword::READ]) {
+                        "REPEATABLE-READ"
+                    } else if p.parse_keyword(Keyword::SERIALIZABLE) {
+                        "SERIALIZABLE"
+                    } else {
+                        return p.expected("isolation level", p.peek_token());
+                    };
+                    isolation = Some(lvl.to_string());
+                } else if p.parse_keywords(&[Keyword::READ, Keyword::ONLY]) {
+                    read_only = Some(true);
+                } else if p.parse_keywords(&[Keyword::READ, Keyword::WRITE]) {
+                    read_only = Some(false);
+                } else {
+                    return p.expected("ISOLATION LEVEL or READ ONLY/WRITE", p.peek_token());
+                }
+                if !p.consume_token(&Token::Comma) {
+                    break;
+                }
+            }
+            // No scope keyword: the next transaction only.
+            items.push(SetItem::Transaction {
+                scope: explicit,
+                isolation,
+                read_only,
+            });
+            return Ok(items);
+        }
+        let tok = p.peek_token().token;
+        let upper = word_upper(&tok).unwrap_or_default();
+        if upper == "NAMES" {
+            p.next_token();
+            let cs = if p.parse_keyword(Keyword::DEFAULT) {
+                "utf8mb4".to_string()
+            } else {
+                name_or_string(p)?
+            };
+            if p.parse_keyword(Keyword::COLLATE) {
+                name_or_string(p)?;
+            }
+            items.push(SetItem::Names(cs));
+        } else if upper == "CHARACTER" || upper == "CHARSET" {
+            p.next_token();
+            if upper == "CHARACTER" && !p.parse_keyword(Keyword::SET) {
+                return p.expected("SET", p.peek_token());
+            }
+            let cs = if p.parse_keyword(Keyword::DEFAULT) {
+                "utf8mb4".to_string()
+            } else {
+                name_or_string(p)?
+            };
+            items.push(SetItem::Names(cs));
+        } else {
+            // [@@[global.|session.|local.]]name or @name
+            let t = p.next_token();
+            let raw = match &t.token {
+                Token::Word(Word { value, .. }) => value.clone(),
+                _ => return p.expected("variable name", t),
+            };
+            let (mut scope, mut name) = (scope, raw.clone());
+            if let Some(rest) = raw.strip_prefix("@@") {
+                name = rest.to_string();
+                if p.consume_token(&Token::Period) {
+                    let q = rest.to_ascii_lowercase();
+                    scope = match q.as_str() {
+                        "global" | "persist" => Scope::Global,
+                        _ => Scope::Session,
+                    };
+                    name = p.parse_identifier()?.value;
+                } else {
+                    scope = Scope::Session;
+                }
+            } else if let Some(rest) = raw.strip_prefix('@') {
+                scope = Scope::User;
+                name = rest.to_string();
+            } else {
+                // dotted names like `innodb.x` are not MySQL; accept one part
+                while p.consume_token(&Token::Period) {
+                    name = format!("{name}.{}", p.parse_identifier()?.value);
+                }
+            }
+            if !(p.consume_token(&Token::Eq) || p.consume_token(&Token::Assignment)) {
+                return p.expected("=", p.peek_token());
+            }
+            // MySQL accepts keywords as values: ON, OFF, DEFAULT, ...
+            let value = if let Token::Word(w) = p.peek_token().token {
+                if matches!(
+                    w.keyword,
+                    Keyword::ON | Keyword::OFF | Keyword::DEFAULT | Keyword::ALL
+                ) && matches!(
+                    p.peek_nth_token(1).token,
+                    Token::EOF | Token::Comma | Token::SemiColon
+                ) {
+                    p.next_token();
+                    Expr::Identifier(Ident::new(w.value.to_ascii_uppercase()))
+                } else {
+                    p.parse_expr()?
+                }
+            } else {
+                p.parse_expr()?
+            };
+            items.push(SetItem::Var {
+                scope,
+                name,
+                value: Box::new(value),
+            });
+        }
+        if !p.consume_token(&Token::Comma) {
+            break;
+        }
+    }
+    Ok(items)
+}
+
+fn name_or_string(p: &mut Parser) -> Result<String, ParserError> {
+    let t = p.next_token();
+    match t.token {
+        Token::Word(w) => Ok(w.value),
+        Token::SingleQuotedString(s) | Token::DoubleQuotedString(s) => Ok(s),
+        _ => p.expected("character set name", t),
+    }
+}
+
+fn parse_filter(p: &mut Parser) -> Result<Filter, ParserError> {
+    if p.parse_keyword(Keyword::LIKE) {
+        let s = p.parse_literal_string()?;
+        Ok(Filter::Like(s))
+    } else if p.parse_keyword(Keyword::WHERE) {
+        Ok(Filter::Where(Box::new(p.parse_expr()?)))
+    } else {
+        Ok(Filter::None)
+    }
+}
+
+fn parse_from_db(p: &mut Parser) -> Result<Option<String>, ParserError> {
+    if p.parse_one_of_keywords(&[Keyword::FROM, Keyword::IN])
+        .is_some()
+    {
+        Ok(Some(p.parse_identifier()?.value))
+    } else {
+        Ok(None)
+    }
+}
+
+fn parse_show(p: &mut Parser) -> Result<Show, ParserError> {
+    p.next_token(); // SHOW
+    let full = p.parse_keyword(Keyword::FULL);
+    let global = match p.parse_one_of_keywords(&[Keyword::GLOBAL, Keyword::SESSION, Keyword::LOCAL])
+    {
+        Some(Keyword::GLOBAL) => Some(true),
+        Some(_) => Some(false),
+        None => None,
+    };
+    let t = p.next_token();
+    let w = word_upper(&t.token).unwrap_or_default();
+    let show = match w.as_str() {
+        "VARIABLES" => Show::Variables {
+            global: global.unwrap_or(false),
+            filter: parse_filter(p)?,
+        },
+        "STATUS" => Show::Status {
+            global: global.unwrap_or(false),
+            filter: parse_filter(p)?,
+        },
+        "DATABASES" | "SCHEMAS" => Show::Databases(parse_filter(p)?),
+        "TABLES" => {
+            let db = parse_from_db(p)?;
+            Show::Tables {
+                db,
+                full,
+                filter: parse_filter(p)?,
+            }
+        }
+        "COLUMNS" | "FIELDS" => {
+            if p.parse_one_of_keywords(&[Keyword::FROM, Keyword::IN])
+                .is_none()
+            {
+                return p.expected("FROM", p.peek_token());
+            }
+            let table = p.parse_object_name(false)?;
+            let db = parse_from_db(p)?;
+            Show::Columns {
+                table,
+                db,
+                full,
+                filter: parse_filter(p)?,
+            }
+        }
+        "INDEX" | "INDEXES" | "KEYS" => {
+            if p.parse_one_of_keywords(&[Keyword::FROM, Keyword::IN])
+                .is_none()
+            {
+                return p.expected("FROM", p.peek_token());
+            }
+            let mut table = p.parse_object_name(false)?;
+            if let Some(db) = parse_from_db(p)? {
+                let mut parts = vec![Ident::new(db)];
+                parts.extend(table.0.iter().filter_map(|x| x.as_ident().cloned()));
+                table = ObjectName::from(parts);
+            }
+            Show::Index(table)
+        }
+        "CREATE" => {
+            if p.parse_keyword(Keyword::TABLE) {
+                Show::CreateTable(p.parse_object_name(false)?)
+            } else if p
+                .parse_one_of_keywords(&[Keyword::DATABASE, Keyword::SCHEMA])
+                .is_some()
+            {
+                Show::CreateDatabase(p.parse_identifier()?.value)
+            } else {
+                return p.expected("TABLE or DATABASE", p.peek_token());
+            }
+        }
+        "ENGINE" => {
+            let e = p.parse_identifier()?;
+            if !e.value.eq_ignore_ascii_case("innodb") || !p.parse_keyword(Keyword::STATUS) {
+                return p.expected("INNODB STATUS", p.peek_token());
+            }
+            Show::EngineInnodbStatus
+        }
+        "ENGINES" => Show::Engines,
+        "BINARY" => {
+            let t = p.next_token();
+            if word_upper(&t.token).as_deref() != Some("LOGS") {
+                return p.expected("LOGS", t);
+            }
+            Show::BinaryLogs
+        }
+        "MASTER" => {
+            if p.parse_keyword(Keyword::STATUS) {
+                Show::MasterStatus
+            } else {
+                let t = p.next_token();
+                if word_upper(&t.token).as_deref() != Some("LOGS") {
+                    return p.expected("STATUS or LOGS", t);
+                }
+                Show::BinaryLogs
+            }
+        }
+        "WARNINGS" => {
+            skip_limit(p)?;
+            Show::Warnings
+        }
+        "ERRORS" => {
+            skip_limit(p)?;
+            Show::Errors
+        }
+        "CHARACTER" => {
+            if !p.parse_keyword(Keyword::SET) {
+                return p.expected("SET", p.peek_token());
+            }
+            parse_filter(p)?;
+            Show::Charset
+        }
+        "CHARSET" => {
+            parse_filter(p)?;
+            Show::Charset
+        }
+        "COLLATION" => {
+            parse_filter(p)?;
+            Show::Collation
+        }
+        "PROCESSLIST" => Show::Processlist,
+        _ => return p.expected("a SHOW statement quire knows", t),
+    };
+    Ok(show)
+}
+
+fn skip_limit(p: &mut Parser) -> Result<(), ParserError> {
+    if p.parse_keyword(Keyword::LIMIT) {
+        p.parse_expr()?;
+        if p.consume_token(&Token::Comma) {
+            p.parse_expr()?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placeholders_are_numbered() {
+        let p = parse("SELECT c FROM t WHERE id BETWEEN ? AND ?").unwrap();
+        assert_eq!(p.params, 2);
+        let s = format!("{:?}", p.cmd);
+        assert!(s.contains("?1") && s.contains("?2"), "{s}");
+    }
+
+    #[test]
+    fn set_forms() {
+        for q in [
+            "SET NAMES utf8mb4",
+            "SET NAMES 'utf8' COLLATE 'utf8_general_ci'",
+            "SET autocommit=1",
+            "SET SESSION sql_mode = 'STRICT_TRANS_TABLES'",
+            "SET @@session.autocommit = OFF",
+            "SET GLOBAL sync_binlog = 1, innodb_flush_log_at_trx_commit = 2",
+            "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED",
+            "SET TRANSACTION READ ONLY",
+            "SET @x = 5",
+            "SET character_set_results = NULL",
+        ] {
+            assert!(matches!(parse(q).unwrap().cmd, Command::Set(_)), "{q}");
+        }
+    }
+
+    #[test]
+    fn lock_in_share_mode() {
+        let p = parse("SELECT * FROM t WHERE id = 1 LOCK IN SHARE MODE").unwrap();
+        assert!(p.share_lock);
+    }
+}

@@ -1,0 +1,1087 @@
+//! # Session: one connection's SQL state and the statement dispatcher
+//!
+//! A [`Session`] owns what MySQL keeps per connection: the current
+//! database, `autocommit`, the open transaction, the isolation level,
+//! session and user variables, `LAST_INSERT_ID()`, the warnings of the last
+//! statement and the prepared statements.
+//!
+//! Every statement goes parse (`parse.rs`) → dispatch (here) → plan and
+//! execute (`exec.rs`, `ddl.rs`, `show.rs`).
+//!
+//! ## Transactions
+//! Without `BEGIN`, and with `autocommit=1`, each statement runs in a
+//! transaction of its own that commits when the statement succeeds and is
+//! rolled back when it fails. With `autocommit=0` the first statement
+//! opens a transaction that stays open until COMMIT or ROLLBACK. Inside a
+//! transaction, each statement starts with a savepoint: a failing
+//! statement (1062 duplicate key, 1205 lock wait timeout, a bad value, ...)
+//! rolls back only its own changes, as InnoDB does; a deadlock (1213) rolls
+//! back the whole transaction. `BEGIN` and DDL commit an open transaction
+//! first (MySQL's implicit commit).
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock};
+use std::time::Instant;
+
+use quire_engine::{ColumnType, Engine, EngineError, Isolation, LockMode, Txn, Value};
+use sqlparser::ast::{self, Expr, ObjectType, Statement};
+
+use crate::exec::{self, Ctx, Virtual};
+use crate::expr::{self, Compiler, Env, Row};
+use crate::parse::{self, Command, Parsed, Scope, SetItem};
+use crate::{ColumnMeta, Output, PreparedInfo, SqlResult};
+
+/// Statement counters the SQL layer keeps (SHOW STATUS `Com_*`).
+#[derive(Default)]
+pub(crate) struct Counters {
+    pub select: AtomicU64,
+    pub insert: AtomicU64,
+    pub update: AtomicU64,
+    pub delete: AtomicU64,
+    pub replace: AtomicU64,
+    pub begin: AtomicU64,
+    pub set_option: AtomicU64,
+    pub questions: AtomicU64,
+    pub connections: AtomicU64,
+}
+
+pub(crate) fn counters() -> &'static Counters {
+    static C: OnceLock<Counters> = OnceLock::new();
+    C.get_or_init(Counters::default)
+}
+
+pub(crate) fn started() -> Instant {
+    static S: OnceLock<Instant> = OnceLock::new();
+    *S.get_or_init(Instant::now)
+}
+
+/// `SET GLOBAL` of variables the SQL layer owns (sql_mode, ...).
+fn global_overrides() -> &'static Mutex<HashMap<String, String>> {
+    static G: OnceLock<Mutex<HashMap<String, String>>> = OnceLock::new();
+    G.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+static NEXT_CONN: AtomicU64 = AtomicU64::new(1);
+
+pub(crate) const VERSION: &str = "8.0.36-quire";
+
+/// Session variables the SQL layer knows, with their defaults.
+pub(crate) const SESSION_VARS: &[(&str, &str)] = &[
+    ("auto_increment_increment", "1"),
+    ("auto_increment_offset", "1"),
+    ("autocommit", "ON"),
+    ("character_set_client", "utf8mb4"),
+    ("character_set_connection", "utf8mb4"),
+    ("character_set_database", "utf8mb4"),
+    ("character_set_filesystem", "binary"),
+    ("character_set_results", "utf8mb4"),
+    ("character_set_server", "utf8mb4"),
+    ("character_set_system", "utf8mb3"),
+    ("collation_connection", "utf8mb4_bin"),
+    ("collation_database", "utf8mb4_bin"),
+    ("collation_server", "utf8mb4_bin"),
+    ("default_storage_engine", "InnoDB"),
+    ("foreign_key_checks", "ON"),
+    ("init_connect", ""),
+    ("interactive_timeout", "28800"),
+    ("license", "Apache-2.0"),
+    ("lower_case_table_names", "0"),
+    ("max_allowed_packet", "67108864"),
+    ("max_execution_time", "0"),
+    ("net_buffer_length", "16384"),
+    ("net_read_timeout", "30"),
+    ("net_write_timeout", "60"),
+    ("performance_schema", "OFF"),
+    ("query_cache_size", "0"),
+    ("query_cache_type", "OFF"),
+    ("session_track_gtids", "OFF"),
+    ("sql_auto_is_null", "OFF"),
+    ("sql_mode", "ONLY_FULL_GROUP_BY,STRICT_TRANS_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION"),
+    ("sql_safe_updates", "OFF"),
+    ("sql_select_limit", "18446744073709551615"),
+    ("sql_warnings", "OFF"),
+    ("system_time_zone", "UTC"),
+    ("time_zone", "SYSTEM"),
+    ("transaction_isolation", "REPEATABLE-READ"),
+    ("transaction_read_only", "OFF"),
+    ("tx_isolation", "REPEATABLE-READ"),
+    ("tx_read_only", "OFF"),
+    ("unique_checks", "ON"),
+    ("version", VERSION),
+    ("version_comment", "quire"),
+    ("version_compile_machine", "x86_64"),
+    ("version_compile_os", "Linux"),
+    ("wait_timeout", "28800"),
+];
+
+struct Prepared {
+    parsed: Parsed,
+}
+
+/// One connection's SQL state.
+pub struct Session {
+    engine: Engine,
+    db: Option<String>,
+    user: String,
+    conn_id: u64,
+    autocommit: bool,
+    txn: Option<Txn>,
+    isolation: Isolation,
+    /// `SET TRANSACTION ...` without scope: the next transaction only.
+    next_isolation: Option<Isolation>,
+    next_read_only: Option<bool>,
+    vars: HashMap<String, String>,
+    user_vars: HashMap<String, Value>,
+    last_insert_id: u64,
+    warnings: Vec<(String, u16, String)>,
+    prepared: HashMap<u32, Prepared>,
+    next_stmt: u32,
+}
+
+fn iso_name(i: Isolation) -> &'static str {
+    match i {
+        Isolation::RepeatableRead => "REPEATABLE-READ",
+        Isolation::ReadCommitted => "READ-COMMITTED",
+    }
+}
+
+fn parse_iso(s: &str) -> SqlResult<Isolation> {
+    match s.to_ascii_uppercase().replace(' ', "-").as_str() {
+        "REPEATABLE-READ" | "SERIALIZABLE" => Ok(Isolation::RepeatableRead),
+        "READ-COMMITTED" | "READ-UNCOMMITTED" => Ok(Isolation::ReadCommitted),
+        _ => Err(EngineError::new(
+            1231,
+            "42000",
+            format!("Variable 'transaction_isolation' can't be set to the value of '{s}'"),
+        )),
+    }
+}
+
+fn on_off(s: &str) -> Option<bool> {
+    match s.to_ascii_uppercase().as_str() {
+        "1" | "ON" | "TRUE" => Some(true),
+        "0" | "OFF" | "FALSE" => Some(false),
+        _ => None,
+    }
+}
+
+fn var_value(s: &str) -> Value {
+    if let Ok(i) = s.parse::<i64>() {
+        return Value::Int(i);
+    }
+    if let Ok(u) = s.parse::<u64>() {
+        return Value::UInt(u);
+    }
+    match s {
+        "ON" => Value::Int(1),
+        "OFF" => Value::Int(0),
+        _ => Value::text(s),
+    }
+}
+
+pub(crate) fn done(affected: u64, last_insert_id: u64, warnings: u16, info: String) -> Output {
+    Output::Done {
+        affected_rows: affected,
+        last_insert_id,
+        warnings,
+        info,
+    }
+}
+
+impl Env for Session {
+    fn sysvar(&self, name: &str, scope: Scope) -> SqlResult<Value> {
+        let n = name.to_ascii_lowercase();
+        match n.as_str() {
+            "autocommit" if scope != Scope::Global => {
+                return Ok(Value::Int(i64::from(self.autocommit)))
+            }
+            "transaction_isolation" | "tx_isolation" if scope != Scope::Global => {
+                return Ok(Value::text(iso_name(self.isolation)))
+            }
+            "last_insert_id" | "identity" => return Ok(Value::UInt(self.last_insert_id)),
+            "warning_count" => return Ok(Value::Int(self.warnings.len() as i64)),
+            "error_count" => return Ok(Value::Int(0)),
+            "pseudo_thread_id" => return Ok(Value::UInt(self.conn_id)),
+            "hostname" => return Ok(Value::text("localhost")),
+            _ => {}
+        }
+        if scope != Scope::Global {
+            if let Some(v) = self.vars.get(&n) {
+                return Ok(var_value(v));
+            }
+        }
+        if let Ok(v) = self.engine.config().get(&n) {
+            return Ok(var_value(&v));
+        }
+        if let Some(v) = global_overrides()
+            .lock()
+            .ok()
+            .and_then(|g| g.get(&n).cloned())
+        {
+            return Ok(var_value(&v));
+        }
+        if let Some((_, v)) = SESSION_VARS.iter().find(|(k, _)| *k == n) {
+            return Ok(var_value(v));
+        }
+        Err(EngineError::new(
+            1193,
+            "HY000",
+            format!("Unknown system variable '{name}'"),
+        ))
+    }
+    fn uservar(&self, name: &str) -> Value {
+        self.user_vars
+            .get(&name.to_ascii_lowercase())
+            .cloned()
+            .unwrap_or(Value::Null)
+    }
+    fn database(&self) -> Option<String> {
+        self.db.clone()
+    }
+    fn user(&self) -> String {
+        self.user.clone()
+    }
+    fn last_insert_id(&self) -> u64 {
+        self.last_insert_id
+    }
+    fn connection_id(&self) -> u64 {
+        self.conn_id
+    }
+}
+
+impl Session {
+    /// `user` is the authenticated account name (for CURRENT_USER()).
+    pub fn new(engine: Engine, user: &str) -> Session {
+        started();
+        counters().connections.fetch_add(1, Ordering::Relaxed);
+        let mut vars = HashMap::new();
+        if let Ok(g) = global_overrides().lock() {
+            for (k, v) in g.iter() {
+                vars.insert(k.clone(), v.clone());
+            }
+        }
+        Session {
+            engine,
+            db: None,
+            user: user.to_string(),
+            conn_id: NEXT_CONN.fetch_add(1, Ordering::Relaxed),
+            autocommit: true,
+            txn: None,
+            isolation: Isolation::RepeatableRead,
+            next_isolation: None,
+            next_read_only: None,
+            vars,
+            user_vars: HashMap::new(),
+            last_insert_id: 0,
+            warnings: Vec::new(),
+            prepared: HashMap::new(),
+            next_stmt: 1,
+        }
+    }
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+    /// The current database (COM_INIT_DB / USE).
+    pub fn current_db(&self) -> Option<&str> {
+        self.db.as_deref()
+    }
+    /// COM_INIT_DB.
+    pub fn use_db(&mut self, db: &str) -> SqlResult<()> {
+        let found = self
+            .engine
+            .databases()
+            .into_iter()
+            .find(|d| d.eq_ignore_ascii_case(db));
+        match found {
+            Some(_) => {
+                self.db = Some(db.to_string());
+                Ok(())
+            }
+            None => Err(EngineError::new(
+                1049,
+                "42000",
+                format!("Unknown database '{db}'"),
+            )),
+        }
+    }
+    /// COM_QUERY: one statement (a trailing ';' is allowed).
+    pub fn execute(&mut self, sql: &str) -> SqlResult<Output> {
+        counters().questions.fetch_add(1, Ordering::Relaxed);
+        let parsed = parse::parse(sql)?;
+        if parsed.params > 0 {
+            return Err(parse::syntax_error("?"));
+        }
+        self.run(&parsed, &[])
+    }
+    /// COM_STMT_PREPARE.
+    pub fn prepare(&mut self, sql: &str) -> SqlResult<PreparedInfo> {
+        let parsed = parse::parse(sql)?;
+        if matches!(parsed.cmd, Command::Empty) {
+            return Err(EngineError::new(1065, "42000", "Query was empty"));
+        }
+        let columns = self.describe(&parsed)?;
+        let id = self.next_stmt;
+        self.next_stmt = self.next_stmt.wrapping_add(1).max(1);
+        let params = parsed.params;
+        self.prepared.insert(id, Prepared { parsed });
+        Ok(PreparedInfo {
+            id,
+            params,
+            columns,
+        })
+    }
+    /// COM_STMT_EXECUTE with the bound parameters (NULL = Value::Null).
+    pub fn execute_prepared(&mut self, id: u32, params: Vec<Value>) -> SqlResult<Output> {
+        counters().questions.fetch_add(1, Ordering::Relaxed);
+        let Some(p) = self.prepared.get(&id) else {
+            return Err(EngineError::new(
+                1243,
+                "HY000",
+                format!("Unknown prepared statement handler ({id}) given to mysqld_stmt_execute"),
+            ));
+        };
+        if params.len() != p.parsed.params {
+            return Err(EngineError::new(
+                1210,
+                "HY000",
+                "Incorrect arguments to mysqld_stmt_execute",
+            ));
+        }
+        let parsed = p.parsed.clone();
+        self.run(&parsed, &params)
+    }
+    /// COM_STMT_CLOSE.
+    pub fn close_prepared(&mut self, id: u32) {
+        self.prepared.remove(&id);
+    }
+    /// COM_STMT_RESET.
+    pub fn reset_prepared(&mut self, id: u32) -> SqlResult<()> {
+        if self.prepared.contains_key(&id) {
+            Ok(())
+        } else {
+            Err(EngineError::new(
+                1243,
+                "HY000",
+                format!("Unknown prepared statement handler ({id}) given to mysqld_stmt_reset"),
+            ))
+        }
+    }
+    /// The connection ends: roll back an open transaction.
+    pub fn close(&mut self) {
+        if let Some(t) = self.txn.take() {
+            t.rollback();
+        }
+    }
+
+    /// Whether a transaction is open (BEGIN or autocommit=0).
+    pub fn in_transaction(&self) -> bool {
+        self.txn.is_some()
+    }
+
+    /// Whether autocommit is on (for the protocol's status flags).
+    pub fn autocommit(&self) -> bool {
+        self.autocommit
+    }
+
+    // ------------------------------------------------------------ helpers
+
+    fn virt(&self) -> impl Fn(&str, &str) -> Option<Virtual> + '_ {
+        move |db: &str, name: &str| crate::show::virtual_table(self, db, name)
+    }
+
+    pub(crate) fn variable_rows(&self, global: bool) -> Vec<(String, String)> {
+        let mut out: Vec<(String, String)> = self
+            .engine
+            .config()
+            .variables()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect();
+        let overrides = global_overrides()
+            .lock()
+            .map(|g| g.clone())
+            .unwrap_or_default();
+        for (k, v) in SESSION_VARS {
+            if out.iter().any(|(n, _)| n == k) {
+                continue;
+            }
+            let val = if global {
+                overrides.get(*k).cloned().unwrap_or_else(|| v.to_string())
+            } else {
+                match *k {
+                    "autocommit" => if self.autocommit { "ON" } else { "OFF" }.to_string(),
+                    "transaction_isolation" | "tx_isolation" => {
+                        iso_name(self.isolation).to_string()
+                    }
+                    _ => self
+                        .vars
+                        .get(*k)
+                        .cloned()
+                        .or_else(|| overrides.get(*k).cloned())
+                        .unwrap_or_else(|| v.to_string()),
+                }
+            };
+            out.push((k.to_string(), val));
+        }
+        out.sort();
+        out
+    }
+
+    fn describe(&mut self, p: &Parsed) -> SqlResult<Vec<ColumnMeta>> {
+        let Command::Sql(stmt) = &p.cmd else {
+            return Ok(Vec::new());
+        };
+        let Statement::Query(q) = &**stmt else {
+            return Ok(Vec::new());
+        };
+        let params = vec![Value::Null; p.params];
+        let mut txn = self.engine.begin(self.isolation, true);
+        let r = {
+            let virt = self.virt();
+            let cx = Ctx {
+                engine: &self.engine,
+                db: self.db.as_deref(),
+                params: &params,
+                env: self,
+                now: expr::now_utc(),
+                virt: &virt,
+                describe: true,
+            };
+            exec::select(&cx, &mut txn, q, None)
+        };
+        txn.rollback();
+        Ok(r?.columns)
+    }
+
+    fn implicit_commit(&mut self) -> SqlResult<()> {
+        if let Some(t) = self.txn.take() {
+            t.commit()?;
+        }
+        Ok(())
+    }
+
+    fn begin_txn(&mut self, read_only: bool) -> Txn {
+        let iso = self.next_isolation.take().unwrap_or(self.isolation);
+        let ro = self.next_read_only.take().unwrap_or(read_only);
+        self.engine.begin(iso, ro)
+    }
+
+    /// Runs `f` inside the session's transaction (see the module docs).
+    fn in_txn<T>(
+        &mut self,
+        f: impl FnOnce(&mut Session, &mut Txn) -> SqlResult<T>,
+    ) -> SqlResult<T> {
+        let implicit = self.txn.is_none();
+        let mut txn = match self.txn.take() {
+            Some(t) => t,
+            None => self.begin_txn(false),
+        };
+        txn.statement_start();
+        let sp = txn.savepoint();
+        match f(self, &mut txn) {
+            Ok(v) => {
+                if implicit && self.autocommit {
+                    txn.commit()?;
+                } else {
+                    self.txn = Some(txn);
+                }
+                Ok(v)
+            }
+            Err(e) => {
+                if e.code == 1213 || (implicit && self.autocommit) {
+                    txn.rollback();
+                } else {
+                    txn.rollback_to(sp);
+                    self.txn = Some(txn);
+                }
+                Err(e)
+            }
+        }
+    }
+
+    fn with_ctx<T>(
+        &mut self,
+        params: &[Value],
+        f: impl FnOnce(&Ctx, &mut Txn) -> SqlResult<T>,
+    ) -> SqlResult<T> {
+        self.in_txn(|s, txn| {
+            let virt = s.virt();
+            let cx = Ctx {
+                engine: &s.engine,
+                db: s.db.as_deref(),
+                params,
+                env: s,
+                now: expr::now_utc(),
+                virt: &virt,
+                describe: false,
+            };
+            f(&cx, txn)
+        })
+    }
+
+    fn current_db_or_err(&self) -> SqlResult<String> {
+        self.db.clone().ok_or_else(exec::no_db)
+    }
+
+    // ---------------------------------------------------------- dispatch
+
+    fn run(&mut self, p: &Parsed, params: &[Value]) -> SqlResult<Output> {
+        let is_show_warnings = matches!(
+            p.cmd,
+            Command::Show(ref s) if matches!(**s, parse::Show::Warnings | parse::Show::Errors)
+        );
+        if !is_show_warnings {
+            self.warnings.clear();
+        }
+        match &p.cmd {
+            Command::Empty => Err(EngineError::new(1065, "42000", "Query was empty")),
+            Command::Set(items) => {
+                counters().set_option.fetch_add(1, Ordering::Relaxed);
+                for it in items {
+                    self.set(it, params)?;
+                }
+                Ok(done(0, 0, 0, String::new()))
+            }
+            Command::Show(s) => crate::show::show(self, s),
+            Command::Describe(n) => crate::show::describe(self, n),
+            Command::Begin { read_only, .. } => {
+                counters().begin.fetch_add(1, Ordering::Relaxed);
+                self.implicit_commit()?;
+                let t = self.begin_txn(*read_only);
+                self.txn = Some(t);
+                Ok(done(0, 0, 0, String::new()))
+            }
+            Command::Commit => {
+                self.implicit_commit()?;
+                Ok(done(0, 0, 0, String::new()))
+            }
+            Command::Rollback => {
+                if let Some(t) = self.txn.take() {
+                    t.rollback();
+                }
+                Ok(done(0, 0, 0, String::new()))
+            }
+            Command::Use(db) => {
+                self.use_db(db)?;
+                Ok(done(0, 0, 0, String::new()))
+            }
+            Command::Sql(stmt) => self.run_sql(stmt, p, params),
+        }
+    }
+
+    fn set(&mut self, it: &SetItem, params: &[Value]) -> SqlResult<()> {
+        match it {
+            SetItem::Names(cs) => {
+                let cs = cs.to_ascii_lowercase();
+                for k in [
+                    "character_set_client",
+                    "character_set_connection",
+                    "character_set_results",
+                ] {
+                    self.vars.insert(k.to_string(), cs.clone());
+                }
+                Ok(())
+            }
+            SetItem::Transaction {
+                scope,
+                isolation,
+                read_only,
+            } => {
+                let iso = match isolation {
+                    Some(s) => Some(parse_iso(s)?),
+                    None => None,
+                };
+                match scope {
+                    None => {
+                        if self.txn.is_some() && self.txn.as_ref().is_some_and(|t| t.has_writes()) {
+                            return Err(EngineError::new(
+                                1568,
+                                "25001",
+                                "Transaction characteristics can't be changed while a transaction is in progress",
+                            ));
+                        }
+                        if iso.is_some() {
+                            self.next_isolation = iso;
+                        }
+                        if read_only.is_some() {
+                            self.next_read_only = *read_only;
+                        }
+                    }
+                    Some(Scope::Global) => {
+                        if let (Some(i), Ok(mut g)) = (iso, global_overrides().lock()) {
+                            g.insert("transaction_isolation".into(), iso_name(i).into());
+                        }
+                    }
+                    Some(_) => {
+                        if let Some(i) = iso {
+                            self.isolation = i;
+                        }
+                    }
+                }
+                Ok(())
+            }
+            SetItem::Var { scope, name, value } => {
+                let v = self.eval_set_value(value, params)?;
+                let lname = name.to_ascii_lowercase();
+                match scope {
+                    Scope::User => {
+                        self.user_vars.insert(lname, v);
+                        Ok(())
+                    }
+                    Scope::Global => {
+                        let text = set_text(&v);
+                        match self.engine.set_global(&lname, &text) {
+                            Ok(()) => Ok(()),
+                            Err(e) if e.code == 1193 => {
+                                if SESSION_VARS.iter().any(|(k, _)| *k == lname) {
+                                    if let Ok(mut g) = global_overrides().lock() {
+                                        g.insert(lname, text);
+                                    }
+                                    Ok(())
+                                } else {
+                                    Err(e)
+                                }
+                            }
+                            Err(e) => Err(e),
+                        }
+                    }
+                    Scope::Session => self.set_session(&lname, name, &v),
+                }
+            }
+        }
+    }
+
+    fn set_session(&mut self, lname: &str, name: &str, v: &Value) -> SqlResult<()> {
+        let text = set_text(v);
+        match lname {
+            "autocommit" => {
+                let on = on_off(&text).ok_or_else(|| {
+                    EngineError::new(
+                        1231,
+                        "42000",
+                        format!("Variable 'autocommit' can't be set to the value of '{text}'"),
+                    )
+                })?;
+                if on && !self.autocommit {
+                    self.implicit_commit()?;
+                }
+                self.autocommit = on;
+                Ok(())
+            }
+            "transaction_isolation" | "tx_isolation" => {
+                self.isolation = parse_iso(&text)?;
+                Ok(())
+            }
+            "sql_mode"
+            | "time_zone"
+            | "character_set_results"
+            | "character_set_client"
+            | "character_set_connection"
+            | "collation_connection"
+            | "names" => {
+                self.vars.insert(lname.to_string(), text);
+                Ok(())
+            }
+            _ if SESSION_VARS.iter().any(|(k, _)| *k == lname) => {
+                if matches!(
+                    lname,
+                    "version"
+                        | "version_comment"
+                        | "license"
+                        | "system_time_zone"
+                        | "character_set_system"
+                        | "lower_case_table_names"
+                        | "version_compile_os"
+                        | "version_compile_machine"
+                ) {
+                    return Err(EngineError::new(
+                        1238,
+                        "HY000",
+                        format!("Variable '{name}' is a read only variable"),
+                    ));
+                }
+                self.vars.insert(lname.to_string(), text);
+                Ok(())
+            }
+            "last_insert_id" | "insert_id" => {
+                self.last_insert_id = v.to_f64().map(|f| f as u64).unwrap_or(0);
+                Ok(())
+            }
+            "sql_log_bin"
+            | "session_track_schema"
+            | "session_track_state_change"
+            | "session_track_system_variables"
+            | "session_track_transaction_info"
+            | "optimizer_switch"
+            | "big_tables"
+            | "sql_big_selects"
+            | "group_concat_max_len"
+            | "sql_notes"
+            | "profiling"
+            | "innodb_strict_mode"
+            | "div_precision_increment" => {
+                self.vars.insert(lname.to_string(), text);
+                Ok(())
+            }
+            _ => {
+                if self.engine.config().get(lname).is_ok() {
+                    if lname == "innodb_lock_wait_timeout" {
+                        // Engine-wide only: a session value is remembered,
+                        // not applied (quire has no per-session timeout).
+                        self.vars.insert(lname.to_string(), text);
+                        return Ok(());
+                    }
+                    Err(EngineError::new(
+                        1229,
+                        "HY000",
+                        format!(
+                            "Variable '{name}' is a GLOBAL variable and should be set with SET GLOBAL"
+                        ),
+                    ))
+                } else {
+                    Err(EngineError::new(
+                        1193,
+                        "HY000",
+                        format!("Unknown system variable '{name}'"),
+                    ))
+                }
+            }
+        }
+    }
+
+    fn eval_set_value(&mut self, e: &Expr, params: &[Value]) -> SqlResult<Value> {
+        if let Expr::Identifier(id) = e {
+            if !id.value.starts_with('@') {
+                return Ok(Value::text(&id.value));
+            }
+        }
+        let mut c = Compiler {
+            cols: &[],
+            params,
+            env: self,
+            aggs: None,
+            clause: "field list",
+            now: expr::now_utc(),
+            values_offset: None,
+            aliases: None,
+        };
+        let ce = c.compile(e)?;
+        ce.eval(&Row {
+            row: &[],
+            aggs: &[],
+        })
+    }
+
+    fn run_sql(&mut self, stmt: &Statement, p: &Parsed, params: &[Value]) -> SqlResult<Output> {
+        match stmt {
+            Statement::Query(q) => {
+                counters().select.fetch_add(1, Ordering::Relaxed);
+                let lock = if p.share_lock {
+                    Some(LockMode::Shared)
+                } else {
+                    None
+                };
+                let rs = self.with_ctx(params, |cx, txn| exec::select(cx, txn, q, lock))?;
+                Ok(Output::Rows {
+                    columns: rs.columns,
+                    rows: rs.rows,
+                })
+            }
+            Statement::Insert(ins) => {
+                if ins.replace_into {
+                    counters().replace.fetch_add(1, Ordering::Relaxed);
+                } else {
+                    counters().insert.fetch_add(1, Ordering::Relaxed);
+                }
+                let r = self.with_ctx(params, |cx, txn| exec::insert(cx, txn, ins))?;
+                if let Some(id) = r.last_insert_id {
+                    self.last_insert_id = id;
+                }
+                Ok(done(r.affected, r.last_insert_id.unwrap_or(0), 0, r.info))
+            }
+            Statement::Update {
+                table,
+                assignments,
+                from,
+                selection,
+                returning,
+                ..
+            } => {
+                if from.is_some() || returning.is_some() {
+                    return Err(EngineError::not_supported("UPDATE ... FROM/RETURNING"));
+                }
+                counters().update.fetch_add(1, Ordering::Relaxed);
+                let r = self.with_ctx(params, |cx, txn| {
+                    exec::update(
+                        cx,
+                        txn,
+                        table,
+                        assignments,
+                        selection.as_ref(),
+                        &p.update_order,
+                        p.update_limit.as_ref(),
+                    )
+                })?;
+                Ok(done(r.affected, 0, 0, r.info))
+            }
+            Statement::Delete(d) => {
+                counters().delete.fetch_add(1, Ordering::Relaxed);
+                let r = self.with_ctx(params, |cx, txn| exec::delete(cx, txn, d))?;
+                Ok(done(r.affected, 0, 0, r.info))
+            }
+            Statement::CreateDatabase {
+                db_name,
+                if_not_exists,
+                ..
+            } => {
+                self.implicit_commit()?;
+                let (_, name) = exec::split_name(db_name)?;
+                let exists = self
+                    .engine
+                    .databases()
+                    .iter()
+                    .any(|d| d.eq_ignore_ascii_case(&name));
+                self.engine.create_database(&name, *if_not_exists)?;
+                let w = if exists && *if_not_exists {
+                    self.warnings.push((
+                        "Note".into(),
+                        1007,
+                        format!("Can't create database '{name}'; database exists"),
+                    ));
+                    1
+                } else {
+                    0
+                };
+                Ok(done(u64::from(!exists), 0, w, String::new()))
+            }
+            Statement::CreateSchema {
+                schema_name,
+                if_not_exists,
+            } => {
+                self.implicit_commit()?;
+                let name = schema_name.to_string().trim_matches('`').to_string();
+                self.engine.create_database(&name, *if_not_exists)?;
+                Ok(done(1, 0, 0, String::new()))
+            }
+            Statement::CreateTable(ct) => {
+                self.implicit_commit()?;
+                let spec = crate::ddl::table_spec(ct)?;
+                let db = match spec.db {
+                    Some(d) => d,
+                    None => self.current_db_or_err()?,
+                };
+                let existed = self.engine.table(&db, &spec.name).is_ok();
+                self.engine.create_table(
+                    &db,
+                    &spec.name,
+                    spec.columns,
+                    spec.primary,
+                    spec.indexes,
+                    spec.if_not_exists,
+                )?;
+                let w = if existed {
+                    self.warnings.push((
+                        "Note".into(),
+                        1050,
+                        format!("Table '{}' already exists", spec.name),
+                    ));
+                    1
+                } else {
+                    0
+                };
+                Ok(done(0, 0, w, String::new()))
+            }
+            Statement::CreateIndex(ci) => {
+                self.implicit_commit()?;
+                let (db, t) = exec::split_name(&ci.table_name)?;
+                let db = match db {
+                    Some(d) => d,
+                    None => self.current_db_or_err()?,
+                };
+                let def = self.engine.table(&db, &t)?;
+                let Some(name) = &ci.name else {
+                    return Err(parse::syntax_error("ON"));
+                };
+                let name = exec::split_name(name)?.1;
+                let mut cols = Vec::new();
+                for c in &ci.columns {
+                    let cname = match &c.expr {
+                        Expr::Identifier(i) => i.value.clone(),
+                        Expr::Function(f) => f.name.to_string(),
+                        other => other.to_string(),
+                    };
+                    cols.push(def.column(&cname).ok_or_else(|| {
+                        EngineError::new(
+                            1072,
+                            "42000",
+                            format!("Key column '{cname}' doesn't exist in table"),
+                        )
+                    })?);
+                }
+                if ci.if_not_exists && def.index(&name).is_some() {
+                    return Ok(done(0, 0, 0, String::new()));
+                }
+                self.engine.create_index(&db, &t, &name, ci.unique, cols)?;
+                Ok(done(0, 0, 0, "Records: 0  Duplicates: 0  Warnings: 0".into()))
+            }
+            Statement::Drop {
+                object_type,
+                if_exists,
+                names,
+                ..
+            } => self.drop(*object_type, *if_exists, names),
+            Statement::Truncate { .. } => Err(EngineError::not_supported(
+                "TRUNCATE TABLE (the engine cannot drop or recreate a table's trees yet; use DELETE FROM)",
+            )),
+            Statement::Explain { .. } | Statement::ExplainTable { .. } => {
+                Err(EngineError::not_supported("EXPLAIN"))
+            }
+            Statement::StartTransaction { .. } => {
+                counters().begin.fetch_add(1, Ordering::Relaxed);
+                self.implicit_commit()?;
+                let t = self.begin_txn(false);
+                self.txn = Some(t);
+                Ok(done(0, 0, 0, String::new()))
+            }
+            Statement::Commit { .. } => {
+                self.implicit_commit()?;
+                Ok(done(0, 0, 0, String::new()))
+            }
+            Statement::Rollback { savepoint: None, .. } => {
+                if let Some(t) = self.txn.take() {
+                    t.rollback();
+                }
+                Ok(done(0, 0, 0, String::new()))
+            }
+            Statement::Savepoint { .. } | Statement::Rollback { .. } | Statement::ReleaseSavepoint { .. } => {
+                Err(EngineError::not_supported("named SAVEPOINTs"))
+            }
+            Statement::AlterTable { .. } => Err(EngineError::not_supported("ALTER TABLE")),
+            Statement::CreateView { .. } => Err(EngineError::not_supported("views")),
+            Statement::LockTables { .. } | Statement::UnlockTables => {
+                Ok(done(0, 0, 0, String::new()))
+            }
+            Statement::Flush { .. } => Ok(done(0, 0, 0, String::new())),
+            Statement::Analyze { .. } | Statement::OptimizeTable { .. } => {
+                Err(EngineError::not_supported("ANALYZE/OPTIMIZE TABLE"))
+            }
+            other => {
+                let kind: String = other
+                    .to_string()
+                    .split_whitespace()
+                    .take(2)
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                Err(EngineError::not_supported(kind))
+            }
+        }
+    }
+
+    fn drop(
+        &mut self,
+        ot: ObjectType,
+        if_exists: bool,
+        names: &[ast::ObjectName],
+    ) -> SqlResult<Output> {
+        self.implicit_commit()?;
+        match ot {
+            ObjectType::Table => {
+                let mut missing = Vec::new();
+                for n in names {
+                    let (db, t) = exec::split_name(n)?;
+                    let db = match db {
+                        Some(d) => d,
+                        None => self.current_db_or_err()?,
+                    };
+                    match self.engine.table(&db, &t) {
+                        Ok(_) => {
+                            return Err(EngineError::not_supported(format!(
+                                "DROP TABLE of existing table '{db}.{t}' (the engine cannot drop tables yet)"
+                            )))
+                        }
+                        Err(e) if e.code == 1146 || e.code == 1049 => {
+                            missing.push(format!("{db}.{t}"))
+                        }
+                        Err(e) => return Err(e),
+                    }
+                }
+                if !missing.is_empty() && !if_exists {
+                    return Err(EngineError::new(
+                        1051,
+                        "42S02",
+                        format!("Unknown table '{}'", missing.join(",")),
+                    ));
+                }
+                for m in &missing {
+                    self.warnings
+                        .push(("Note".into(), 1051, format!("Unknown table '{m}'")));
+                }
+                Ok(done(0, 0, missing.len() as u16, String::new()))
+            }
+            ObjectType::Schema | ObjectType::Database => {
+                let Some(n) = names.first() else {
+                    return Err(parse::syntax_error(""));
+                };
+                let (_, db) = exec::split_name(n)?;
+                let exists = self
+                    .engine
+                    .databases()
+                    .iter()
+                    .any(|d| d.eq_ignore_ascii_case(&db));
+                if !exists {
+                    if if_exists {
+                        self.warnings.push((
+                            "Note".into(),
+                            1008,
+                            format!("Can't drop database '{db}'; database doesn't exist"),
+                        ));
+                        return Ok(done(0, 0, 1, String::new()));
+                    }
+                    return Err(EngineError::new(
+                        1008,
+                        "HY000",
+                        format!("Can't drop database '{db}'; database doesn't exist"),
+                    ));
+                }
+                Err(EngineError::not_supported(format!(
+                    "DROP DATABASE of existing database '{db}' (the engine cannot drop yet)"
+                )))
+            }
+            ObjectType::Index => Err(EngineError::not_supported(
+                "DROP INDEX (the engine cannot drop indexes yet)",
+            )),
+            other => Err(EngineError::not_supported(format!("DROP {other}"))),
+        }
+    }
+
+    pub(crate) fn warnings(&self) -> &[(String, u16, String)] {
+        &self.warnings
+    }
+}
+
+fn set_text(v: &Value) -> String {
+    match v {
+        Value::Null => String::new(),
+        Value::Bytes(b) => String::from_utf8_lossy(b).into_owned(),
+        other => other.to_string(),
+    }
+}
+
+/// Column metadata for text columns of SHOW output.
+pub(crate) fn text_col(name: &str) -> ColumnMeta {
+    ColumnMeta {
+        name: name.to_string(),
+        org_name: name.to_string(),
+        table: String::new(),
+        org_table: String::new(),
+        db: String::new(),
+        ty: ColumnType::Varchar { len: 1024 },
+        nullable: true,
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        self.close();
+    }
+}

@@ -1,0 +1,534 @@
+//! # SHOW, DESCRIBE and the virtual tables
+//!
+//! SHOW statements build their rows from the catalog (`SHOW TABLES`,
+//! `SHOW CREATE TABLE`, `DESCRIBE`, `SHOW INDEX`), the configuration
+//! (`SHOW VARIABLES`, from `Engine::config().variables()` plus the session
+//! variables the SQL layer owns), the status counters (`SHOW STATUS`, from
+//! `Engine::status()` plus the `Com_*` counters kept here) and the binary
+//! log (`SHOW BINARY LOGS`, `SHOW MASTER STATUS`). `LIKE` filters match the
+//! first column case-insensitively; `WHERE` filters are ordinary
+//! expressions over the result's columns.
+//!
+//! `performance_schema.global_status` / `session_status` /
+//! `global_variables` / `session_variables` are served as virtual tables,
+//! so `SELECT ... FROM performance_schema.global_status WHERE
+//! VARIABLE_NAME IN (...)` goes through the normal SELECT executor.
+
+use std::sync::atomic::Ordering;
+
+use quire_engine::{ColumnType, Engine, EngineError, Value};
+use sqlparser::ast::ObjectName;
+
+use crate::exec::{split_name, Virtual};
+use crate::expr::{self, like, truth, ColInfo, Compiler, Row};
+use crate::parse::{Filter, Show};
+use crate::session::{counters, started, text_col, Session};
+use crate::{Output, SqlResult};
+
+fn rows_out(names: &[&str], rows: Vec<Vec<Value>>) -> Output {
+    Output::Rows {
+        columns: names.iter().map(|n| text_col(n)).collect(),
+        rows,
+    }
+}
+
+fn text(s: &str) -> Value {
+    Value::text(s)
+}
+
+/// Applies a LIKE / WHERE filter to rows whose columns are `names`.
+fn filter(
+    s: &Session,
+    names: &[&str],
+    rows: Vec<Vec<Value>>,
+    f: &Filter,
+) -> SqlResult<Vec<Vec<Value>>> {
+    match f {
+        Filter::None => Ok(rows),
+        Filter::Like(p) => {
+            let p = p.to_ascii_lowercase();
+            Ok(rows
+                .into_iter()
+                .filter(|r| {
+                    let v = match &r[0] {
+                        Value::Bytes(b) => String::from_utf8_lossy(b).to_ascii_lowercase(),
+                        o => o.to_string().to_ascii_lowercase(),
+                    };
+                    like(v.as_bytes(), p.as_bytes(), b'\\')
+                })
+                .collect())
+        }
+        Filter::Where(e) => {
+            let cols: Vec<ColInfo> = names
+                .iter()
+                .map(|n| ColInfo {
+                    table: String::new(),
+                    org_table: String::new(),
+                    db: String::new(),
+                    name: n.to_string(),
+                    org_name: n.to_string(),
+                    ty: ColumnType::Varchar { len: 1024 },
+                    nullable: true,
+                })
+                .collect();
+            let mut c = Compiler {
+                cols: &cols,
+                params: &[],
+                env: s,
+                aggs: None,
+                clause: "where clause",
+                now: expr::now_utc(),
+                values_offset: None,
+                aliases: None,
+            };
+            let ce = c.compile(e)?;
+            let mut out = Vec::new();
+            for r in rows {
+                // Names compare case-insensitively, as MySQL's collation does.
+                let lowered: Vec<Value> = r.clone();
+                if truth(&ce.eval(&Row {
+                    row: &lowered,
+                    aggs: &[],
+                })?) == Some(true)
+                    || name_ci_match(&ce, &r)?
+                {
+                    out.push(r);
+                }
+            }
+            Ok(out)
+        }
+    }
+}
+
+/// A second try with the first column upper- and lower-cased, so that
+/// `WHERE Variable_name IN ('innodb_os_log_fsyncs')` finds
+/// `Innodb_os_log_fsyncs` as MySQL's case-insensitive collation does.
+fn name_ci_match(e: &expr::E, r: &[Value]) -> SqlResult<bool> {
+    let Some(Value::Bytes(b)) = r.first() else {
+        return Ok(false);
+    };
+    let orig = String::from_utf8_lossy(b).into_owned();
+    for cand in [orig.to_ascii_lowercase(), orig.to_ascii_uppercase()] {
+        let mut row = r.to_vec();
+        row[0] = Value::text(&cand);
+        if truth(&e.eval(&Row {
+            row: &row,
+            aggs: &[],
+        })?) == Some(true)
+        {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// Status counters: the engine's plus the SQL layer's.
+pub fn status_rows(engine: &Engine) -> Vec<(String, String)> {
+    let c = counters();
+    let mut v: Vec<(String, String)> = engine
+        .status()
+        .into_iter()
+        .map(|(k, n)| (k, n.to_string()))
+        .collect();
+    for (k, a) in [
+        ("Com_select", &c.select),
+        ("Com_insert", &c.insert),
+        ("Com_update", &c.update),
+        ("Com_delete", &c.delete),
+        ("Com_replace", &c.replace),
+        ("Com_begin", &c.begin),
+        ("Com_set_option", &c.set_option),
+        ("Questions", &c.questions),
+        ("Queries", &c.questions),
+        ("Connections", &c.connections),
+    ] {
+        v.push((k.to_string(), a.load(Ordering::Relaxed).to_string()));
+    }
+    v.push(("Uptime".into(), started().elapsed().as_secs().to_string()));
+    v.sort_by_key(|a| a.0.to_ascii_lowercase());
+    v.dedup_by(|a, b| a.0 == b.0);
+    v
+}
+
+fn pairs(v: Vec<(String, String)>) -> Vec<Vec<Value>> {
+    v.into_iter()
+        .map(|(k, x)| vec![text(&k), text(&x)])
+        .collect()
+}
+
+pub fn virtual_table(s: &Session, db: &str, name: &str) -> Option<Virtual> {
+    let db = db.to_ascii_lowercase();
+    let name = name.to_ascii_lowercase();
+    if db != "performance_schema" {
+        return None;
+    }
+    let cols = vec![
+        ("VARIABLE_NAME".to_string(), ColumnType::Varchar { len: 64 }),
+        (
+            "VARIABLE_VALUE".to_string(),
+            ColumnType::Varchar { len: 1024 },
+        ),
+    ];
+    let rows = match name.as_str() {
+        "global_status" | "session_status" => pairs(status_rows(s.engine())),
+        "global_variables" => pairs(s.variable_rows(true)),
+        "session_variables" => pairs(s.variable_rows(false)),
+        _ => return None,
+    };
+    Some((cols, rows))
+}
+
+fn table_db(s: &Session, n: &ObjectName, db: Option<&str>) -> SqlResult<(String, String)> {
+    let (d, t) = split_name(n)?;
+    let d = match (db, d) {
+        (Some(x), _) => x.to_string(),
+        (None, Some(x)) => x,
+        (None, None) => s
+            .current_db()
+            .map(str::to_string)
+            .ok_or_else(crate::exec::no_db)?,
+    };
+    Ok((d, t))
+}
+
+pub fn describe(s: &Session, n: &ObjectName) -> SqlResult<Output> {
+    columns(s, n, None, &Filter::None)
+}
+
+fn columns(s: &Session, n: &ObjectName, db: Option<&str>, f: &Filter) -> SqlResult<Output> {
+    let (d, t) = table_db(s, n, db)?;
+    let def = s.engine().table(&d, &t)?;
+    let mut rows = Vec::new();
+    for (i, c) in def.columns.iter().enumerate() {
+        let key = if def.primary.contains(&i) {
+            "PRI"
+        } else if def.indexes.iter().any(|x| x.unique && x.columns[0] == i) {
+            "UNI"
+        } else if def.indexes.iter().any(|x| x.columns[0] == i) {
+            "MUL"
+        } else {
+            ""
+        };
+        let default = match &c.default {
+            None | Some(Value::Null) => Value::Null,
+            Some(v) => text(&v.to_string_mysql(&c.ty)),
+        };
+        rows.push(vec![
+            text(&c.name),
+            text(&c.ty.name()),
+            text(if c.nullable { "YES" } else { "NO" }),
+            text(key),
+            default,
+            text(if c.auto_increment {
+                "auto_increment"
+            } else {
+                ""
+            }),
+        ]);
+    }
+    let names = ["Field", "Type", "Null", "Key", "Default", "Extra"];
+    let rows = filter(s, &names, rows, f)?;
+    Ok(rows_out(&names, rows))
+}
+
+fn innodb_status(engine: &Engine) -> String {
+    let st = engine.status();
+    let get = |k: &str| {
+        st.iter()
+            .find(|(n, _)| n == k)
+            .map(|(_, v)| *v)
+            .unwrap_or(0)
+    };
+    let lsn = get("Innodb_lsn_current");
+    let ckpt = get("Innodb_lsn_last_checkpoint");
+    let flushed = st
+        .iter()
+        .find(|(n, _)| n == "Innodb_lsn_flushed")
+        .map(|(_, v)| *v)
+        .unwrap_or(lsn);
+    let pending = get("Innodb_data_pending_writes");
+    let now = expr::now_utc().format_fsp(0);
+    format!(
+        "\n=====================================\n{now} INNODB MONITOR OUTPUT\n=====================================\n\
+---\nLOG\n---\n\
+Log sequence number          {lsn}\n\
+Log buffer assigned up to    {lsn}\n\
+Log flushed up to            {flushed}\n\
+Last checkpoint at           {ckpt}\n\
+{log_waits} log waits\n\
+----------------------\nBUFFER POOL AND MEMORY\n----------------------\n\
+Modified db pages  {dirty}\n\
+Pending writes: LRU 0, flush list {pending}, single page 0\n\
+Pending writes {pending}\n\
+----------------------------\nEND OF INNODB MONITOR OUTPUT\n============================\n",
+        log_waits = get("Innodb_log_waits"),
+        dirty = get("Innodb_buffer_pool_pages_dirty"),
+    )
+}
+
+pub fn show(s: &mut Session, sh: &Show) -> SqlResult<Output> {
+    let engine = s.engine().clone();
+    match sh {
+        Show::Databases(f) => {
+            let mut rows: Vec<Vec<Value>> =
+                engine.databases().iter().map(|d| vec![text(d)]).collect();
+            rows.sort_by(|a, b| a[0].to_string().cmp(&b[0].to_string()));
+            let rows = filter(s, &["Database"], rows, f)?;
+            Ok(rows_out(&["Database"], rows))
+        }
+        Show::Tables {
+            db,
+            full,
+            filter: f,
+        } => {
+            let db = match db {
+                Some(d) => d.clone(),
+                None => s
+                    .current_db()
+                    .map(str::to_string)
+                    .ok_or_else(crate::exec::no_db)?,
+            };
+            let col = format!("Tables_in_{db}");
+            let mut rows: Vec<Vec<Value>> = engine
+                .tables(&db)?
+                .iter()
+                .map(|t| {
+                    let mut r = vec![text(&t.name)];
+                    if *full {
+                        r.push(text("BASE TABLE"));
+                    }
+                    r
+                })
+                .collect();
+            rows.sort_by(|a, b| a[0].to_string().cmp(&b[0].to_string()));
+            let names: Vec<&str> = if *full {
+                vec![col.as_str(), "Table_type"]
+            } else {
+                vec![col.as_str()]
+            };
+            let rows = filter(s, &names, rows, f)?;
+            Ok(rows_out(&names, rows))
+        }
+        Show::Columns {
+            table,
+            db,
+            filter: f,
+            ..
+        } => columns(s, table, db.as_deref(), f),
+        Show::CreateTable(n) => {
+            let (d, t) = table_db(s, n, None)?;
+            let def = engine.table(&d, &t)?;
+            Ok(rows_out(
+                &["Table", "Create Table"],
+                vec![vec![text(&def.name), text(&def.create_sql())]],
+            ))
+        }
+        Show::CreateDatabase(db) => {
+            if !engine
+                .databases()
+                .iter()
+                .any(|d| d.eq_ignore_ascii_case(db))
+            {
+                return Err(EngineError::new(
+                    1049,
+                    "42000",
+                    format!("Unknown database '{db}'"),
+                ));
+            }
+            Ok(rows_out(
+                &["Database", "Create Database"],
+                vec![vec![
+                    text(db),
+                    text(&format!(
+                        "CREATE DATABASE `{db}` /*!40100 DEFAULT CHARACTER SET utf8mb4 COLLATE utf8mb4_bin */"
+                    )),
+                ]],
+            ))
+        }
+        Show::Variables { global, filter: f } => {
+            let rows = pairs(s.variable_rows(*global));
+            let names = ["Variable_name", "Value"];
+            let rows = filter(s, &names, rows, f)?;
+            Ok(rows_out(&names, rows))
+        }
+        Show::Status { filter: f, .. } => {
+            let rows = pairs(status_rows(&engine));
+            let names = ["Variable_name", "Value"];
+            let rows = filter(s, &names, rows, f)?;
+            Ok(rows_out(&names, rows))
+        }
+        Show::EngineInnodbStatus => Ok(rows_out(
+            &["Type", "Name", "Status"],
+            vec![vec![
+                text("InnoDB"),
+                text(""),
+                text(&innodb_status(&engine)),
+            ]],
+        )),
+        Show::BinaryLogs => {
+            let Some(b) = engine.binlog() else {
+                return Err(EngineError::new(
+                    1381,
+                    "HY000",
+                    "You are not using binary logging",
+                ));
+            };
+            let rows = b
+                .files()?
+                .into_iter()
+                .map(|(n, sz)| vec![text(&n), Value::UInt(sz), text("No")])
+                .collect();
+            let mut out = rows_out(&["Log_name", "File_size", "Encrypted"], rows);
+            if let Output::Rows { columns, .. } = &mut out {
+                columns[1].ty = ColumnType::BigInt { unsigned: true };
+            }
+            Ok(out)
+        }
+        Show::MasterStatus => {
+            let rows = match engine.binlog() {
+                Some(b) => {
+                    let (f, pos) = b.position();
+                    vec![vec![
+                        text(&f),
+                        Value::UInt(pos),
+                        text(""),
+                        text(""),
+                        text(""),
+                    ]]
+                }
+                None => Vec::new(),
+            };
+            let mut out = rows_out(
+                &[
+                    "File",
+                    "Position",
+                    "Binlog_Do_DB",
+                    "Binlog_Ignore_DB",
+                    "Executed_Gtid_Set",
+                ],
+                rows,
+            );
+            if let Output::Rows { columns, .. } = &mut out {
+                columns[1].ty = ColumnType::BigInt { unsigned: true };
+            }
+            Ok(out)
+        }
+        Show::Warnings | Show::Errors => {
+            let only_errors = matches!(sh, Show::Errors);
+            let rows = s
+                .warnings()
+                .iter()
+                .filter(|(l, _, _)| !only_errors || l == "Error")
+                .map(|(l, c, m)| vec![text(l), Value::UInt(u64::from(*c)), text(m)])
+                .collect();
+            let mut out = rows_out(&["Level", "Code", "Message"], rows);
+            if let Output::Rows { columns, .. } = &mut out {
+                columns[1].ty = ColumnType::Int { unsigned: true };
+            }
+            Ok(out)
+        }
+        Show::Index(n) => {
+            let (d, t) = table_db(s, n, None)?;
+            let def = engine.table(&d, &t)?;
+            let mut rows = Vec::new();
+            let mut add = |name: &str, unique: bool, cols: &[usize]| {
+                for (seq, &c) in cols.iter().enumerate() {
+                    rows.push(vec![
+                        text(&def.name),
+                        Value::Int(i64::from(!unique)),
+                        text(name),
+                        Value::Int(seq as i64 + 1),
+                        text(&def.columns[c].name),
+                        text("A"),
+                        Value::Int(0),
+                        Value::Null,
+                        Value::Null,
+                        text(if def.columns[c].nullable { "YES" } else { "" }),
+                        text("BTREE"),
+                        text(""),
+                        text(""),
+                        text("YES"),
+                        Value::Null,
+                    ]);
+                }
+            };
+            if !def.primary.is_empty() {
+                add("PRIMARY", true, &def.primary);
+            }
+            for i in &def.indexes {
+                add(&i.name, i.unique, &i.columns);
+            }
+            Ok(rows_out(
+                &[
+                    "Table",
+                    "Non_unique",
+                    "Key_name",
+                    "Seq_in_index",
+                    "Column_name",
+                    "Collation",
+                    "Cardinality",
+                    "Sub_part",
+                    "Packed",
+                    "Null",
+                    "Index_type",
+                    "Comment",
+                    "Index_comment",
+                    "Visible",
+                    "Expression",
+                ],
+                rows,
+            ))
+        }
+        Show::Engines => Ok(rows_out(
+            &[
+                "Engine",
+                "Support",
+                "Comment",
+                "Transactions",
+                "XA",
+                "Savepoints",
+            ],
+            vec![vec![
+                text("InnoDB"),
+                text("DEFAULT"),
+                text("quire's transactional engine"),
+                text("YES"),
+                text("YES"),
+                text("NO"),
+            ]],
+        )),
+        Show::Charset => Ok(rows_out(
+            &["Charset", "Description", "Default collation", "Maxlen"],
+            vec![vec![
+                text("utf8mb4"),
+                text("UTF-8 Unicode"),
+                text("utf8mb4_bin"),
+                text("4"),
+            ]],
+        )),
+        Show::Collation => Ok(rows_out(
+            &[
+                "Collation",
+                "Charset",
+                "Id",
+                "Default",
+                "Compiled",
+                "Sortlen",
+            ],
+            vec![vec![
+                text("utf8mb4_bin"),
+                text("utf8mb4"),
+                text("46"),
+                text("Yes"),
+                text("Yes"),
+                text("1"),
+            ]],
+        )),
+        Show::Processlist => Ok(rows_out(
+            &[
+                "Id", "User", "Host", "db", "Command", "Time", "State", "Info",
+            ],
+            Vec::new(),
+        )),
+    }
+}
