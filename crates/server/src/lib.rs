@@ -1,1 +1,74 @@
-//! quire-server: the MySQL wire protocol (being written).
+//! # quire-server: the MySQL client/server protocol
+//!
+//! This crate puts a [`quire_sql::Session`] behind the MySQL wire protocol,
+//! so that the `mariadb`/`mysql` clients, sysbench, and every MySQL driver
+//! talk to quire unchanged. It speaks the protocol of MySQL 8.0 (version
+//! string `8.0.36-quire`): TCP and Unix sockets, `mysql_native_password`,
+//! text results for COM_QUERY and the binary protocol for server-side
+//! prepared statements.
+//!
+//! ```text
+//!   client ──TCP/Unix──> [server.rs] accept loop, max_connections, shutdown
+//!                             │ one thread per connection
+//!                             v
+//!                        [conn.rs] state machine: handshake ─> auth ─> commands
+//!                             │         │                     │
+//!               [packet.rs] framing     [handshake.rs,        [command.rs] decode COM_*
+//!               (16 MiB pieces,          auth.rs] V10,         + binary parameters
+//!                seq ids, limits)        native password,     [resultset.rs] OK/ERR/EOF,
+//!                                        accounts              column defs, text and
+//!                                                              binary rows
+//!                             │
+//!                             v
+//!                       quire_sql::Session  (execute / prepare / execute_prepared)
+//! ```
+//!
+//! ## Public API
+//!
+//! * [`serve`] binds `bind_address:port` (and [`ServerConfig::socket`]) and
+//!   serves until the `shutdown` flag is set; [`serve_on`] takes a bound
+//!   listener (tests use port 0). Both return after closing every
+//!   connection; the caller then closes the engine.
+//! * [`accounts()`] is the process-wide [`Accounts`] table (`root@localhost`
+//!   without password by default) that the SQL layer's `CREATE USER`,
+//!   `DROP USER` and `GRANT ALL` manipulate.
+//! * [`server_status()`] gives the counters the server owns
+//!   (`Connections`, `Threads_connected`, `Max_used_connections`,
+//!   `Aborted_connects`, `Bytes_received`, `Bytes_sent`, `Questions`,
+//!   `Com_stmt_*`, ...) for `SHOW GLOBAL STATUS`.
+//! * [`decode_client_packet`] and [`decode_execute_params`] are public for
+//!   fuzzing: whatever the bytes, they return an error rather than panic.
+//!
+//! ## Where quire differs from MySQL
+//!
+//! * No TLS (CLIENT_SSL is not advertised), no compression, no
+//!   `LOAD DATA LOCAL`, no session-state tracking, no COM_CHANGE_USER.
+//! * Only `mysql_native_password`; a client that starts with
+//!   `caching_sha2_password` is switched to it (AuthSwitchRequest).
+//! * The status flags always report autocommit and never `IN_TRANS`
+//!   (the session does not expose its transaction state yet).
+//! * Cursors (COM_STMT_FETCH) are not supported; results are sent whole.
+//! * Accounts live in memory and are lost at restart.
+
+mod auth;
+pub mod codec;
+mod command;
+mod conn;
+mod error;
+pub mod handshake;
+pub mod packet;
+pub mod resultset;
+mod server;
+mod split;
+mod status;
+mod stream;
+
+pub use auth::{
+    accounts, native_password_check, native_password_hash, native_password_token, AccountError,
+    Accounts, Authenticated, ClientHost,
+};
+pub use command::{decode_client_packet, decode_execute_params, Command, ParamError};
+pub use error::{ProtocolError, ServerError};
+pub use server::{serve, serve_on, serve_with_accounts, ServerConfig};
+pub use split::split_statements;
+pub use status::{server_status, uptime_secs};

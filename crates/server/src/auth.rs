@@ -1,0 +1,437 @@
+//! # Accounts and `mysql_native_password`
+//!
+//! ## The scramble
+//!
+//! The server sends 20 random bytes (the *scramble*) in its handshake. A
+//! client that knows the password `P` answers with
+//!
+//! ```text
+//!   token = SHA1(P)  XOR  SHA1(scramble ++ SHA1(SHA1(P)))
+//! ```
+//!
+//! The server stores only `stage2 = SHA1(SHA1(P))` (what MySQL keeps in
+//! `mysql.user.authentication_string`, printed as `*` + 40 hex digits). It
+//! recovers `stage1 = token XOR SHA1(scramble ++ stage2)` and accepts when
+//! `SHA1(stage1) = stage2`. The password never crosses the wire and the
+//! stored hash alone does not let anyone log in on a *different* server
+//! (they would need `stage1`). An empty password is an empty token.
+//!
+//! ## Accounts
+//!
+//! [`Accounts`] is a small in-memory account table: `(user, host pattern)`
+//! → stage2 hash and an "ALL PRIVILEGES" flag. Host patterns follow MySQL:
+//! `%` matches any host, `_` one character, `localhost` matches the Unix
+//! socket and loopback addresses (127.0.0.0/8, ::1). When several rows
+//! match, the most specific host wins (no wildcard before wildcards), as in
+//! MySQL's sorted `mysql.user`.
+//!
+//! The default table has one account, `root@localhost` with no password and
+//! all privileges: a fresh `quire serve` is reachable from the same machine
+//! only. The process-wide table is [`accounts()`]; the SQL layer wires
+//! `CREATE USER` / `DROP USER` / `GRANT ALL` to [`Accounts::create_user`],
+//! [`Accounts::drop_user`] and [`Accounts::grant_all`]. The table is not
+//! persisted yet: accounts created at run time are lost at restart.
+
+use std::collections::BTreeMap;
+use std::net::IpAddr;
+use std::sync::{Arc, OnceLock};
+
+use parking_lot::RwLock;
+
+/// Length of the scramble in the handshake.
+pub const SCRAMBLE_LEN: usize = 20;
+
+/// `SHA1(data)`.
+pub fn sha1(parts: &[&[u8]]) -> [u8; 20] {
+    let mut h = sha1_smol::Sha1::new();
+    for p in parts {
+        h.update(p);
+    }
+    h.digest().bytes()
+}
+
+/// `SHA1(SHA1(password))`: what an account stores.
+pub fn native_password_hash(password: &[u8]) -> [u8; 20] {
+    sha1(&[&sha1(&[password])])
+}
+
+/// The client's side: the token sent for `password` and `scramble`
+/// (empty for an empty password).
+pub fn native_password_token(password: &[u8], scramble: &[u8]) -> Vec<u8> {
+    if password.is_empty() {
+        return Vec::new();
+    }
+    let stage1 = sha1(&[password]);
+    let stage2 = sha1(&[&stage1]);
+    let mix = sha1(&[scramble, &stage2]);
+    stage1.iter().zip(mix.iter()).map(|(a, b)| a ^ b).collect()
+}
+
+/// The server's side: does `token` prove knowledge of the password whose
+/// stage2 hash is `stage2` (`None` = the account has no password)?
+pub fn native_password_check(stage2: Option<&[u8; 20]>, scramble: &[u8], token: &[u8]) -> bool {
+    match stage2 {
+        None => token.is_empty(),
+        Some(stage2) => {
+            if token.len() != 20 {
+                return false;
+            }
+            let mix = sha1(&[scramble, stage2]);
+            let mut stage1 = [0u8; 20];
+            for i in 0..20 {
+                stage1[i] = token[i] ^ mix[i];
+            }
+            // Not constant-time; the token is a one-time value.
+            &sha1(&[&stage1]) == stage2
+        }
+    }
+}
+
+/// A new random scramble: 20 printable ASCII bytes (no NUL, which would
+/// end the string in the handshake, and no `$`).
+pub fn new_scramble() -> [u8; SCRAMBLE_LEN] {
+    use std::collections::hash_map::RandomState;
+    use std::hash::{BuildHasher, Hasher};
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let mut out = [0u8; SCRAMBLE_LEN];
+    // RandomState is seeded from the OS per process and per instance; mix
+    // in a counter and the clock so two scrambles never repeat.
+    let state = RandomState::new();
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0);
+    let mut word = 0u64;
+    for (i, b) in out.iter_mut().enumerate() {
+        if i % 8 == 0 {
+            let mut h = state.build_hasher();
+            h.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
+            h.write_u64(nanos);
+            h.write_usize(i);
+            word = h.finish();
+        }
+        let v = (word & 0xFF) as u8;
+        word >>= 8;
+        // 94 printable characters from '!' (33) to '~' (126), minus '$'.
+        let mut c = 33 + v % 94;
+        if c == b'$' {
+            c = b'#';
+        }
+        *b = c;
+    }
+    out
+}
+
+/// Where a client connects from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClientHost {
+    /// The Unix socket.
+    Socket,
+    Ip(IpAddr),
+}
+
+impl ClientHost {
+    /// The host as MySQL error messages show it.
+    pub fn display(&self) -> String {
+        match self {
+            ClientHost::Socket => "localhost".to_string(),
+            ClientHost::Ip(ip) if ip.is_loopback() => "localhost".to_string(),
+            ClientHost::Ip(ip) => ip.to_string(),
+        }
+    }
+    fn is_local(&self) -> bool {
+        match self {
+            ClientHost::Socket => true,
+            ClientHost::Ip(IpAddr::V6(v6)) => {
+                v6.is_loopback() || v6.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback())
+            }
+            ClientHost::Ip(ip) => ip.is_loopback(),
+        }
+    }
+}
+
+/// Errors of account management (mapped to MySQL's by the SQL layer).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AccountError {
+    /// ER_CANNOT_USER (1396) for CREATE USER of an existing account.
+    #[error("Operation CREATE USER failed for '{0}'@'{1}'")]
+    Exists(String, String),
+    /// ER_CANNOT_USER (1396) for DROP USER / GRANT of a missing account.
+    #[error("Operation {0} failed for '{1}'@'{2}'")]
+    Missing(&'static str, String, String),
+}
+
+impl AccountError {
+    /// MySQL error number and SQLSTATE.
+    pub fn code(&self) -> (u16, &'static str) {
+        (1396, "HY000")
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Account {
+    /// `SHA1(SHA1(password))`, `None` for no password.
+    stage2: Option<[u8; 20]>,
+    all_privileges: bool,
+}
+
+/// The account table (cheap to clone; clones share the table).
+#[derive(Debug, Clone)]
+pub struct Accounts {
+    inner: Arc<RwLock<BTreeMap<(String, String), Account>>>,
+}
+
+impl Default for Accounts {
+    fn default() -> Self {
+        Accounts::new()
+    }
+}
+
+/// The result of a successful [`Accounts::check`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Authenticated {
+    pub user: String,
+    /// The matching account's host pattern (`CURRENT_USER()`'s host).
+    pub host: String,
+    pub all_privileges: bool,
+}
+
+impl Accounts {
+    /// A table holding only `root@localhost` without password.
+    pub fn new() -> Accounts {
+        let a = Accounts {
+            inner: Arc::new(RwLock::new(BTreeMap::new())),
+        };
+        a.inner.write().insert(
+            ("root".to_string(), "localhost".to_string()),
+            Account {
+                stage2: None,
+                all_privileges: true,
+            },
+        );
+        a
+    }
+
+    /// `CREATE USER 'user'@'host' IDENTIFIED BY 'password'` (empty
+    /// password = none).
+    pub fn create_user(&self, user: &str, host: &str, password: &str) -> Result<(), AccountError> {
+        let mut t = self.inner.write();
+        let key = (user.to_string(), host.to_ascii_lowercase());
+        if t.contains_key(&key) {
+            return Err(AccountError::Exists(key.0, key.1));
+        }
+        let stage2 = (!password.is_empty()).then(|| native_password_hash(password.as_bytes()));
+        t.insert(
+            key,
+            Account {
+                stage2,
+                all_privileges: false,
+            },
+        );
+        Ok(())
+    }
+
+    /// `ALTER USER ... IDENTIFIED BY` / `SET PASSWORD`.
+    pub fn set_password(&self, user: &str, host: &str, password: &str) -> Result<(), AccountError> {
+        let mut t = self.inner.write();
+        let key = (user.to_string(), host.to_ascii_lowercase());
+        match t.get_mut(&key) {
+            Some(a) => {
+                a.stage2 =
+                    (!password.is_empty()).then(|| native_password_hash(password.as_bytes()));
+                Ok(())
+            }
+            None => Err(AccountError::Missing("ALTER USER", key.0, key.1)),
+        }
+    }
+
+    /// `DROP USER 'user'@'host'`.
+    pub fn drop_user(&self, user: &str, host: &str) -> Result<(), AccountError> {
+        let key = (user.to_string(), host.to_ascii_lowercase());
+        match self.inner.write().remove(&key) {
+            Some(_) => Ok(()),
+            None => Err(AccountError::Missing("DROP USER", key.0, key.1)),
+        }
+    }
+
+    /// `GRANT ALL [PRIVILEGES] ON *.* TO 'user'@'host'`.
+    pub fn grant_all(&self, user: &str, host: &str) -> Result<(), AccountError> {
+        let key = (user.to_string(), host.to_ascii_lowercase());
+        match self.inner.write().get_mut(&key) {
+            Some(a) => {
+                a.all_privileges = true;
+                Ok(())
+            }
+            None => Err(AccountError::Missing("GRANT", key.0, key.1)),
+        }
+    }
+
+    /// `(user, host)` of every account, sorted.
+    pub fn list(&self) -> Vec<(String, String)> {
+        self.inner.read().keys().cloned().collect()
+    }
+
+    /// Authenticates `user` connecting from `from` with `token` computed
+    /// over `scramble`. `None` means "Access denied" (unknown user, host
+    /// not allowed, or wrong password: MySQL does not say which).
+    pub fn check(
+        &self,
+        user: &str,
+        from: ClientHost,
+        scramble: &[u8],
+        token: &[u8],
+    ) -> Option<Authenticated> {
+        let t = self.inner.read();
+        let mut best: Option<(u8, &(String, String), &Account)> = None;
+        for (key, acct) in t.iter().filter(|((u, _), _)| u == user) {
+            if let Some(rank) = host_match(&key.1, from) {
+                if best.as_ref().is_none_or(|(r, _, _)| rank < *r) {
+                    best = Some((rank, key, acct));
+                }
+            }
+        }
+        let (_, key, acct) = best?;
+        native_password_check(acct.stage2.as_ref(), scramble, token).then(|| Authenticated {
+            user: key.0.clone(),
+            host: key.1.clone(),
+            all_privileges: acct.all_privileges,
+        })
+    }
+}
+
+/// Whether host pattern `pattern` admits `from`; the rank orders matches
+/// (0 = exact/localhost, 1 = with wildcards, 2 = `%`).
+fn host_match(pattern: &str, from: ClientHost) -> Option<u8> {
+    if pattern == "%" {
+        return Some(2);
+    }
+    if pattern == "localhost" {
+        return from.is_local().then_some(0);
+    }
+    let ip = match from {
+        ClientHost::Socket => return None,
+        ClientHost::Ip(IpAddr::V6(v6)) => match v6.to_ipv4_mapped() {
+            Some(v4) => IpAddr::V4(v4),
+            None => IpAddr::V6(v6),
+        },
+        ClientHost::Ip(ip) => ip,
+    };
+    let text = ip.to_string();
+    if !pattern.contains(['%', '_']) {
+        return (pattern == text).then_some(0);
+    }
+    like(pattern.as_bytes(), text.as_bytes()).then_some(1)
+}
+
+/// SQL `LIKE` without escapes: `%` any run, `_` one byte.
+fn like(p: &[u8], s: &[u8]) -> bool {
+    let (mut pi, mut si) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while si < s.len() {
+        if pi < p.len() && (p[pi] == b'_' || p[pi] == s[si]) {
+            pi += 1;
+            si += 1;
+        } else if pi < p.len() && p[pi] == b'%' {
+            star = Some((pi, si));
+            pi += 1;
+        } else if let Some((sp, ss)) = star {
+            pi = sp + 1;
+            si = ss + 1;
+            star = Some((sp, ss + 1));
+        } else {
+            return false;
+        }
+    }
+    while pi < p.len() && p[pi] == b'%' {
+        pi += 1;
+    }
+    pi == p.len()
+}
+
+/// The process-wide account table used by [`crate::serve`].
+pub fn accounts() -> &'static Accounts {
+    static ACCOUNTS: OnceLock<Accounts> = OnceLock::new();
+    ACCOUNTS.get_or_init(Accounts::new)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::Ipv4Addr;
+
+    /// SHA-1 of "abc" from FIPS 180-1, to pin the hash itself.
+    #[test]
+    fn sha1_vector() {
+        let d = sha1(&[b"abc"]);
+        let hex: String = d.iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(hex, "a9993e364706816aba3e25717850c26c9cd0d89d");
+    }
+
+    /// MySQL's `PASSWORD('password')` (5.7) is
+    /// `*2470C0C06DEE42FD1618BB99005ADCA2EC9D1E19`: the stage2 hash.
+    #[test]
+    fn stage2_matches_mysql_password_function() {
+        let h = native_password_hash(b"password");
+        let hex: String = h.iter().map(|b| format!("{b:02X}")).collect();
+        assert_eq!(hex, "2470C0C06DEE42FD1618BB99005ADCA2EC9D1E19");
+    }
+
+    #[test]
+    fn token_round_trip_and_independent_computation() {
+        let scramble: Vec<u8> = (1..=20).collect();
+        let token = native_password_token(b"secret", &scramble);
+        // Independent computation, written out step by step.
+        let s1 = sha1_smol::Sha1::from(b"secret").digest().bytes();
+        let s2 = sha1_smol::Sha1::from(s1).digest().bytes();
+        let mut m = sha1_smol::Sha1::new();
+        m.update(&scramble);
+        m.update(&s2);
+        let mix = m.digest().bytes();
+        let expect: Vec<u8> = (0..20).map(|i| s1[i] ^ mix[i]).collect();
+        assert_eq!(token, expect);
+        let stored = native_password_hash(b"secret");
+        assert!(native_password_check(Some(&stored), &scramble, &token));
+        assert!(!native_password_check(
+            Some(&stored),
+            &scramble,
+            &native_password_token(b"Secret", &scramble)
+        ));
+        assert!(!native_password_check(Some(&stored), &scramble, b""));
+        assert!(native_password_check(None, &scramble, b""));
+        assert!(!native_password_check(None, &scramble, &token));
+    }
+
+    #[test]
+    fn scramble_is_printable_and_varies() {
+        let a = new_scramble();
+        let b = new_scramble();
+        assert_ne!(a, b);
+        assert!(a.iter().all(|&c| (33..=126).contains(&c) && c != b'$'));
+    }
+
+    #[test]
+    fn accounts_match_hosts() {
+        let acc = Accounts::new();
+        let lo = ClientHost::Ip(IpAddr::V4(Ipv4Addr::LOCALHOST));
+        let remote = ClientHost::Ip(IpAddr::V4(Ipv4Addr::new(10, 1, 2, 3)));
+        let s = new_scramble();
+        assert!(acc.check("root", lo, &s, b"").is_some());
+        assert!(acc.check("root", ClientHost::Socket, &s, b"").is_some());
+        assert!(acc.check("root", remote, &s, b"").is_none());
+        acc.create_user("app", "10.1.%", "pw").unwrap();
+        assert!(acc.create_user("app", "10.1.%", "pw").is_err());
+        let tok = native_password_token(b"pw", &s);
+        let ok = acc.check("app", remote, &s, &tok).unwrap();
+        assert_eq!(ok.host, "10.1.%");
+        assert!(!ok.all_privileges);
+        assert!(acc.check("app", lo, &s, &tok).is_none());
+        acc.grant_all("app", "10.1.%").unwrap();
+        assert!(acc.check("app", remote, &s, &tok).unwrap().all_privileges);
+        acc.drop_user("app", "10.1.%").unwrap();
+        assert!(acc.check("app", remote, &s, &tok).is_none());
+        assert!(acc.drop_user("app", "10.1.%").is_err());
+        assert!(like(b"a%c", b"abbbc"));
+        assert!(!like(b"a_c", b"abbc"));
+    }
+}

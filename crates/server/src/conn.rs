@@ -1,0 +1,701 @@
+//! # One connection: handshake, authentication, command loop
+//!
+//! ```text
+//!            accept
+//!              |
+//!              v
+//!   +---------------------+  ERR 1043 bad handshake / 1045 access denied /
+//!   | CONNECT             |  1049 unknown database  -> close
+//!   |  Handshake V10  --> |
+//!   |  <-- Response41     |
+//!   |  [AuthSwitch <-->]  |
+//!   |  OK                 |
+//!   +---------------------+
+//!              |
+//!              v
+//!   +---------------------+  read error, EOF      -> close (Aborted_clients)
+//!   | COMMAND (seq = 0)   |  idle > wait_timeout  -> ERR 4031, close
+//!   |  read packet        |  too big              -> ERR 1153, close
+//!   |  dispatch           |  bad sequence         -> ERR 1156, close
+//!   |  reply (seq 1, 2..) |  malformed            -> ERR 1835, close
+//!   +---------------------+  panic in a command   -> ERR 1105, close
+//!         |   ^                COM_QUIT           -> close
+//!         +---+
+//! ```
+//!
+//! Replies are framed into one buffer and written with one `write` per
+//! command (result sets flush every megabyte). Nothing a client sends can
+//! panic this code; a panic inside the SQL layer is caught around the
+//! session call, reported to the client as error 1105, logged, and ends
+//! only this connection.
+//!
+//! Prepared statements: the session numbers them; the connection keeps per
+//! statement its parameter count, the parameter types last bound (the
+//! client sends them only when they change) and long data sent with
+//! COM_STMT_SEND_LONG_DATA.
+
+use std::collections::HashMap;
+use std::io::{BufReader, Write};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::Ordering::Relaxed;
+use std::time::Duration;
+
+use quire_engine::{Engine, EngineError};
+use quire_sql::{ColumnMeta, Output, Session, SqlResult};
+
+use crate::auth::{new_scramble, Accounts, ClientHost, SCRAMBLE_LEN};
+use crate::codec::{cap, status};
+use crate::command::{decode_client_packet, decode_execute_params, Command, ParamError};
+use crate::error::ProtocolError;
+use crate::handshake::{
+    parse_handshake_response, write_auth_switch, write_handshake, NATIVE_PLUGIN,
+};
+use crate::packet::{PacketReader, PacketWriter};
+use crate::resultset::{
+    write_binary_row, write_column_def, write_eof, write_err, write_ok, write_param_def,
+    write_text_row,
+};
+use crate::split::split_statements;
+use crate::status::{self as st, counters};
+use crate::stream::Stream;
+
+/// Result sets flush to the socket once this many bytes are buffered.
+const FLUSH_AT: usize = 1 << 20;
+/// Limit on the handshake response (before authentication).
+const MAX_HANDSHAKE: usize = 1 << 20;
+/// `connect_timeout` (MySQL default 10 s).
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// `net_write_timeout` (MySQL default 60 s).
+const WRITE_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// What a connection needs from the server.
+pub(crate) struct ConnParams {
+    pub id: u32,
+    pub engine: Engine,
+    pub accounts: Accounts,
+    pub from: ClientHost,
+    pub max_allowed_packet: usize,
+    pub wait_timeout: Option<Duration>,
+}
+
+struct Stmt {
+    params: usize,
+    types: Vec<(u8, u8)>,
+    long_data: Vec<Option<Vec<u8>>>,
+    long_data_too_big: bool,
+}
+
+enum Flow {
+    Continue,
+    Close,
+}
+
+struct Conn {
+    p: ConnParams,
+    r: PacketReader<BufReader<Stream>>,
+    w: PacketWriter,
+    caps: u32,
+    user: String,
+    session: Option<Session>,
+    stmts: HashMap<u32, Stmt>,
+    multi_statements: bool,
+    /// Bytes already added to the global counters.
+    counted_in: u64,
+    counted_out: u64,
+}
+
+/// Runs one connection to its end. Never panics outward (the caller also
+/// wraps it in `catch_unwind`).
+pub(crate) fn run(stream: Stream, p: ConnParams) {
+    let _ = stream.set_nonblocking(false);
+    let _ = stream.set_write_timeout(Some(WRITE_TIMEOUT));
+    let _ = stream.set_read_timeout(Some(CONNECT_TIMEOUT));
+    let max = p.max_allowed_packet;
+    let mut c = Conn {
+        p,
+        r: PacketReader::new(
+            BufReader::with_capacity(16 << 10, stream),
+            MAX_HANDSHAKE.min(max),
+        ),
+        w: PacketWriter::new(),
+        caps: 0,
+        user: String::new(),
+        session: None,
+        stmts: HashMap::new(),
+        multi_statements: false,
+        counted_in: 0,
+        counted_out: 0,
+    };
+    match c.connect() {
+        Ok(true) => {
+            c.r.max_payload = max;
+            let _ = c.r.get_ref().get_ref().set_read_timeout(c.p.wait_timeout);
+            c.command_loop();
+        }
+        Ok(false) | Err(_) => {
+            add(&counters().aborted_connects, 1);
+        }
+    }
+    if let Some(mut s) = c.session.take() {
+        if catch_unwind(AssertUnwindSafe(|| s.close())).is_err() {
+            eprintln!(
+                "quire-server: connection {}: panic while closing the session",
+                c.p.id
+            );
+        }
+    }
+    c.count_bytes();
+}
+
+fn add(c: &std::sync::atomic::AtomicU64, n: u64) {
+    st::add(c, n);
+}
+
+impl Conn {
+    fn flush(&mut self) -> Result<(), ProtocolError> {
+        let Conn { r, w, .. } = self;
+        w.flush_to(r.get_mut().get_mut())?;
+        Ok(())
+    }
+
+    fn count_bytes(&mut self) {
+        let c = counters();
+        add(&c.bytes_received, self.r.bytes_read - self.counted_in);
+        add(&c.bytes_sent, self.w.bytes_written - self.counted_out);
+        self.counted_in = self.r.bytes_read;
+        self.counted_out = self.w.bytes_written;
+    }
+
+    fn send_err(&mut self, code: u16, sqlstate: &str, msg: &str) {
+        write_err(self.w.begin(), code, sqlstate, msg);
+        self.w.finish();
+    }
+
+    fn send_engine_err(&mut self, e: &EngineError) {
+        self.send_err(e.code, e.sqlstate, &e.message);
+    }
+
+    fn status(&self) -> u16 {
+        status::AUTOCOMMIT
+    }
+
+    fn send_ok(&mut self, affected: u64, insert_id: u64, warnings: u16, info: &str, more: bool) {
+        let s = self.status() | if more { status::MORE_RESULTS_EXISTS } else { 0 };
+        write_ok(self.w.begin(), 0, affected, insert_id, s, warnings, info);
+        self.w.finish();
+    }
+
+    fn deprecate_eof(&self) -> bool {
+        self.caps & cap::DEPRECATE_EOF != 0
+    }
+
+    /// EOF, or the OK packet that replaces it under CLIENT_DEPRECATE_EOF.
+    fn send_end(&mut self, more: bool) {
+        let s = self.status() | if more { status::MORE_RESULTS_EXISTS } else { 0 };
+        if self.deprecate_eof() {
+            write_ok(self.w.begin(), 0xFE, 0, 0, s, 0, "");
+        } else {
+            write_eof(self.w.begin(), 0, s);
+        }
+        self.w.finish();
+    }
+
+    /// The EOF after column definitions (absent under DEPRECATE_EOF).
+    fn send_mid_eof(&mut self) {
+        if !self.deprecate_eof() {
+            let s = self.status();
+            write_eof(self.w.begin(), 0, s);
+            self.w.finish();
+        }
+    }
+
+    /// Sends a ERR for a protocol error (if it has one) and flushes.
+    fn fail(&mut self, e: &ProtocolError) {
+        if let Some((code, state, msg)) = e.to_mysql() {
+            self.w.seq = self.r.seq;
+            self.send_err(code, state, &msg);
+            let _ = self.flush();
+        }
+    }
+
+    // -- connection phase -------------------------------------------------
+
+    /// Handshake and authentication; `Ok(true)` when the command phase may
+    /// begin.
+    fn connect(&mut self) -> Result<bool, ProtocolError> {
+        let scramble = new_scramble();
+        write_handshake(self.w.begin(), self.p.id, &scramble);
+        self.w.finish();
+        self.flush()?;
+        self.r.seq = 1;
+        let mut buf = Vec::new();
+        if let Err(e) = self.r.read_packet(&mut buf) {
+            match e {
+                ProtocolError::Malformed(_) | ProtocolError::OutOfOrder { .. } => self.fail(&e),
+                ProtocolError::TooLarge => self.fail(&e),
+                _ => {}
+            }
+            return Err(e);
+        }
+        let resp = match parse_handshake_response(&buf) {
+            Ok(r) => r,
+            Err(_) => {
+                self.w.seq = self.r.seq;
+                self.send_err(1043, "08S01", "Bad handshake");
+                self.flush()?;
+                return Ok(false);
+            }
+        };
+        self.caps = resp.capabilities & cap::SERVER;
+        self.multi_statements = self.caps & cap::MULTI_STATEMENTS != 0;
+        let mut token = resp.auth_response.clone();
+        if !resp.plugin.is_empty() && resp.plugin != NATIVE_PLUGIN {
+            self.w.seq = self.r.seq;
+            write_auth_switch(self.w.begin(), &scramble);
+            self.w.finish();
+            self.flush()?;
+            self.r.seq = self.w.seq;
+            if let Err(e) = self.r.read_packet(&mut token) {
+                self.fail(&e);
+                return Err(e);
+            }
+        }
+        self.w.seq = self.r.seq;
+        let Some(who) =
+            self.p
+                .accounts
+                .check(&resp.user, self.p.from, &scramble[..SCRAMBLE_LEN], &token)
+        else {
+            let msg = format!(
+                "Access denied for user '{}'@'{}' (using password: {})",
+                resp.user,
+                self.p.from.display(),
+                if token.is_empty() { "NO" } else { "YES" }
+            );
+            self.send_err(1045, "28000", &msg);
+            self.flush()?;
+            return Ok(false);
+        };
+        self.user = who.user;
+        let mut session = Session::new(self.p.engine.clone(), &self.user);
+        if let Some(db) = &resp.database {
+            if let Err(e) = session.use_db(db) {
+                self.send_engine_err(&e);
+                self.flush()?;
+                self.session = Some(session);
+                return Ok(false);
+            }
+        }
+        self.session = Some(session);
+        self.send_ok(0, 0, 0, "", false);
+        self.flush()?;
+        self.count_bytes();
+        Ok(true)
+    }
+
+    // -- command phase ----------------------------------------------------
+
+    fn command_loop(&mut self) {
+        let mut buf = Vec::with_capacity(4096);
+        loop {
+            self.r.seq = 0;
+            if let Err(e) = self.r.read_packet(&mut buf) {
+                self.fail(&e);
+                add(&counters().aborted_clients, 1);
+                return;
+            }
+            self.w.seq = self.r.seq;
+            let flow = self.dispatch(&buf);
+            let flushed = self.flush();
+            self.count_bytes();
+            if buf.capacity() > 1 << 20 {
+                buf = Vec::with_capacity(4096);
+            }
+            match (flow, flushed) {
+                (Ok(Flow::Continue), Ok(())) => {}
+                (Ok(Flow::Close), _) => return,
+                (Err(e), _) => {
+                    self.fail(&e);
+                    return;
+                }
+                (_, Err(_)) => {
+                    add(&counters().aborted_clients, 1);
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Calls into the session with a panic guard. `Err(())` = the session
+    /// panicked; the ERR was queued and the connection must close.
+    fn guarded<T>(
+        &mut self,
+        f: impl FnOnce(&mut Session) -> SqlResult<T>,
+    ) -> Result<SqlResult<T>, ()> {
+        let Some(session) = self.session.as_mut() else {
+            return Ok(Err(EngineError::new(1105, "HY000", "no session")));
+        };
+        match catch_unwind(AssertUnwindSafe(|| f(session))) {
+            Ok(r) => Ok(r),
+            Err(panic) => {
+                let what = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "unknown panic".to_string());
+                eprintln!(
+                    "quire-server: connection {}: panic in the SQL layer: {what}",
+                    self.p.id
+                );
+                // The connection closes; `run` then closes the session
+                // (rolling back) under its own panic guard.
+                self.send_err(1105, "HY000", &format!("Internal error: {what}"));
+                Err(())
+            }
+        }
+    }
+
+    fn dispatch(&mut self, payload: &[u8]) -> Result<Flow, ProtocolError> {
+        let cmd = decode_client_packet(payload)?;
+        let c = counters();
+        match cmd {
+            Command::Quit => return Ok(Flow::Close),
+            Command::Ping => self.send_ok(0, 0, 0, "", false),
+            Command::InitDb(db) => {
+                add(&c.questions, 1);
+                let db = String::from_utf8_lossy(db).into_owned();
+                match self.guarded(|s| s.use_db(&db)) {
+                    Err(()) => return Ok(Flow::Close),
+                    Ok(Ok(())) => self.send_ok(0, 0, 0, "", false),
+                    Ok(Err(e)) => self.send_engine_err(&e),
+                }
+            }
+            Command::Query(sql) => return self.query(sql),
+            Command::FieldList { table, .. } => {
+                add(&c.questions, 1);
+                return self.field_list(table);
+            }
+            Command::Statistics => {
+                let c = counters();
+                let up = st::uptime_secs();
+                let q = c.questions.load(Relaxed);
+                let text = format!(
+                    "Uptime: {up}  Threads: {}  Questions: {q}  Slow queries: 0  Opens: 0  \
+                     Flush tables: 1  Open tables: 0  Queries per second avg: {:.3}",
+                    c.threads_connected.load(Relaxed),
+                    q as f64 / up.max(1) as f64
+                );
+                self.w.packet(text.as_bytes());
+            }
+            Command::Debug => self.send_end(false),
+            Command::StmtPrepare(sql) => return self.prepare(sql),
+            Command::StmtExecute {
+                stmt_id, params, ..
+            } => return self.execute(stmt_id, params),
+            Command::StmtSendLongData {
+                stmt_id,
+                param,
+                data,
+            } => {
+                add(&c.com_stmt_send_long_data, 1);
+                let max = self.p.max_allowed_packet;
+                // No reply, even for an unknown statement (as MySQL).
+                if let Some(s) = self.stmts.get_mut(&stmt_id) {
+                    let i = param as usize;
+                    if i < s.params {
+                        let slot = s.long_data[i].get_or_insert_with(Vec::new);
+                        if slot.len() + data.len() > max {
+                            s.long_data_too_big = true;
+                        } else {
+                            slot.extend_from_slice(data);
+                        }
+                    }
+                }
+            }
+            Command::StmtClose(id) => {
+                add(&c.com_stmt_close, 1);
+                if self.stmts.remove(&id).is_some() {
+                    c.prepared_stmt_count.fetch_sub(1, Relaxed);
+                }
+                if self
+                    .guarded(|s| {
+                        s.close_prepared(id);
+                        Ok(())
+                    })
+                    .is_err()
+                {
+                    return Ok(Flow::Close);
+                }
+            }
+            Command::StmtReset(id) => {
+                add(&c.com_stmt_reset, 1);
+                let Some(stmt) = self.stmts.get_mut(&id) else {
+                    self.send_err(
+                        1243,
+                        "HY000",
+                        &format!(
+                            "Unknown prepared statement handler ({id}) given to mysqld_stmt_reset"
+                        ),
+                    );
+                    return Ok(Flow::Continue);
+                };
+                stmt.long_data.iter_mut().for_each(|d| *d = None);
+                stmt.long_data_too_big = false;
+                match self.guarded(|s| s.reset_prepared(id)) {
+                    Err(()) => return Ok(Flow::Close),
+                    Ok(Ok(())) => self.send_ok(0, 0, 0, "", false),
+                    Ok(Err(e)) => self.send_engine_err(&e),
+                }
+            }
+            Command::StmtFetch(id) => {
+                add(&c.com_stmt_fetch, 1);
+                self.send_err(
+                    1421,
+                    "HY000",
+                    &format!("The statement ({id}) has no open cursor."),
+                );
+            }
+            Command::SetOption(opt) => match opt {
+                0 => {
+                    self.multi_statements = true;
+                    self.send_end(false);
+                }
+                1 => {
+                    self.multi_statements = false;
+                    self.send_end(false);
+                }
+                _ => self.send_err(1047, "08S01", "Unknown command"),
+            },
+            Command::ResetConnection => {
+                let db = self
+                    .session
+                    .as_ref()
+                    .and_then(|s| s.current_db().map(str::to_string));
+                let closed = self.guarded(|s| {
+                    s.close();
+                    Ok(())
+                });
+                if closed.is_err() {
+                    return Ok(Flow::Close);
+                }
+                let n = self.stmts.len() as u64;
+                self.stmts.clear();
+                c.prepared_stmt_count.fetch_sub(n, Relaxed);
+                let mut session = Session::new(self.p.engine.clone(), &self.user);
+                if let Some(db) = db {
+                    let _ = session.use_db(&db);
+                }
+                self.session = Some(session);
+                self.send_ok(0, 0, 0, "", false);
+            }
+            Command::ChangeUser | Command::Unknown(_) => {
+                self.send_err(1047, "08S01", "Unknown command");
+            }
+        }
+        Ok(Flow::Continue)
+    }
+
+    fn query(&mut self, sql: &[u8]) -> Result<Flow, ProtocolError> {
+        let Ok(sql) = std::str::from_utf8(sql) else {
+            add(&counters().questions, 1);
+            self.send_err(
+                1300,
+                "HY000",
+                "Invalid utf8mb4 character string in statement text",
+            );
+            return Ok(Flow::Continue);
+        };
+        let pieces = if self.multi_statements {
+            split_statements(sql)
+        } else {
+            vec![sql]
+        };
+        let n = pieces.len();
+        for (i, stmt) in pieces.into_iter().enumerate() {
+            add(&counters().questions, 1);
+            let more = i + 1 < n;
+            match self.guarded(|s| s.execute(stmt)) {
+                Err(()) => return Ok(Flow::Close),
+                Ok(Ok(out)) => self.send_output(out, false, more)?,
+                Ok(Err(e)) => {
+                    self.send_engine_err(&e);
+                    break;
+                }
+            }
+        }
+        Ok(Flow::Continue)
+    }
+
+    fn send_output(&mut self, out: Output, binary: bool, more: bool) -> Result<(), ProtocolError> {
+        match out {
+            Output::Done {
+                affected_rows,
+                last_insert_id,
+                warnings,
+                info,
+            } => self.send_ok(affected_rows, last_insert_id, warnings, &info, more),
+            Output::Rows { columns, rows } => {
+                self.send_columns(&columns);
+                for row in &rows {
+                    if binary {
+                        write_binary_row(self.w.begin(), &columns, row);
+                    } else {
+                        write_text_row(self.w.begin(), &columns, row);
+                    }
+                    self.w.finish();
+                    if self.w.out.len() >= FLUSH_AT {
+                        self.flush()?;
+                    }
+                }
+                self.send_end(more);
+            }
+        }
+        Ok(())
+    }
+
+    /// Column count, definitions, and the EOF after them.
+    fn send_columns(&mut self, columns: &[ColumnMeta]) {
+        let b = self.w.begin();
+        crate::codec::put_lenenc_int(b, columns.len() as u64);
+        self.w.finish();
+        for c in columns {
+            write_column_def(self.w.begin(), c);
+            self.w.finish();
+        }
+        self.send_mid_eof();
+    }
+
+    /// COM_FIELD_LIST: the table's columns, from `SELECT * ... LIMIT 0`.
+    fn field_list(&mut self, table: &[u8]) -> Result<Flow, ProtocolError> {
+        let table = String::from_utf8_lossy(table).replace('`', "``");
+        let sql = format!("SELECT * FROM `{table}` LIMIT 0");
+        match self.guarded(|s| s.execute(&sql)) {
+            Err(()) => return Ok(Flow::Close),
+            Ok(Ok(Output::Rows { columns, .. })) => {
+                for c in &columns {
+                    let b = self.w.begin();
+                    write_column_def(b, c);
+                    b.push(0xFB); // default value: NULL (not known here)
+                    self.w.finish();
+                }
+                self.send_end(false);
+            }
+            Ok(Err(e)) if matches!(e.code, 1046 | 1049 | 1146) => self.send_engine_err(&e),
+            // Anything else (e.g. not supported yet): an empty list.
+            Ok(_) => self.send_end(false),
+        }
+        Ok(Flow::Continue)
+    }
+
+    fn prepare(&mut self, sql: &[u8]) -> Result<Flow, ProtocolError> {
+        add(&counters().com_stmt_prepare, 1);
+        let sql = String::from_utf8_lossy(sql).into_owned();
+        let info = match self.guarded(|s| s.prepare(&sql)) {
+            Err(()) => return Ok(Flow::Close),
+            Ok(Err(e)) => {
+                self.send_engine_err(&e);
+                return Ok(Flow::Continue);
+            }
+            Ok(Ok(info)) => info,
+        };
+        if info.params > usize::from(u16::MAX) || info.columns.len() > usize::from(u16::MAX) {
+            let _ = self.guarded(|s| {
+                s.close_prepared(info.id);
+                Ok(())
+            });
+            self.send_err(
+                1390,
+                "HY000",
+                "Prepared statement contains too many placeholders",
+            );
+            return Ok(Flow::Continue);
+        }
+        let b = self.w.begin();
+        b.push(0);
+        b.extend_from_slice(&info.id.to_le_bytes());
+        b.extend_from_slice(&(info.columns.len() as u16).to_le_bytes());
+        b.extend_from_slice(&(info.params as u16).to_le_bytes());
+        b.push(0);
+        b.extend_from_slice(&0u16.to_le_bytes());
+        self.w.finish();
+        if info.params > 0 {
+            for _ in 0..info.params {
+                write_param_def(self.w.begin());
+                self.w.finish();
+            }
+            self.send_mid_eof();
+        }
+        if !info.columns.is_empty() {
+            for c in &info.columns {
+                write_column_def(self.w.begin(), c);
+                self.w.finish();
+            }
+            self.send_mid_eof();
+        }
+        let old = self.stmts.insert(
+            info.id,
+            Stmt {
+                params: info.params,
+                types: Vec::new(),
+                long_data: vec![None; info.params],
+                long_data_too_big: false,
+            },
+        );
+        if old.is_none() {
+            counters().prepared_stmt_count.fetch_add(1, Relaxed);
+        }
+        Ok(Flow::Continue)
+    }
+
+    fn execute(&mut self, id: u32, data: &[u8]) -> Result<Flow, ProtocolError> {
+        let c = counters();
+        add(&c.com_stmt_execute, 1);
+        add(&c.questions, 1);
+        let Some(stmt) = self.stmts.get_mut(&id) else {
+            self.send_err(
+                1243,
+                "HY000",
+                &format!("Unknown prepared statement handler ({id}) given to mysqld_stmt_execute"),
+            );
+            return Ok(Flow::Continue);
+        };
+        if stmt.long_data_too_big {
+            stmt.long_data.iter_mut().for_each(|d| *d = None);
+            stmt.long_data_too_big = false;
+            self.send_err(
+                1153,
+                "08S01",
+                "Parameter of prepared statement which is set through mysql_send_long_data() \
+                 is longer than 'max_allowed_packet' bytes",
+            );
+            return Ok(Flow::Continue);
+        }
+        let values =
+            match decode_execute_params(data, stmt.params, &mut stmt.types, &mut stmt.long_data) {
+                Ok(v) => v,
+                Err(ParamError::NoTypes) => {
+                    self.send_err(1210, "HY000", "Incorrect arguments to mysqld_stmt_execute");
+                    return Ok(Flow::Continue);
+                }
+                Err(ParamError::Malformed(m)) => return Err(ProtocolError::Malformed(m)),
+            };
+        match self.guarded(|s| s.execute_prepared(id, values)) {
+            Err(()) => return Ok(Flow::Close),
+            Ok(Ok(out)) => self.send_output(out, true, false)?,
+            Ok(Err(e)) => self.send_engine_err(&e),
+        }
+        Ok(Flow::Continue)
+    }
+}
+
+/// Writes ERR 1040 to a connection refused for `max_connections`.
+pub(crate) fn refuse_too_many(mut stream: Stream) {
+    let _ = stream.set_nonblocking(false);
+    let _ = stream.set_write_timeout(Some(Duration::from_secs(1)));
+    let mut w = PacketWriter::new();
+    write_err(w.begin(), 1040, "08004", "Too many connections");
+    w.finish();
+    let _ = w.flush_to(&mut stream);
+    let _ = stream.flush();
+    stream.shutdown();
+}
