@@ -333,6 +333,21 @@ pub struct Config {
     /// on its own, as MySQL did before, so the gain can be measured.
     /// Dynamic.
     pub quire_prepare_flush_per_trx: bool,
+
+    /// `port`: TCP port of `quire serve`. Default 3306. Not dynamic.
+    pub port: u16,
+    /// `bind_address`: listening address. Default 127.0.0.1 (MySQL: *).
+    /// Not dynamic.
+    pub bind_address: String,
+    /// `socket`: Unix socket path; None = no socket. Not dynamic.
+    pub socket: Option<PathBuf>,
+    /// `max_connections`: default 151, range 1 .. 100000. Dynamic.
+    pub max_connections: u32,
+    /// `max_allowed_packet`: default 64M, range 1K .. 1G. Dynamic.
+    pub max_allowed_packet: u64,
+    /// `wait_timeout`: idle seconds before a connection is closed. Default
+    /// 28800, range 1 .. 31536000. Dynamic.
+    pub wait_timeout: u64,
 }
 
 impl Default for Config {
@@ -370,6 +385,12 @@ impl Default for Config {
             binlog_checksum: true,
             server_id: 1,
             quire_prepare_flush_per_trx: false,
+            port: 3306,
+            bind_address: "127.0.0.1".into(),
+            socket: None,
+            max_connections: 151,
+            max_allowed_packet: 67_108_864,
+            wait_timeout: 28_800,
         }
     }
 }

@@ -210,6 +210,19 @@ fn flush_method_from_name(name: &str) -> FlushMethod {
 /// Every variable, sorted by name.
 pub static REGISTRY: &[VarInfo] = &[
     VarInfo {
+        name: "bind_address",
+        kind: VarKind::Path { nullable: false },
+        default: "127.0.0.1",
+        dynamic: false,
+        help: "Address quire serve listens on (MySQL's default is *; quire's is loopback).",
+        get: |c| Value::Path(Some(std::path::PathBuf::from(&c.bind_address))),
+        set: |c, v| {
+            if let Some(p) = v.into_path() {
+                c.bind_address = p.to_string_lossy().into_owned();
+            }
+        },
+    },
+    VarInfo {
         name: "binlog_checksum",
         kind: VarKind::Enum {
             values: &["NONE", "CRC32"],
@@ -511,6 +524,15 @@ pub static REGISTRY: &[VarInfo] = &[
         set: |c, v| c.log_bin_basename = v.into_path(),
     },
     VarInfo {
+        name: "max_allowed_packet",
+        kind: bytes(1024, 1_073_741_824, 1024),
+        default: "67108864",
+        dynamic: true,
+        help: "Largest packet or statement a client may send.",
+        get: |c| Value::Uint(c.max_allowed_packet),
+        set: |c, v| c.max_allowed_packet = v.as_u64(),
+    },
+    VarInfo {
         name: "max_binlog_size",
         kind: bytes(4096, 1_073_741_824, 4096),
         default: "1073741824",
@@ -518,6 +540,24 @@ pub static REGISTRY: &[VarInfo] = &[
         help: "The binary log rotates to a new file after a transaction that takes it past this size.",
         get: |c| Value::Uint(c.max_binlog_size),
         set: |c, v| c.max_binlog_size = v.as_u64(),
+    },
+    VarInfo {
+        name: "max_connections",
+        kind: uint(1, 100_000),
+        default: "151",
+        dynamic: true,
+        help: "Client connections served at once (one more gets error 1040).",
+        get: |c| Value::Uint(c.max_connections.into()),
+        set: |c, v| c.max_connections = v.as_u32(),
+    },
+    VarInfo {
+        name: "port",
+        kind: uint(0, 65_535),
+        default: "3306",
+        dynamic: false,
+        help: "TCP port quire serve listens on.",
+        get: |c| Value::Uint(c.port.into()),
+        set: |c, v| c.port = v.as_u32() as u16,
     },
     VarInfo {
         name: "quire_prepare_flush",
@@ -542,6 +582,15 @@ pub static REGISTRY: &[VarInfo] = &[
         set: |c, v| c.server_id = v.as_u32(),
     },
     VarInfo {
+        name: "socket",
+        kind: VarKind::Path { nullable: true },
+        default: "",
+        dynamic: false,
+        help: "Unix socket file quire serve also listens on (empty: none).",
+        get: |c| Value::Path(c.socket.clone()),
+        set: |c, v| c.socket = v.into_path(),
+    },
+    VarInfo {
         name: "sync_binlog",
         kind: uint(0, 4_294_967_295),
         default: "1",
@@ -549,6 +598,15 @@ pub static REGISTRY: &[VarInfo] = &[
         help: "0: never fsync the binary log (quire: at most once a second in the background); N: fsync every N commit groups.",
         get: |c| Value::Uint(c.sync_binlog.into()),
         set: |c, v| c.sync_binlog = v.as_u32(),
+    },
+    VarInfo {
+        name: "wait_timeout",
+        kind: uint(1, 31_536_000),
+        default: "28800",
+        dynamic: true,
+        help: "Seconds an idle connection is kept before the server closes it.",
+        get: |c| Value::Uint(c.wait_timeout),
+        set: |c, v| c.wait_timeout = v.as_u64(),
     },
 ];
 

@@ -84,6 +84,7 @@ fn defaults_print_as_show_variables_does() {
     let c = Config::default();
     let shown: Vec<(&str, String)> = c.variables().collect();
     let expected = [
+        ("bind_address", "127.0.0.1"),
         ("binlog_checksum", "CRC32"),
         ("binlog_format", "ROW"),
         ("binlog_group_commit_sync_delay", "0"),
@@ -113,10 +114,15 @@ fn defaults_print_as_show_variables_does() {
         ("innodb_use_fdatasync", "OFF"),
         ("log_bin", "ON"),
         ("log_bin_basename", ""),
+        ("max_allowed_packet", "67108864"),
         ("max_binlog_size", "1073741824"),
+        ("max_connections", "151"),
+        ("port", "3306"),
         ("quire_prepare_flush", "GROUP"),
         ("server_id", "1"),
+        ("socket", ""),
         ("sync_binlog", "1"),
+        ("wait_timeout", "28800"),
     ];
     let expected: Vec<(&str, String)> = expected.iter().map(|(n, v)| (*n, v.to_string())).collect();
     assert_eq!(shown, expected);
@@ -147,6 +153,9 @@ fn dynamic_flags_follow_mysql() {
         "innodb_page_size",
         "log_bin",
         "log_bin_basename",
+        "bind_address",
+        "port",
+        "socket",
     ];
     for info in registry() {
         assert_eq!(
@@ -923,14 +932,14 @@ fn command_line_overrides_defaults_file_wherever_it_appears() {
 #[test]
 fn defaults_file_errors_name_file_and_line() {
     let dir = Scratch::new();
-    let path = dir.write("my.cnf", "[mysqld]\n# fine\nport = 3306\n");
+    let path = dir.write("my.cnf", "[mysqld]\n# fine\nno_such_knob = 3306\n");
     let e = parse_defaults_file(&path).unwrap_err();
     assert_eq!(
         e.to_string(),
-        format!("{}:3: unknown variable 'port'", path.display())
+        format!("{}:3: unknown variable 'no_such_knob'", path.display())
     );
     assert_eq!(e.mysql_errno(), 1193);
-    assert_eq!(e.variable(), Some("port"));
+    assert_eq!(e.variable(), Some("no_such_knob"));
 
     let path = dir.write("bad.cnf", "[mysqld]\n\ninnodb_page_size = 12k\n");
     let e = parse_defaults_file(&path).unwrap_err();

@@ -895,3 +895,55 @@ fn binlog_off_commits_survive_power_loss_too() {
     let mut tx = e.begin(Isolation::RepeatableRead, false);
     assert_eq!(tx.scan(&t, &Scan::default()).expect("scan").len(), 50);
 }
+
+#[test]
+fn drop_table_frees_every_page_even_across_a_crash() {
+    for crash_at in [None, Some(5u64), Some(40)] {
+        let sim = SimFs::new(FlushMethod::Fsync);
+        {
+            let e = open(&sim);
+            let t = accounts(&e);
+            for i in 0..400 {
+                put(&e, &t, i, &format!("owner-{i}"), i);
+            }
+            e.store().checkpoint().expect("checkpoint");
+            if let Some(n) = crash_at {
+                sim.arm_crash_after(n);
+            }
+            let r = e.drop_table("bank", "accounts");
+            if crash_at.is_none() {
+                r.expect("drop");
+                assert_eq!(e.table("bank", "accounts").expect_err("gone").code, 1146);
+            }
+            let _ = e.close(crash_at.is_none());
+        }
+        sim.crash(CrashMode::Power { sector: 512 }, 9);
+        let e = open(&sim);
+        // Either the table is gone, or (crash before the catalog change) it
+        // is whole; never half.
+        if let Ok(t) = e.table("bank", "accounts") {
+            let mut tx = e.begin(Isolation::RepeatableRead, false);
+            assert_eq!(tx.scan(&t, &Scan::default()).expect("scan").len(), 400);
+            e.drop_table("bank", "accounts")
+                .expect("drop after restart");
+        }
+        e.close(true).expect("close");
+        drop(e);
+        let vfs: Arc<dyn Vfs> = Arc::new(sim.clone());
+        let r = quire_storage::check::check_datadir(&vfs, &cfg().datadir).expect("check");
+        assert!(r.is_ok(), "{crash_at:?}: {:?}", r.errors);
+        let names: Vec<String> = {
+            let e = open(&sim);
+            e.store()
+                .indexes()
+                .expect("dir")
+                .into_iter()
+                .map(|x| x.0)
+                .collect()
+        };
+        assert!(
+            !names.iter().any(|n| n.starts_with("t1.")),
+            "{crash_at:?}: trees left: {names:?}"
+        );
+    }
+}

@@ -366,7 +366,11 @@ impl Txn {
         let mut auto_id = None;
         for (i, (c, v)) in t.columns.iter().zip(values).enumerate() {
             let v = match v {
-                Some(Value::Null) | None if c.auto_increment => {
+                // NULL, absent, or 0 generate the next value (MySQL,
+                // without NO_AUTO_VALUE_ON_ZERO in sql_mode).
+                Some(Value::Null) | Some(Value::Int(0)) | Some(Value::UInt(0)) | None
+                    if c.auto_increment =>
+                {
                     let id = self.e.next_autoinc(t.id, false, None)?;
                     auto_id = Some(id);
                     Value::UInt(id)

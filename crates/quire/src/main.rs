@@ -4,6 +4,7 @@
 //!   quire bench btree      load and measure a B+tree on a real data directory
 //!   quire crashtest        torture runs on the simulated file system
 //!   quire check            verify a data directory offline (like innochecksum)
+//!   quire serve            the MySQL-protocol server
 //! ```
 //!
 //! Every command takes MySQL server variables (`--innodb-buffer-pool-size=256M`,
@@ -17,6 +18,7 @@ mod check;
 mod crashtest;
 mod crashtest_engine;
 mod hist;
+mod serve;
 
 use std::process::ExitCode;
 
@@ -48,6 +50,8 @@ enum Cmd {
     Crashtest(crashtest::Args),
     /// Verify every page checksum and B+tree invariant of a data directory (--datadir).
     Check(check::Args),
+    /// Serve the MySQL protocol (--port, --bind-address, --socket, --datadir, any variable).
+    Serve(serve::Args),
 }
 
 fn main() -> ExitCode {
@@ -64,6 +68,7 @@ fn main() -> ExitCode {
         Cmd::Bench { what } => bench::run(what, cfg),
         Cmd::Crashtest(a) => crashtest::run(a, cfg),
         Cmd::Check(a) => check::run(a, cfg),
+        Cmd::Serve(a) => serve::run(a, cfg),
     };
     match res {
         Ok(code) => code,

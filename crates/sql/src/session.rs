@@ -922,7 +922,12 @@ impl Session {
                     return Ok(done(0, 0, 0, String::new()));
                 }
                 self.engine.create_index(&db, &t, &name, ci.unique, cols)?;
-                Ok(done(0, 0, 0, "Records: 0  Duplicates: 0  Warnings: 0".into()))
+                Ok(done(
+                    0,
+                    0,
+                    0,
+                    "Records: 0  Duplicates: 0  Warnings: 0".into(),
+                ))
             }
             Statement::Drop {
                 object_type,
@@ -930,9 +935,18 @@ impl Session {
                 names,
                 ..
             } => self.drop(*object_type, *if_exists, names),
-            Statement::Truncate { .. } => Err(EngineError::not_supported(
-                "TRUNCATE TABLE (the engine cannot drop or recreate a table's trees yet; use DELETE FROM)",
-            )),
+            Statement::Truncate { table_names, .. } => {
+                self.implicit_commit()?;
+                for tn in table_names {
+                    let (db, t) = exec::split_name(&tn.name)?;
+                    let db = match db {
+                        Some(d) => d,
+                        None => self.current_db_or_err()?,
+                    };
+                    self.engine.truncate_table(&db, &t)?;
+                }
+                Ok(done(0, 0, 0, String::new()))
+            }
             Statement::Explain { .. } | Statement::ExplainTable { .. } => {
                 Err(EngineError::not_supported("EXPLAIN"))
             }
@@ -947,13 +961,17 @@ impl Session {
                 self.implicit_commit()?;
                 Ok(done(0, 0, 0, String::new()))
             }
-            Statement::Rollback { savepoint: None, .. } => {
+            Statement::Rollback {
+                savepoint: None, ..
+            } => {
                 if let Some(t) = self.txn.take() {
                     t.rollback();
                 }
                 Ok(done(0, 0, 0, String::new()))
             }
-            Statement::Savepoint { .. } | Statement::Rollback { .. } | Statement::ReleaseSavepoint { .. } => {
+            Statement::Savepoint { .. }
+            | Statement::Rollback { .. }
+            | Statement::ReleaseSavepoint { .. } => {
                 Err(EngineError::not_supported("named SAVEPOINTs"))
             }
             Statement::AlterTable { .. } => Err(EngineError::not_supported("ALTER TABLE")),
@@ -994,11 +1012,7 @@ impl Session {
                         None => self.current_db_or_err()?,
                     };
                     match self.engine.table(&db, &t) {
-                        Ok(_) => {
-                            return Err(EngineError::not_supported(format!(
-                                "DROP TABLE of existing table '{db}.{t}' (the engine cannot drop tables yet)"
-                            )))
-                        }
+                        Ok(_) => self.engine.drop_table(&db, &t)?,
                         Err(e) if e.code == 1146 || e.code == 1049 => {
                             missing.push(format!("{db}.{t}"))
                         }
@@ -1043,9 +1057,16 @@ impl Session {
                         format!("Can't drop database '{db}'; database doesn't exist"),
                     ));
                 }
-                Err(EngineError::not_supported(format!(
-                    "DROP DATABASE of existing database '{db}' (the engine cannot drop yet)"
-                )))
+                let n = self.engine.tables(&db)?.len() as u64;
+                self.engine.drop_database(&db)?;
+                if self
+                    .db
+                    .as_deref()
+                    .is_some_and(|d| d.eq_ignore_ascii_case(&db))
+                {
+                    self.db = None;
+                }
+                Ok(done(n, 0, 0, String::new()))
             }
             ObjectType::Index => Err(EngineError::not_supported(
                 "DROP INDEX (the engine cannot drop indexes yet)",

@@ -495,6 +495,46 @@ impl Store {
         Ok(Tree::new(self.shared.clone(), 0, root))
     }
 
+    /// Drops a named index and frees its pages. Crash-safe step by step:
+    /// the tree is emptied by ordinary deletes (each one mini-transaction,
+    /// freeing emptied pages, the tree valid after each), then one last
+    /// mini-transaction frees the root and removes the directory entry. A
+    /// crash in the middle leaves a smaller but valid tree, still in the
+    /// directory, that a later drop finishes.
+    pub fn drop_index(&self, name: &str) -> Result<bool> {
+        let Some(tree) = self.index(name)? else {
+            return Ok(false);
+        };
+        loop {
+            let batch: Vec<Vec<u8>> = tree
+                .range(
+                    std::ops::Bound::Unbounded,
+                    std::ops::Bound::Unbounded,
+                    false,
+                )
+                .take(512)
+                .map(|e| e.map(|(k, _)| k))
+                .collect::<Result<_>>()?;
+            if batch.is_empty() {
+                break;
+            }
+            for k in batch {
+                tree.delete(&k)?;
+            }
+        }
+        self.shared.before_write()?;
+        let dir = self.directory();
+        let dir_latch = self.shared.index_latch(0, space::DIR_ROOT_PAGE);
+        let _x = dir_latch.write();
+        let root_latch = self.shared.index_latch(0, tree.root());
+        let _r = root_latch.write();
+        let mut mtr = Mtr::new(&self.shared.pool);
+        dir.delete_in(&mut mtr, name.as_bytes())?;
+        space::free(&mut mtr, 0, tree.root())?;
+        mtr.commit(&self.shared.log)?;
+        Ok(true)
+    }
+
     /// Every (name, root) in the directory.
     pub fn indexes(&self) -> Result<Vec<(String, u32)>> {
         let mut out = Vec::new();
