@@ -334,7 +334,9 @@ pub fn run(a: Args, mut cfg: Config) -> Result<ExitCode, Box<dyn std::error::Err
     })
 }
 
-fn crash(sim: &SimFs, power: bool, rng: &mut Rng) {
+/// Crashes the simulated machine: a power cut tearing at a random sector
+/// size (512 B or 4 KiB), or a process kill.
+pub(crate) fn crash(sim: &SimFs, power: bool, rng: &mut Rng) {
     let mode = if power {
         CrashMode::Power {
             sector: if rng.chance(0.5) { 512 } else { 4096 },

@@ -39,7 +39,9 @@ use quire_config::Config;
 use quire_engine::{
     ColumnDef, ColumnType, Engine, Isolation, LockMode, Scan, TableDef, Txn, Value,
 };
-use quire_io::{CrashMode, Rng, SimFs, Vfs};
+use quire_io::{Rng, SimFs, Vfs};
+
+use crate::crashtest::crash;
 
 const ACCOUNTS: i64 = 20;
 const START_BALANCE: i64 = 1000;
@@ -536,17 +538,6 @@ pub fn run(
     } else {
         ExitCode::FAILURE
     })
-}
-
-fn crash(sim: &SimFs, power: bool, rng: &mut Rng) {
-    let mode = if power {
-        CrashMode::Power {
-            sector: if rng.chance(0.5) { 512 } else { 4096 },
-        }
-    } else {
-        CrashMode::Process
-    };
-    sim.crash(mode, rng.next_u64());
 }
 
 /// The workload gave up (the machine is down).
