@@ -947,3 +947,50 @@ fn drop_table_frees_every_page_even_across_a_crash() {
         );
     }
 }
+
+#[test]
+fn an_oversized_row_is_refused_before_commit_and_the_store_goes_on() {
+    let sim = SimFs::new(FlushMethod::Fsync);
+    let e = open(&sim);
+    e.create_database("d", false).expect("db");
+    let t = e
+        .create_table(
+            "d",
+            "t",
+            vec![
+                col("id", int(), false),
+                col(
+                    "b",
+                    ColumnType::Blob {
+                        max_bytes: 4_294_967_295,
+                    },
+                    true,
+                ),
+            ],
+            vec![0],
+            vec![],
+            false,
+        )
+        .expect("table");
+    let mut tx = e.begin(Isolation::RepeatableRead, false);
+    let err = tx
+        .insert(
+            &t,
+            vec![Some(Value::Int(1)), Some(Value::Bytes(vec![b'x'; 5000]))],
+        )
+        .expect_err("too large for a 4 KiB page");
+    assert_eq!((err.code, err.sqlstate), (1118, "42000"), "{}", err.message);
+    tx.insert(
+        &t,
+        vec![Some(Value::Int(2)), Some(Value::Bytes(vec![b'y'; 500]))],
+    )
+    .expect("a small row still goes in");
+    tx.commit().expect("commit");
+    e.close(false).expect("close");
+    drop(e);
+    sim.crash(CrashMode::Process, 1);
+    let e = open(&sim);
+    let t = e.table("d", "t").expect("table");
+    let mut tx = e.begin(Isolation::RepeatableRead, false);
+    assert_eq!(tx.scan(&t, &Scan::default()).expect("scan").len(), 1);
+}

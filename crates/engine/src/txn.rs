@@ -417,7 +417,48 @@ impl Txn {
         Ok(Inserted { key, auto_id })
     }
 
+    /// Refuses a row whose B+tree entries would not fit a page (no
+    /// off-page storage yet), before it can reach a commit record: a
+    /// logged commit that cannot be applied would poison the store.
+    fn check_fits(&self, t: &TableDef, key: &[u8], row: &[Value]) -> Result<()> {
+        let ps = self.e.store.shared().pool.page_size();
+        let max_entry = quire_storage::btree::max_entry_bytes(ps);
+        let max_key = quire_storage::btree::max_key_bytes(ps);
+        let mut bytes = Vec::new();
+        types::try_encode_row(row, &t.types(), &mut bytes).map_err(EngineError::internal)?;
+        let clustered = key.len() + 9 + bytes.len();
+        let too_large = |what: String| {
+            EngineError::new(
+                1118,
+                "42000",
+                format!(
+                    "Row size too large: {what}; the maximum for innodb_page_size={ps} is {max_entry} bytes per row and {max_key} per key (quire stores no column off-page yet)"
+                ),
+            )
+        };
+        if key.len() > max_key {
+            return Err(too_large(format!(
+                "the primary key takes {} bytes",
+                key.len()
+            )));
+        }
+        if clustered > max_entry {
+            return Err(too_large(format!("the row takes {clustered} bytes")));
+        }
+        for idx in &t.indexes {
+            let sk = sec_key(t, idx, row).len() + key.len();
+            if sk > max_key || sk + key.len() > max_entry {
+                return Err(too_large(format!(
+                    "the key of index '{}' takes {sk} bytes",
+                    idx.name
+                )));
+            }
+        }
+        Ok(())
+    }
+
     fn insert_row(&mut self, t: &TableDef, key: Vec<u8>, row: Vec<Value>) -> Result<()> {
+        self.check_fits(t, &key, &row)?;
         if self.current(t, &key, LockMode::Exclusive)?.is_some() {
             let shown = if t.has_hidden_pk() {
                 String::new()
@@ -567,6 +608,7 @@ impl Txn {
             self.insert_row(t, new_key, row)?;
             return Ok(true);
         }
+        self.check_fits(t, key, &row)?;
         self.check_unique(t, key, &row, Some(&old))?;
         self.record(
             (t.id, key.to_vec()),

@@ -29,8 +29,22 @@
 //! all privileges: a fresh `quire serve` is reachable from the same machine
 //! only. The process-wide table is [`accounts()`]; the SQL layer wires
 //! `CREATE USER` / `DROP USER` / `GRANT ALL` to [`Accounts::create_user`],
-//! [`Accounts::drop_user`] and [`Accounts::grant_all`]. The table is not
-//! persisted yet: accounts created at run time are lost at restart.
+//! [`Accounts::drop_user`] and [`Accounts::grant_all`] through the
+//! [`quire_sql::AccountStore`] trait, which [`Accounts`] implements and
+//! the server installs on every session.
+//!
+//! ## Accounts are not persisted
+//!
+//! MySQL keeps its accounts in the `mysql` schema (`mysql.user`,
+//! `mysql.db`), so they survive a restart. quire keeps them only in this
+//! process-wide table: every `CREATE USER`, `GRANT`, `ALTER USER` and
+//! `SET PASSWORD` lasts until the server stops, and a restarted server
+//! again has only `root@localhost` without a password. Those statements
+//! succeed with a Note saying so (visible with `SHOW WARNINGS`); nothing
+//! fails because of it.
+//!
+//! Grants are recorded (`SHOW GRANTS`) but only account management checks
+//! them; any authenticated account may read and write every table.
 
 use std::collections::BTreeMap;
 use std::net::IpAddr;
@@ -174,6 +188,8 @@ struct Account {
     /// `SHA1(SHA1(password))`, `None` for no password.
     stage2: Option<[u8; 20]>,
     all_privileges: bool,
+    /// `GRANT ALL ON db.*` databases.
+    databases: std::collections::BTreeSet<String>,
 }
 
 /// The account table (cheap to clone; clones share the table).
@@ -208,6 +224,7 @@ impl Accounts {
             Account {
                 stage2: None,
                 all_privileges: true,
+                databases: Default::default(),
             },
         );
         a
@@ -227,6 +244,7 @@ impl Accounts {
             Account {
                 stage2,
                 all_privileges: false,
+                databases: Default::default(),
             },
         );
         Ok(())
@@ -267,6 +285,31 @@ impl Accounts {
         }
     }
 
+    /// `GRANT ALL [PRIVILEGES] ON db.* TO 'user'@'host'` (recorded for
+    /// SHOW GRANTS; not enforced).
+    pub fn grant_all_on_db(&self, user: &str, host: &str, db: &str) -> Result<(), AccountError> {
+        let key = (user.to_string(), host.to_ascii_lowercase());
+        match self.inner.write().get_mut(&key) {
+            Some(a) => {
+                a.databases.insert(db.to_string());
+                Ok(())
+            }
+            None => Err(AccountError::Missing("GRANT", key.0, key.1)),
+        }
+    }
+
+    /// An account's grants, `None` if there is no such account.
+    pub fn grants(&self, user: &str, host: &str) -> Option<quire_sql::AccountGrants> {
+        let key = (user.to_string(), host.to_ascii_lowercase());
+        self.inner
+            .read()
+            .get(&key)
+            .map(|a| quire_sql::AccountGrants {
+                all_privileges: a.all_privileges,
+                databases: a.databases.iter().cloned().collect(),
+            })
+    }
+
     /// `(user, host)` of every account, sorted.
     pub fn list(&self) -> Vec<(String, String)> {
         self.inner.read().keys().cloned().collect()
@@ -297,6 +340,31 @@ impl Accounts {
             host: key.1.clone(),
             all_privileges: acct.all_privileges,
         })
+    }
+}
+
+/// The SQL layer's view of the table (installed on every session).
+impl quire_sql::AccountStore for Accounts {
+    fn create_user(&self, user: &str, host: &str, password: &str) -> bool {
+        Accounts::create_user(self, user, host, password).is_ok()
+    }
+    fn drop_user(&self, user: &str, host: &str) -> bool {
+        Accounts::drop_user(self, user, host).is_ok()
+    }
+    fn set_password(&self, user: &str, host: &str, password: &str) -> bool {
+        Accounts::set_password(self, user, host, password).is_ok()
+    }
+    fn grant_all(&self, user: &str, host: &str, db: Option<&str>) -> bool {
+        match db {
+            None => Accounts::grant_all(self, user, host).is_ok(),
+            Some(db) => self.grant_all_on_db(user, host, db).is_ok(),
+        }
+    }
+    fn grants(&self, user: &str, host: &str) -> Option<quire_sql::AccountGrants> {
+        Accounts::grants(self, user, host)
+    }
+    fn list(&self) -> Vec<(String, String)> {
+        Accounts::list(self)
     }
 }
 

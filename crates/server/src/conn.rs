@@ -38,6 +38,7 @@ use std::collections::HashMap;
 use std::io::{BufReader, Write};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
 use std::time::Duration;
 
 use quire_engine::{Engine, EngineError};
@@ -55,7 +56,7 @@ use crate::resultset::{
     write_binary_row, write_column_def, write_eof, write_err, write_ok, write_param_def,
     write_text_row,
 };
-use crate::split::split_statements;
+use crate::split::{hex_binary_literals, split_statements};
 use crate::status::{self as st, counters};
 use crate::stream::Stream;
 
@@ -96,6 +97,8 @@ struct Conn {
     w: PacketWriter,
     caps: u32,
     user: String,
+    /// The matched account's host pattern (CURRENT_USER()).
+    account_host: String,
     session: Option<Session>,
     stmts: HashMap<u32, Stmt>,
     multi_statements: bool,
@@ -120,6 +123,7 @@ pub(crate) fn run(stream: Stream, p: ConnParams) {
         w: PacketWriter::new(),
         caps: 0,
         user: String::new(),
+        account_host: String::new(),
         session: None,
         stmts: HashMap::new(),
         multi_statements: false,
@@ -175,8 +179,31 @@ impl Conn {
         self.send_err(e.code, e.sqlstate, &e.message);
     }
 
+    /// SERVER_STATUS_AUTOCOMMIT and SERVER_STATUS_IN_TRANS from the
+    /// session's state after the statement (before authentication:
+    /// autocommit, no transaction).
     fn status(&self) -> u16 {
-        status::AUTOCOMMIT
+        match &self.session {
+            None => status::AUTOCOMMIT,
+            Some(s) => {
+                let mut f = 0;
+                if s.autocommit() {
+                    f |= status::AUTOCOMMIT;
+                }
+                if s.in_transaction() {
+                    f |= status::IN_TRANS;
+                }
+                f
+            }
+        }
+    }
+
+    /// A session for the authenticated account, with the account table.
+    fn new_session(&self) -> Session {
+        let mut s = Session::new(self.p.engine.clone(), &self.user);
+        s.set_account_store(Arc::new(self.p.accounts.clone()));
+        s.set_identity(&self.account_host, &self.p.from.display());
+        s
     }
 
     fn send_ok(&mut self, affected: u64, insert_id: u64, warnings: u16, info: &str, more: bool) {
@@ -277,7 +304,8 @@ impl Conn {
             return Ok(false);
         };
         self.user = who.user;
-        let mut session = Session::new(self.p.engine.clone(), &self.user);
+        self.account_host = who.host;
+        let mut session = self.new_session();
         if let Some(db) = &resp.database {
             if let Err(e) = session.use_db(db) {
                 self.send_engine_err(&e);
@@ -481,7 +509,7 @@ impl Conn {
                 let n = self.stmts.len() as u64;
                 self.stmts.clear();
                 c.prepared_stmt_count.fetch_sub(n, Relaxed);
-                let mut session = Session::new(self.p.engine.clone(), &self.user);
+                let mut session = self.new_session();
                 if let Some(db) = db {
                     let _ = session.use_db(&db);
                 }
@@ -496,14 +524,26 @@ impl Conn {
     }
 
     fn query(&mut self, sql: &[u8]) -> Result<Flow, ProtocolError> {
-        let Ok(sql) = std::str::from_utf8(sql) else {
-            add(&counters().questions, 1);
-            self.send_err(
-                1300,
-                "HY000",
-                "Invalid utf8mb4 character string in statement text",
-            );
-            return Ok(Flow::Continue);
+        let rewritten;
+        let sql = match std::str::from_utf8(sql) {
+            Ok(s) => s,
+            // Raw binary bytes inside string literals (drivers send BLOB
+            // values that way): as hex literals.
+            Err(_) => match hex_binary_literals(sql) {
+                Some(s) => {
+                    rewritten = s;
+                    rewritten.as_str()
+                }
+                None => {
+                    add(&counters().questions, 1);
+                    self.send_err(
+                        1300,
+                        "HY000",
+                        "Invalid utf8mb4 character string in statement text",
+                    );
+                    return Ok(Flow::Continue);
+                }
+            },
         };
         let pieces = if self.multi_statements {
             split_statements(sql)

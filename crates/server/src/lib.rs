@@ -31,7 +31,10 @@
 //!   connection; the caller then closes the engine.
 //! * [`accounts()`] is the process-wide [`Accounts`] table (`root@localhost`
 //!   without password by default) that the SQL layer's `CREATE USER`,
-//!   `DROP USER` and `GRANT ALL` manipulate.
+//!   `DROP USER`, `GRANT ALL`, `ALTER USER` and `SET PASSWORD` manipulate:
+//!   [`Accounts`] implements [`quire_sql::AccountStore`] and every session
+//!   gets the table and its identity (`CURRENT_USER()`, `USER()`) at
+//!   connect.
 //! * [`server_status()`] gives the counters the server owns
 //!   (`Connections`, `Threads_connected`, `Max_used_connections`,
 //!   `Aborted_connects`, `Bytes_received`, `Bytes_sent`, `Questions`,
@@ -45,10 +48,12 @@
 //!   `LOAD DATA LOCAL`, no session-state tracking, no COM_CHANGE_USER.
 //! * Only `mysql_native_password`; a client that starts with
 //!   `caching_sha2_password` is switched to it (AuthSwitchRequest).
-//! * The status flags always report autocommit and never `IN_TRANS`
-//!   (the session does not expose its transaction state yet).
+//! * The status flags carry `AUTOCOMMIT` and `IN_TRANS` from the session
+//!   but not `IN_TRANS_READONLY`.
 //! * Cursors (COM_STMT_FETCH) are not supported; results are sent whole.
-//! * Accounts live in memory and are lost at restart.
+//! * Accounts live in memory and are lost at restart (MySQL keeps them in
+//!   the `mysql` schema); account statements say so with a Note. Grants
+//!   are recorded but only account management checks them.
 
 mod auth;
 pub mod codec;

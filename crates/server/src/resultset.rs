@@ -95,7 +95,12 @@ pub fn column_wire(t: &ColumnType) -> ColumnWire {
         ColumnType::SmallInt { unsigned } => num(ty::SHORT, 6, unsigned),
         ColumnType::MediumInt { unsigned } => num(ty::INT24, 9, unsigned),
         ColumnType::Int { unsigned } => num(ty::LONG, 11, unsigned),
-        ColumnType::BigInt { .. } => num(ty::LONGLONG, 20, false),
+        // BIGINT's display width is 20 signed or not; the UNSIGNED flag
+        // tells binary-protocol clients how to read the 8 bytes.
+        ColumnType::BigInt { unsigned } => ColumnWire {
+            length: 20,
+            ..num(ty::LONGLONG, 20, unsigned)
+        },
         ColumnType::Decimal { precision, scale } => ColumnWire {
             type_code: ty::NEWDECIMAL,
             charset: charset::BINARY,
@@ -457,6 +462,21 @@ mod tests {
         assert_eq!(out[0], 0);
         assert_eq!(out[1], 0b0000_0100); // column 0 -> bit 2
         assert_eq!(out[2], 0b0000_0001); // column 6 -> bit 8
+    }
+
+    #[test]
+    fn unsigned_flags() {
+        for (t, len) in [
+            (ColumnType::TinyInt { unsigned: true }, 3),
+            (ColumnType::Int { unsigned: true }, 10),
+            (ColumnType::BigInt { unsigned: true }, 20),
+        ] {
+            let w = column_wire(&t);
+            assert_ne!(w.flags & flag::UNSIGNED, 0, "{t:?}");
+            assert_eq!(w.length, len, "{t:?}");
+        }
+        let w = column_wire(&ColumnType::BigInt { unsigned: false });
+        assert_eq!((w.flags & flag::UNSIGNED, w.length), (0, 20));
     }
 
     #[test]

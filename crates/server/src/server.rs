@@ -101,6 +101,7 @@ pub fn serve_with_accounts(
     shutdown: Arc<AtomicBool>,
 ) -> Result<(), ServerError> {
     status::mark_start();
+    quire_sql::set_status_source(status::server_status);
     listener.set_nonblocking(true)?;
     let unix = match &cfg.socket {
         Some(path) => Some(bind_unix(path)?),

@@ -689,3 +689,136 @@ fn hundreds_of_connections() {
         .1;
     assert!(max_used >= 300, "Max_used_connections {max_used}");
 }
+
+impl Client {
+    /// Sends COM_QUERY `sql` and returns the status flags of its OK packet.
+    fn ok_status(&mut self, sql: &str) -> u16 {
+        let mut p = vec![0x03];
+        p.extend_from_slice(sql.as_bytes());
+        self.command(&p);
+        let (_, p) = self.read().expect("reply");
+        assert_eq!(p[0], 0x00, "{sql}: expected OK, got {:?}", parse_err(&p));
+        let mut r = Reader::new(&p[1..]);
+        r.lenenc_int().unwrap();
+        r.lenenc_int().unwrap();
+        r.u16().unwrap()
+    }
+
+    fn query(&mut self, sql: &str) -> Result<Vec<Vec<Option<Vec<u8>>>>, Err> {
+        let mut p = vec![0x03];
+        p.extend_from_slice(sql.as_bytes());
+        self.command(&p);
+        self.reply()
+    }
+}
+
+#[test]
+fn transaction_status_flags() {
+    const IN_TRANS: u16 = 1;
+    const AUTOCOMMIT: u16 = 2;
+    let srv = start(|_| {});
+    let mut c = Client::connect(srv.port, BASE_CAPS);
+    let flags = |s: u16| s & (IN_TRANS | AUTOCOMMIT);
+    assert_eq!(flags(c.ok_status("CREATE DATABASE st")), AUTOCOMMIT);
+    assert_eq!(flags(c.ok_status("USE st")), AUTOCOMMIT);
+    c.ok_status("CREATE TABLE t (id INT PRIMARY KEY)");
+    assert_eq!(flags(c.ok_status("INSERT INTO t VALUES (1)")), AUTOCOMMIT);
+    assert_eq!(flags(c.ok_status("BEGIN")), AUTOCOMMIT | IN_TRANS);
+    assert_eq!(
+        flags(c.ok_status("INSERT INTO t VALUES (2)")),
+        AUTOCOMMIT | IN_TRANS
+    );
+    assert_eq!(flags(c.ok_status("COMMIT")), AUTOCOMMIT);
+    assert_eq!(flags(c.ok_status("SET autocommit = 0")), 0);
+    assert_eq!(flags(c.ok_status("INSERT INTO t VALUES (3)")), IN_TRANS);
+    assert_eq!(flags(c.ok_status("ROLLBACK")), 0);
+    // A failing statement inside the transaction keeps it open.
+    assert_eq!(flags(c.ok_status("INSERT INTO t VALUES (4)")), IN_TRANS);
+    assert_eq!(c.query("INSERT INTO t VALUES (1)").unwrap_err().code, 1062);
+    assert_eq!(flags(c.ok_status("SET @x = 1")), IN_TRANS);
+    assert_eq!(flags(c.ok_status("SET autocommit = 1")), AUTOCOMMIT);
+    assert_eq!(
+        c.query("SELECT id FROM t ORDER BY id").unwrap(),
+        vec![
+            vec![Some(b"1".to_vec())],
+            vec![Some(b"2".to_vec())],
+            vec![Some(b"4".to_vec())]
+        ]
+    );
+    // The EOF after a result set carries the flags too.
+    c.ok_status("BEGIN");
+    c.command(b"\x03SELECT 1");
+    let mut last = Vec::new();
+    for _ in 0..5 {
+        last = c.read().unwrap().1;
+    }
+    assert_eq!(last[0], 0xFE);
+    let st = u16::from_le_bytes([last[3], last[4]]);
+    assert_eq!(flags(st), AUTOCOMMIT | IN_TRANS);
+    assert_eq!(flags(c.ok_status("ROLLBACK")), AUTOCOMMIT);
+}
+
+#[test]
+fn accounts_over_the_wire() {
+    let srv = start(|_| {});
+    let mut root = Client::connect(srv.port, BASE_CAPS);
+    assert_eq!(
+        root.query("SELECT CURRENT_USER(), USER()").unwrap(),
+        vec![vec![
+            Some(b"root@localhost".to_vec()),
+            Some(b"root@localhost".to_vec())
+        ]]
+    );
+    root.query("CREATE USER 'wire'@'%' IDENTIFIED BY 'pw1'")
+        .unwrap();
+    let e = root
+        .query("CREATE USER 'wire'@'%' IDENTIFIED BY 'pw1'")
+        .unwrap_err();
+    assert_eq!(
+        (e.code, e.msg.as_str()),
+        (1396, "Operation CREATE USER failed for 'wire'@'%'")
+    );
+    let login = |pw: &str| {
+        Client::connect_raw(
+            srv.port,
+            "wire",
+            pw,
+            "mysql_native_password",
+            BASE_CAPS,
+            None,
+        )
+    };
+    let (mut w, r) = login("pw1");
+    r.expect("the new account logs in");
+    assert_eq!(
+        w.query("SELECT CURRENT_USER(), USER()").unwrap(),
+        vec![vec![
+            Some(b"wire@%".to_vec()),
+            Some(b"wire@localhost".to_vec())
+        ]]
+    );
+    assert_eq!(w.query("CREATE USER other").unwrap_err().code, 1227);
+    assert_eq!(login("bad").1.unwrap_err().code, 1045);
+    // The user changes its own password.
+    w.query("SET PASSWORD = 'pw2'").unwrap();
+    assert_eq!(login("pw1").1.unwrap_err().code, 1045);
+    login("pw2").1.expect("new password");
+    root.query("ALTER USER wire@'%' IDENTIFIED BY 'pw3'")
+        .unwrap();
+    login("pw3").1.expect("password set by root");
+    root.query("GRANT ALL PRIVILEGES ON *.* TO 'wire'@'%'")
+        .unwrap();
+    assert_eq!(
+        w.query("SHOW GRANTS").unwrap(),
+        vec![vec![Some(
+            b"GRANT ALL PRIVILEGES ON *.* TO `wire`@`%` WITH GRANT OPTION".to_vec()
+        )]]
+    );
+    root.query("DROP USER 'wire'@'%'").unwrap();
+    assert_eq!(login("pw3").1.unwrap_err().code, 1045);
+    let e = root.query("DROP USER 'wire'@'%'").unwrap_err();
+    assert_eq!(
+        (e.code, e.msg.as_str()),
+        (1396, "Operation DROP USER failed for 'wire'@'%'")
+    );
+}

@@ -53,7 +53,10 @@ pub trait Env {
     fn sysvar(&self, name: &str, scope: Scope) -> SqlResult<Value>;
     fn uservar(&self, name: &str) -> Value;
     fn database(&self) -> Option<String>;
+    /// `USER()`: user@client host.
     fn user(&self) -> String;
+    /// `CURRENT_USER()`: user@host pattern of the authenticated account.
+    fn current_user(&self) -> String;
     fn last_insert_id(&self) -> u64;
     fn connection_id(&self) -> u64;
 }
@@ -590,7 +593,7 @@ impl Compiler<'_> {
             "CURRENT_TIMESTAMP" | "LOCALTIME" | "LOCALTIMESTAMP" => Value::DateTime(self.now),
             "CURRENT_DATE" => Value::Date(self.now.date()),
             "CURRENT_TIME" => Value::text(&self.now.format_fsp(0)[11..]),
-            "CURRENT_USER" => Value::text(&format!("{}@%", self.env.user())),
+            "CURRENT_USER" => Value::text(&self.env.current_user()),
             "NULL" => Value::Null,
             "TRUE" => Value::Int(1),
             "FALSE" => Value::Int(0),
@@ -716,9 +719,9 @@ impl Compiler<'_> {
             "USER" | "CURRENT_USER" | "SESSION_USER" | "SYSTEM_USER" => {
                 want(0, 0)?;
                 let u = if name == "CURRENT_USER" {
-                    format!("{}@%", self.env.user())
+                    self.env.current_user()
                 } else {
-                    format!("{}@localhost", self.env.user())
+                    self.env.user()
                 };
                 return Ok(E::Lit(Value::text(&u)));
             }

@@ -6,9 +6,18 @@
 //! statements. The server hands it statement text or prepared-statement
 //! parameters and gets back [`Output`]s or an [`EngineError`] carrying the
 //! MySQL error number and SQLSTATE.
+//!
+//! Two things the SQL layer needs from the server are passed in rather than
+//! depended on (the server depends on this crate): the account table, as
+//! an [`AccountStore`] installed per session with
+//! [`Session::set_account_store`] (CREATE/ALTER/DROP USER, GRANT ALL, SET
+//! PASSWORD, SHOW GRANTS, `mysql.user`; see `account.rs`), and the
+//! server's status counters, registered once with [`set_status_source`]
+//! (SHOW STATUS, `performance_schema.global_status`).
 
 use quire_engine::{ColumnType, EngineError, Value};
 
+pub mod account;
 mod ddl;
 mod exec;
 mod expr;
@@ -16,7 +25,9 @@ mod parse;
 pub mod session;
 mod show;
 
+pub use account::{AccountGrants, AccountStore};
 pub use session::Session;
+pub use show::{set_status_source, StatusSource};
 
 /// Describes one column of a result set (what the protocol's column
 /// definition packet carries).

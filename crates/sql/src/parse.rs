@@ -11,6 +11,8 @@
 //!   `DESCRIBE`, `BEGIN`/`START TRANSACTION`, `COMMIT`, `ROLLBACK`, `USE`)
 //!   are read here with the parser's token-level helpers, into small
 //!   [`Command`] variants;
+//! * account statements (`CREATE/ALTER/DROP USER`, `GRANT`, `SET
+//!   PASSWORD`, `SHOW GRANTS`) go to `account.rs`'s own token parser;
 //! * everything else (SELECT, INSERT, UPDATE, DELETE, CREATE, DROP, ...) is
 //!   handed to `sqlparser` and kept as its AST ([`Command::Sql`]).
 //!
@@ -118,6 +120,8 @@ pub enum Command {
     Commit,
     Rollback,
     Use(String),
+    /// CREATE/ALTER/DROP USER, GRANT ALL, SET PASSWORD, SHOW GRANTS.
+    Account(Box<crate::account::AccountCmd>),
     /// An empty statement (only comments / semicolons).
     Empty,
 }
@@ -252,6 +256,11 @@ pub fn parse(sql: &str) -> SqlResult<Parsed> {
             _ => None,
         })
         .unwrap_or_default();
+    if crate::account::is_account_statement(&first, &second) {
+        let sig_tokens: Vec<Token> = sig.iter().filter_map(|&i| tokens.get(i).cloned()).collect();
+        parsed.cmd = Command::Account(Box::new(crate::account::parse(&sig_tokens)?));
+        return Ok(parsed);
+    }
     let mut p = Parser::new(&dialect).with_tokens(tokens.clone());
     let res = match first.as_str() {
         "SET" => parse_set(&mut p).map(Command::Set),

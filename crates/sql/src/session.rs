@@ -21,12 +21,13 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
 use quire_engine::{ColumnType, Engine, EngineError, Isolation, LockMode, Txn, Value};
 use sqlparser::ast::{self, Expr, ObjectType, Statement};
 
+use crate::account::{self, AccountStore};
 use crate::exec::{self, Ctx, Virtual};
 use crate::expr::{self, Compiler, Env, Row};
 use crate::parse::{self, Command, Parsed, Scope, SetItem};
@@ -124,6 +125,11 @@ pub struct Session {
     engine: Engine,
     db: Option<String>,
     user: String,
+    /// The matched account's host pattern (CURRENT_USER()).
+    account_host: String,
+    /// Where the client connects from (USER()).
+    client_host: String,
+    accounts: Option<Arc<dyn AccountStore>>,
     conn_id: u64,
     autocommit: bool,
     txn: Option<Txn>,
@@ -240,7 +246,10 @@ impl Env for Session {
         self.db.clone()
     }
     fn user(&self) -> String {
-        self.user.clone()
+        format!("{}@{}", self.user, self.client_host)
+    }
+    fn current_user(&self) -> String {
+        format!("{}@{}", self.user, self.account_host)
     }
     fn last_insert_id(&self) -> u64 {
         self.last_insert_id
@@ -265,6 +274,9 @@ impl Session {
             engine,
             db: None,
             user: user.to_string(),
+            account_host: "%".to_string(),
+            client_host: "localhost".to_string(),
+            accounts: None,
             conn_id: NEXT_CONN.fetch_add(1, Ordering::Relaxed),
             autocommit: true,
             txn: None,
@@ -281,6 +293,24 @@ impl Session {
     }
     pub fn engine(&self) -> &Engine {
         &self.engine
+    }
+    /// Installs the account table that CREATE USER, DROP USER, GRANT ALL,
+    /// ALTER USER, SET PASSWORD and SHOW GRANTS work on (the server's).
+    /// Without one those statements are error 1235.
+    pub fn set_account_store(&mut self, store: Arc<dyn AccountStore>) {
+        self.accounts = Some(store);
+    }
+    /// The authenticated identity: `account_host` is the host pattern of
+    /// the account that matched (`CURRENT_USER()` = user@account_host),
+    /// `client_host` where the client connects from (`USER()`). The
+    /// defaults are `%` and `localhost`.
+    pub fn set_identity(&mut self, account_host: &str, client_host: &str) {
+        self.account_host = account_host.to_string();
+        self.client_host = client_host.to_string();
+    }
+    /// The account store, if the server installed one.
+    pub(crate) fn account_store(&self) -> Option<&dyn AccountStore> {
+        self.accounts.as_deref()
     }
     /// The current database (COM_INIT_DB / USE).
     pub fn current_db(&self) -> Option<&str> {
@@ -564,6 +594,20 @@ impl Session {
             Command::Use(db) => {
                 self.use_db(db)?;
                 Ok(done(0, 0, 0, String::new()))
+            }
+            Command::Account(cmd) => {
+                if !matches!(**cmd, account::AccountCmd::ShowGrants(_)) {
+                    self.implicit_commit()?;
+                }
+                let me = account::Me {
+                    user: &self.user,
+                    host: &self.account_host,
+                    db: self.db.as_deref(),
+                };
+                let mut notes = Vec::new();
+                let r = account::execute(self.accounts.as_deref(), &me, cmd, &mut notes);
+                self.warnings = notes;
+                r
             }
             Command::Sql(stmt) => self.run_sql(stmt, p, params),
         }

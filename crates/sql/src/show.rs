@@ -12,7 +12,9 @@
 //! `performance_schema.global_status` / `session_status` /
 //! `global_variables` / `session_variables` are served as virtual tables,
 //! so `SELECT ... FROM performance_schema.global_status WHERE
-//! VARIABLE_NAME IN (...)` goes through the normal SELECT executor.
+//! VARIABLE_NAME IN (...)` goes through the normal SELECT executor; so is
+//! `mysql.user` (columns `Host`, `User`, `plugin`) when the session has
+//! the server's account table.
 
 use std::sync::atomic::Ordering;
 
@@ -122,14 +124,34 @@ fn name_ci_match(e: &expr::E, r: &[Value]) -> SqlResult<bool> {
     Ok(false)
 }
 
-/// Status counters: the engine's plus the SQL layer's.
+/// Counters kept outside the SQL layer (the protocol server's
+/// `Connections`, `Threads_connected`, `Bytes_sent`, `Com_stmt_*`, ...).
+pub type StatusSource = fn() -> Vec<(String, u64)>;
+
+static STATUS_SOURCE: std::sync::RwLock<Option<StatusSource>> = std::sync::RwLock::new(None);
+
+/// Registers the counters of the protocol server for SHOW STATUS and
+/// `performance_schema.global_status` (process-wide; the last call wins).
+/// Where a name is also counted here (`Connections`, `Questions`,
+/// `Uptime`), the registered source's value is shown.
+pub fn set_status_source(f: StatusSource) {
+    if let Ok(mut g) = STATUS_SOURCE.write() {
+        *g = Some(f);
+    }
+}
+
+/// Status counters: the server's (if registered), the engine's, the SQL
+/// layer's; for a name given twice the first in that order wins.
 pub fn status_rows(engine: &Engine) -> Vec<(String, String)> {
     let c = counters();
-    let mut v: Vec<(String, String)> = engine
-        .status()
+    let source = STATUS_SOURCE.read().ok().and_then(|g| *g);
+    let mut v: Vec<(String, String)> = source
+        .map(|f| f())
+        .unwrap_or_default()
         .into_iter()
         .map(|(k, n)| (k, n.to_string()))
         .collect();
+    v.extend(engine.status().into_iter().map(|(k, n)| (k, n.to_string())));
     for (k, a) in [
         ("Com_select", &c.select),
         ("Com_insert", &c.insert),
@@ -159,6 +181,22 @@ fn pairs(v: Vec<(String, String)>) -> Vec<Vec<Value>> {
 pub fn virtual_table(s: &Session, db: &str, name: &str) -> Option<Virtual> {
     let db = db.to_ascii_lowercase();
     let name = name.to_ascii_lowercase();
+    if db == "mysql" && name == "user" {
+        // The account list (no password hashes), when the server installed
+        // its account table.
+        let store = s.account_store()?;
+        let cols = vec![
+            ("Host".to_string(), ColumnType::Char { len: 255 }),
+            ("User".to_string(), ColumnType::Char { len: 32 }),
+            ("plugin".to_string(), ColumnType::Char { len: 64 }),
+        ];
+        let rows = store
+            .list()
+            .into_iter()
+            .map(|(u, h)| vec![text(&h), text(&u), text("mysql_native_password")])
+            .collect();
+        return Some((cols, rows));
+    }
     if db != "performance_schema" {
         return None;
     }

@@ -19,6 +19,9 @@ const SEEDS: &[&str] = &[
     "SHOW GLOBAL STATUS WHERE Variable_name IN ('Com_commit')",
     "CREATE TABLE z (a INT PRIMARY KEY, b VARCHAR(10) DEFAULT 'q', KEY (b))",
     "SELECT CONCAT(c, 'x'), LENGTH(pad), COALESCE(NULL, k) FROM sbtest1 WHERE c LIKE '%a%'",
+    "CREATE USER IF NOT EXISTS 'a'@'%' IDENTIFIED WITH mysql_native_password BY 'pw', b@localhost",
+    "GRANT ALL PRIVILEGES ON db.* TO u@'%', 'v' WITH GRANT OPTION",
+    "SET PASSWORD FOR CURRENT_USER() = PASSWORD('x')",
 ];
 
 const PIECES: &[&str] = &[

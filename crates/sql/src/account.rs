@@ -1,0 +1,902 @@
+//! # Accounts: CREATE USER, DROP USER, GRANT ALL, passwords, CURRENT_USER()
+//!
+//! The SQL layer does not own the account table: the wire-protocol server
+//! authenticates connections and keeps the accounts (quire-sql must not
+//! depend on quire-server, which depends on quire-sql). The server hands
+//! each session an [`AccountStore`] (`Session::set_account_store`) and the
+//! identity of the connection (`Session::set_identity`); the statements
+//! here are parsed from tokens and applied to that store.
+//!
+//! ```text
+//!   CREATE USER [IF NOT EXISTS] user [IDENTIFIED [WITH plugin] BY 'pw'] [, ...]
+//!   ALTER USER [IF EXISTS] user IDENTIFIED [WITH plugin] BY 'pw' [, ...]
+//!   DROP USER [IF EXISTS] user [, ...]
+//!   SET PASSWORD [FOR user] = 'pw' | PASSWORD('pw')
+//!   GRANT ALL [PRIVILEGES] ON *.* | db.* | * TO user [, ...] [WITH GRANT OPTION]
+//!   SHOW GRANTS [FOR user]
+//!   user: 'name'@'host' | name@host | 'name' (host '%') | CURRENT_USER[()]
+//! ```
+//!
+//! ## Where this differs from MySQL
+//!
+//! * **Accounts live in memory.** MySQL keeps accounts in the `mysql`
+//!   schema (`mysql.user`, `mysql.db`) and they survive a restart; quire's
+//!   server keeps them in a process-wide table, so every account created
+//!   or changed here is lost when the server stops, and a restarted server
+//!   has only `root@localhost` without a password. So that nobody is
+//!   surprised, each statement that changes an account succeeds with a
+//!   `Note` (SHOW WARNINGS) saying so, rather than an error.
+//! * Privileges are recorded, not enforced on data: every authenticated
+//!   account may read and write every table. What is checked is account
+//!   management itself: CREATE/ALTER/DROP USER, GRANT, another account's
+//!   password and another account's grants need `ALL PRIVILEGES ON *.*`
+//!   (error 1227); anyone may change their own password.
+//! * Only `GRANT ALL`; individual privileges, roles, REVOKE, RENAME USER,
+//!   `IDENTIFIED ... AS 'hash'` and account options (`PASSWORD EXPIRE`,
+//!   `REQUIRE`, ...) are error 1235.
+//! * Every account authenticates with `mysql_native_password`;
+//!   `IDENTIFIED WITH caching_sha2_password BY 'pw'` is accepted and
+//!   stored the same way (the server switches such clients to the native
+//!   method).
+//! * `CREATE USER` and `DROP USER` of several accounts are all-or-nothing,
+//!   as in MySQL 8.0: if one fails, none is changed and error 1396 lists
+//!   the failing accounts.
+
+use quire_engine::{ColumnType, EngineError};
+use sqlparser::tokenizer::{Token, Word};
+
+use crate::{ColumnMeta, Output, SqlResult};
+
+/// The account table as the SQL layer sees it; implemented by the server.
+///
+/// Host names are patterns as in MySQL (`%`, `_`, `localhost`, an IP);
+/// stores compare them case-insensitively and user names exactly. The
+/// mutating calls return `false` when the account is in the wrong state
+/// (already there for `create_user`, missing for the others); the SQL
+/// layer turns that into MySQL's error.
+pub trait AccountStore: Send + Sync {
+    /// Adds an account (an empty password = none). `false` if it exists.
+    fn create_user(&self, user: &str, host: &str, password: &str) -> bool;
+    /// Removes an account. `false` if it does not exist.
+    fn drop_user(&self, user: &str, host: &str) -> bool;
+    /// Replaces an account's password. `false` if it does not exist.
+    fn set_password(&self, user: &str, host: &str, password: &str) -> bool;
+    /// `GRANT ALL ON *.*` (`db` = `None`) or `ON db.*`. `false` if the
+    /// account does not exist.
+    fn grant_all(&self, user: &str, host: &str, db: Option<&str>) -> bool;
+    /// An account's privileges; `None` if it does not exist.
+    fn grants(&self, user: &str, host: &str) -> Option<AccountGrants>;
+    /// Every account, `(user, host)`, sorted.
+    fn list(&self) -> Vec<(String, String)>;
+}
+
+/// What an account was granted.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AccountGrants {
+    /// `ALL PRIVILEGES ON *.*`.
+    pub all_privileges: bool,
+    /// `ALL PRIVILEGES ON db.*`, sorted.
+    pub databases: Vec<String>,
+}
+
+/// `'user'@'host'`, or the session's own account.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum UserSpec {
+    Named {
+        user: String,
+        host: String,
+    },
+    /// `CURRENT_USER` / `CURRENT_USER()` / `USER()`.
+    Current,
+}
+
+/// `ON *.*`, `ON db.*`, `ON *` (the current database).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GrantOn {
+    Global,
+    Db(String),
+    CurrentDb,
+}
+
+/// A parsed account statement.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AccountCmd {
+    Create {
+        if_not_exists: bool,
+        users: Vec<(UserSpec, String)>,
+    },
+    Alter {
+        if_exists: bool,
+        users: Vec<(UserSpec, String)>,
+    },
+    Drop {
+        if_exists: bool,
+        users: Vec<UserSpec>,
+    },
+    SetPassword {
+        user: UserSpec,
+        password: String,
+    },
+    Grant {
+        on: GrantOn,
+        users: Vec<UserSpec>,
+    },
+    ShowGrants(UserSpec),
+}
+
+// ------------------------------------------------------------------ parse
+
+fn syntax(near: &[Token]) -> EngineError {
+    let text: Vec<String> = near.iter().map(|t| t.to_string()).collect();
+    crate::parse::syntax_error(&text.join(" "))
+}
+
+/// A cursor over the significant tokens of one statement.
+struct Cur<'a> {
+    t: &'a [Token],
+    i: usize,
+}
+
+impl<'a> Cur<'a> {
+    fn peek(&self) -> Option<&'a Token> {
+        self.t.get(self.i)
+    }
+    fn next(&mut self) -> Option<&'a Token> {
+        let t = self.t.get(self.i);
+        if t.is_some() {
+            self.i += 1;
+        }
+        t
+    }
+    fn err(&self) -> EngineError {
+        syntax(&self.t[self.i.min(self.t.len())..])
+    }
+    /// Consumes the unquoted word `w` if it is next.
+    fn word(&mut self, w: &str) -> bool {
+        match self.peek() {
+            Some(Token::Word(x)) if x.quote_style.is_none() && x.value.eq_ignore_ascii_case(w) => {
+                self.i += 1;
+                true
+            }
+            _ => false,
+        }
+    }
+    fn expect_word(&mut self, w: &str) -> SqlResult<()> {
+        if self.word(w) {
+            Ok(())
+        } else {
+            Err(self.err())
+        }
+    }
+    fn tok(&mut self, t: &Token) -> bool {
+        if self.peek() == Some(t) {
+            self.i += 1;
+            true
+        } else {
+            false
+        }
+    }
+    fn end(&self) -> SqlResult<()> {
+        if self.i < self.t.len() {
+            Err(self.err())
+        } else {
+            Ok(())
+        }
+    }
+    /// A string literal ('...' or "...").
+    fn string(&mut self) -> SqlResult<String> {
+        match self.peek() {
+            Some(Token::SingleQuotedString(s)) | Some(Token::DoubleQuotedString(s)) => {
+                self.i += 1;
+                Ok(s.clone())
+            }
+            _ => Err(self.err()),
+        }
+    }
+    /// A name: an identifier (quoted or not) or a string literal.
+    fn name(&mut self) -> SqlResult<String> {
+        match self.peek() {
+            Some(Token::SingleQuotedString(s)) | Some(Token::DoubleQuotedString(s)) => {
+                self.i += 1;
+                Ok(s.clone())
+            }
+            Some(Token::Word(w)) => {
+                self.i += 1;
+                Ok(w.value.clone())
+            }
+            _ => Err(self.err()),
+        }
+    }
+
+    /// `'user'@'host'`, `user@host`, `'user'` or `CURRENT_USER[()]`. The
+    /// tokenizer splits these in several ways (`'u'` `@` `'h'`,
+    /// `u@localhost` as one word, `u@` then `'h'`, `'u'` then `@localhost`).
+    fn user(&mut self) -> SqlResult<UserSpec> {
+        let user = match self.peek() {
+            Some(Token::Word(w))
+                if w.quote_style.is_none()
+                    && (w.value.eq_ignore_ascii_case("CURRENT_USER")
+                        || w.value.eq_ignore_ascii_case("USER")) =>
+            {
+                let is_user_fn = w.value.eq_ignore_ascii_case("USER");
+                self.i += 1;
+                let parens = self.tok(&Token::LParen);
+                if parens && !self.tok(&Token::RParen) {
+                    return Err(self.err());
+                }
+                if is_user_fn && !parens {
+                    // A user literally named USER.
+                    return self.host_part("USER".to_string());
+                }
+                return Ok(UserSpec::Current);
+            }
+            Some(Token::Word(Word {
+                value,
+                quote_style: None,
+                ..
+            })) if value.contains('@') => {
+                self.i += 1;
+                let (u, h) = value.split_once('@').unwrap_or((value, ""));
+                let host = if h.is_empty() {
+                    self.name()?
+                } else {
+                    h.to_string()
+                };
+                return check_lengths(u.to_string(), host);
+            }
+            _ => self.name()?,
+        };
+        self.host_part(user)
+    }
+
+    fn host_part(&mut self, user: String) -> SqlResult<UserSpec> {
+        let host = if self.tok(&Token::AtSign) {
+            self.name()?
+        } else {
+            match self.peek() {
+                Some(Token::Word(Word {
+                    value,
+                    quote_style: None,
+                    ..
+                })) if value.starts_with('@') => {
+                    self.i += 1;
+                    let h = &value[1..];
+                    if h.is_empty() {
+                        self.name()?
+                    } else {
+                        h.to_string()
+                    }
+                }
+                _ => "%".to_string(),
+            }
+        };
+        check_lengths(user, host)
+    }
+
+    fn users(&mut self) -> SqlResult<Vec<UserSpec>> {
+        let mut v = vec![self.user()?];
+        while self.tok(&Token::Comma) {
+            v.push(self.user()?);
+        }
+        Ok(v)
+    }
+
+    /// `[IDENTIFIED [WITH plugin] BY 'pw']`; `None` when absent.
+    fn identified(&mut self) -> SqlResult<Option<String>> {
+        if !self.word("IDENTIFIED") {
+            return Ok(None);
+        }
+        if self.word("WITH") {
+            let plugin = self.name()?;
+            let p = plugin.to_ascii_lowercase();
+            if p != "mysql_native_password" && p != "caching_sha2_password" {
+                return Err(EngineError::new(
+                    1524,
+                    "HY000",
+                    format!("Plugin '{plugin}' is not loaded"),
+                ));
+            }
+            if self.word("AS") {
+                return Err(EngineError::not_supported(
+                    "IDENTIFIED ... AS 'hash' (give the password with IDENTIFIED BY)",
+                ));
+            }
+            if !self.word("BY") {
+                return Ok(Some(String::new()));
+            }
+        } else {
+            self.expect_word("BY")?;
+        }
+        if self.word("RANDOM") || self.word("PASSWORD") {
+            return Err(EngineError::not_supported(
+                "IDENTIFIED BY RANDOM PASSWORD / BY PASSWORD 'hash'",
+            ));
+        }
+        Ok(Some(self.string()?))
+    }
+
+    /// Users each with an optional IDENTIFIED clause, then the end.
+    fn users_with_passwords(&mut self, alter: bool) -> SqlResult<Vec<(UserSpec, String)>> {
+        let mut v = Vec::new();
+        loop {
+            let u = self.user()?;
+            let pw = self.identified()?;
+            if alter && pw.is_none() {
+                if self.peek().is_none() {
+                    return Err(self.err());
+                }
+                return Err(account_option(self));
+            }
+            v.push((u, pw.unwrap_or_default()));
+            if !self.tok(&Token::Comma) {
+                break;
+            }
+        }
+        if self.peek().is_some() {
+            return Err(account_option(self));
+        }
+        Ok(v)
+    }
+}
+
+/// Error 1235 for an account option quire does not have (`PASSWORD
+/// EXPIRE`, `REQUIRE SSL`, `ACCOUNT LOCK`, `DEFAULT ROLE`, ...).
+fn account_option(c: &Cur) -> EngineError {
+    let rest: Vec<String> = c.t[c.i..].iter().take(3).map(|t| t.to_string()).collect();
+    EngineError::not_supported(format!("account option {}", rest.join(" ")))
+}
+
+fn check_lengths(user: String, host: String) -> SqlResult<UserSpec> {
+    if user.chars().count() > 32 {
+        return Err(EngineError::new(
+            1470,
+            "HY000",
+            format!("String '{user}' is too long for user name (should be no longer than 32)"),
+        ));
+    }
+    if host.chars().count() > 255 {
+        return Err(EngineError::new(
+            1470,
+            "HY000",
+            format!("String '{host}' is too long for host name (should be no longer than 255)"),
+        ));
+    }
+    Ok(UserSpec::Named {
+        user,
+        host: host.to_ascii_lowercase(),
+    })
+}
+
+/// Whether a statement starting with `first second` is an account
+/// statement (upper-cased words).
+pub(crate) fn is_account_statement(first: &str, second: &str) -> bool {
+    matches!(
+        (first, second),
+        ("CREATE", "USER")
+            | ("ALTER", "USER")
+            | ("DROP", "USER")
+            | ("SET", "PASSWORD")
+            | ("SHOW", "GRANTS")
+            | ("GRANT", _)
+    )
+}
+
+/// Parses an account statement from its significant tokens.
+pub(crate) fn parse(tokens: &[Token]) -> SqlResult<AccountCmd> {
+    let mut c = Cur { t: tokens, i: 0 };
+    if c.word("CREATE") {
+        c.expect_word("USER")?;
+        let if_not_exists = c.word("IF");
+        if if_not_exists {
+            c.expect_word("NOT")?;
+            c.expect_word("EXISTS")?;
+        }
+        let users = c.users_with_passwords(false)?;
+        return Ok(AccountCmd::Create {
+            if_not_exists,
+            users,
+        });
+    }
+    if c.word("ALTER") {
+        c.expect_word("USER")?;
+        let if_exists = c.word("IF");
+        if if_exists {
+            c.expect_word("EXISTS")?;
+        }
+        let users = c.users_with_passwords(true)?;
+        return Ok(AccountCmd::Alter { if_exists, users });
+    }
+    if c.word("DROP") {
+        c.expect_word("USER")?;
+        let if_exists = c.word("IF");
+        if if_exists {
+            c.expect_word("EXISTS")?;
+        }
+        let users = c.users()?;
+        c.end()?;
+        return Ok(AccountCmd::Drop { if_exists, users });
+    }
+    if c.word("SET") {
+        c.expect_word("PASSWORD")?;
+        let user = if c.word("FOR") {
+            c.user()?
+        } else {
+            UserSpec::Current
+        };
+        if !(c.tok(&Token::Eq) || c.tok(&Token::Assignment)) {
+            return Err(c.err());
+        }
+        let password = if c.word("PASSWORD") {
+            if !c.tok(&Token::LParen) {
+                return Err(c.err());
+            }
+            let p = c.string()?;
+            if !c.tok(&Token::RParen) {
+                return Err(c.err());
+            }
+            p
+        } else {
+            c.string()?
+        };
+        c.end()?;
+        return Ok(AccountCmd::SetPassword { user, password });
+    }
+    if c.word("SHOW") {
+        c.expect_word("GRANTS")?;
+        let user = if c.word("FOR") {
+            c.user()?
+        } else {
+            UserSpec::Current
+        };
+        c.end()?;
+        return Ok(AccountCmd::ShowGrants(user));
+    }
+    c.expect_word("GRANT")?;
+    if !c.word("ALL") {
+        return Err(EngineError::not_supported(
+            "GRANT of individual privileges or roles (quire has GRANT ALL [PRIVILEGES] only)",
+        ));
+    }
+    c.word("PRIVILEGES");
+    c.expect_word("ON")?;
+    c.word("TABLE");
+    let on = if c.tok(&Token::Mul) {
+        if c.tok(&Token::Period) {
+            if !c.tok(&Token::Mul) {
+                return Err(c.err());
+            }
+            GrantOn::Global
+        } else {
+            GrantOn::CurrentDb
+        }
+    } else {
+        let db = match c.next() {
+            Some(Token::Word(w)) => w.value.clone(),
+            _ => return Err(c.err()),
+        };
+        if !c.tok(&Token::Period) || !c.tok(&Token::Mul) {
+            return Err(EngineError::not_supported(
+                "table-level GRANT (quire grants ON *.* or ON db.*)",
+            ));
+        }
+        GrantOn::Db(db)
+    };
+    c.expect_word("TO")?;
+    let users = c.users()?;
+    if c.word("WITH") {
+        c.expect_word("GRANT")?;
+        c.expect_word("OPTION")?;
+    }
+    if c.peek().is_some() {
+        if c.word("IDENTIFIED") {
+            // MySQL 5.7's GRANT ... IDENTIFIED BY, removed in 8.0.
+            return Err(syntax(&c.t[c.i - 1..]));
+        }
+        return Err(account_option(&c));
+    }
+    Ok(AccountCmd::Grant { on, users })
+}
+
+// ---------------------------------------------------------------- execute
+
+/// Who is running the statement.
+pub(crate) struct Me<'a> {
+    pub user: &'a str,
+    /// The matched account's host pattern (CURRENT_USER()'s host).
+    pub host: &'a str,
+    pub db: Option<&'a str>,
+}
+
+/// A Note a successful account statement carries.
+pub(crate) type Note = (String, u16, String);
+
+fn quoted(user: &str, host: &str) -> String {
+    format!("'{user}'@'{host}'")
+}
+
+fn resolve(me: &Me, u: &UserSpec) -> (String, String) {
+    match u {
+        UserSpec::Named { user, host } => (user.clone(), host.clone()),
+        UserSpec::Current => (me.user.to_string(), me.host.to_ascii_lowercase()),
+    }
+}
+
+fn denied(privilege: &str) -> EngineError {
+    EngineError::new(
+        1227,
+        "42000",
+        format!("Access denied; you need (at least one of) the {privilege} privilege(s) for this operation"),
+    )
+}
+
+fn cannot(op: &str, failed: &[(String, String)]) -> EngineError {
+    let list: Vec<String> = failed.iter().map(|(u, h)| quoted(u, h)).collect();
+    EngineError::new(
+        1396,
+        "HY000",
+        format!("Operation {op} failed for {}", list.join(",")),
+    )
+}
+
+fn in_memory_note(notes: &mut Vec<Note>) {
+    notes.push((
+        "Note".into(),
+        1105,
+        "quire keeps accounts in memory: this change lasts until the server stops \
+         (MySQL would keep it in the mysql schema)"
+            .into(),
+    ));
+}
+
+fn done(notes: &[Note]) -> Output {
+    crate::session::done(0, 0, notes.len() as u16, String::new())
+}
+
+/// Runs `cmd` against `store` on behalf of `me`; Notes go to `notes`.
+pub(crate) fn execute(
+    store: Option<&dyn AccountStore>,
+    me: &Me,
+    cmd: &AccountCmd,
+    notes: &mut Vec<Note>,
+) -> SqlResult<Output> {
+    let Some(store) = store else {
+        return Err(EngineError::not_supported(
+            "account management without a server (this session has no account table)",
+        ));
+    };
+    let admin = store
+        .grants(me.user, &me.host.to_ascii_lowercase())
+        .is_some_and(|g| g.all_privileges);
+    let myself = (me.user.to_string(), me.host.to_ascii_lowercase());
+    match cmd {
+        AccountCmd::Create {
+            if_not_exists,
+            users,
+        } => {
+            if !admin {
+                return Err(denied("CREATE USER"));
+            }
+            let mut failed = Vec::new();
+            let mut todo = Vec::new();
+            for (u, pw) in users {
+                let (user, host) = resolve(me, u);
+                if store.grants(&user, &host).is_some()
+                    || todo.iter().any(|(x, _)| *x == (user.clone(), host.clone()))
+                {
+                    if *if_not_exists {
+                        notes.push((
+                            "Note".into(),
+                            3163,
+                            format!("Authorization ID {} already exists.", quoted(&user, &host)),
+                        ));
+                    } else {
+                        failed.push((user, host));
+                    }
+                } else {
+                    todo.push(((user, host), pw.clone()));
+                }
+            }
+            if !failed.is_empty() {
+                notes.clear();
+                return Err(cannot("CREATE USER", &failed));
+            }
+            let mut created: Vec<(String, String)> = Vec::new();
+            for ((user, host), pw) in todo {
+                if store.create_user(&user, &host, &pw) {
+                    created.push((user, host));
+                } else {
+                    // Created by another session in between: undo ours.
+                    for (u, h) in &created {
+                        store.drop_user(u, h);
+                    }
+                    notes.clear();
+                    return Err(cannot("CREATE USER", &[(user, host)]));
+                }
+            }
+            if !created.is_empty() {
+                in_memory_note(notes);
+            }
+            Ok(done(notes))
+        }
+        AccountCmd::Drop { if_exists, users } => {
+            if !admin {
+                return Err(denied("CREATE USER"));
+            }
+            let mut failed = Vec::new();
+            let mut todo = Vec::new();
+            for u in users {
+                let (user, host) = resolve(me, u);
+                if store.grants(&user, &host).is_none() {
+                    if *if_exists {
+                        notes.push((
+                            "Note".into(),
+                            3162,
+                            format!("Authorization ID {} does not exist.", quoted(&user, &host)),
+                        ));
+                    } else {
+                        failed.push((user, host));
+                    }
+                } else if !todo.contains(&(user.clone(), host.clone())) {
+                    todo.push((user, host));
+                }
+            }
+            if !failed.is_empty() {
+                notes.clear();
+                return Err(cannot("DROP USER", &failed));
+            }
+            let mut gone = Vec::new();
+            for (user, host) in todo {
+                if !store.drop_user(&user, &host) {
+                    gone.push((user, host));
+                }
+            }
+            if !gone.is_empty() && !*if_exists {
+                notes.clear();
+                return Err(cannot("DROP USER", &gone));
+            }
+            in_memory_note(notes);
+            Ok(done(notes))
+        }
+        AccountCmd::Alter { if_exists, users } => {
+            let targets: Vec<((String, String), &String)> =
+                users.iter().map(|(u, pw)| (resolve(me, u), pw)).collect();
+            if !admin && targets.iter().any(|(t, _)| *t != myself) {
+                return Err(denied("CREATE USER"));
+            }
+            let mut failed = Vec::new();
+            for ((user, host), _) in &targets {
+                if store.grants(user, host).is_none() {
+                    if *if_exists {
+                        notes.push((
+                            "Note".into(),
+                            3162,
+                            format!("Authorization ID {} does not exist.", quoted(user, host)),
+                        ));
+                    } else {
+                        failed.push((user.clone(), host.clone()));
+                    }
+                }
+            }
+            if !failed.is_empty() {
+                notes.clear();
+                return Err(cannot("ALTER USER", &failed));
+            }
+            let mut changed = false;
+            for ((user, host), pw) in &targets {
+                changed |= store.set_password(user, host, pw);
+            }
+            if changed {
+                in_memory_note(notes);
+            }
+            Ok(done(notes))
+        }
+        AccountCmd::SetPassword { user, password } => {
+            let (u, h) = resolve(me, user);
+            if !admin && (u.clone(), h.clone()) != myself {
+                return Err(denied("CREATE USER"));
+            }
+            if !store.set_password(&u, &h, password) {
+                return Err(EngineError::new(
+                    1133,
+                    "42000",
+                    "Can't find any matching row in the user table",
+                ));
+            }
+            in_memory_note(notes);
+            Ok(done(notes))
+        }
+        AccountCmd::Grant { on, users } => {
+            if !admin {
+                return Err(denied("GRANT OPTION"));
+            }
+            let db = match on {
+                GrantOn::Global => None,
+                GrantOn::Db(d) => Some(d.clone()),
+                GrantOn::CurrentDb => {
+                    Some(me.db.map(str::to_string).ok_or_else(crate::exec::no_db)?)
+                }
+            };
+            let targets: Vec<(String, String)> = users.iter().map(|u| resolve(me, u)).collect();
+            if targets.iter().any(|(u, h)| store.grants(u, h).is_none()) {
+                return Err(EngineError::new(
+                    1410,
+                    "42000",
+                    "You are not allowed to create a user with GRANT",
+                ));
+            }
+            for (u, h) in &targets {
+                if !store.grant_all(u, h, db.as_deref()) {
+                    return Err(EngineError::new(
+                        1410,
+                        "42000",
+                        "You are not allowed to create a user with GRANT",
+                    ));
+                }
+            }
+            in_memory_note(notes);
+            Ok(done(notes))
+        }
+        AccountCmd::ShowGrants(user) => {
+            let (u, h) = resolve(me, user);
+            if !admin && (u.clone(), h.clone()) != myself {
+                return Err(EngineError::new(
+                    1044,
+                    "42000",
+                    format!(
+                        "Access denied for user {} to database 'mysql'",
+                        quoted(me.user, me.host)
+                    ),
+                ));
+            }
+            let Some(g) = store.grants(&u, &h) else {
+                return Err(EngineError::new(
+                    1141,
+                    "42000",
+                    format!("There is no such grant defined for user '{u}' on host '{h}'"),
+                ));
+            };
+            let who = format!("`{u}`@`{h}`");
+            let mut rows = vec![vec![quire_engine::Value::text(&if g.all_privileges {
+                format!("GRANT ALL PRIVILEGES ON *.* TO {who} WITH GRANT OPTION")
+            } else {
+                format!("GRANT USAGE ON *.* TO {who}")
+            })]];
+            for d in &g.databases {
+                rows.push(vec![quire_engine::Value::text(&format!(
+                    "GRANT ALL PRIVILEGES ON `{d}`.* TO {who}"
+                ))]);
+            }
+            let name = format!("Grants for {u}@{h}");
+            Ok(Output::Rows {
+                columns: vec![ColumnMeta {
+                    name: name.clone(),
+                    org_name: name,
+                    table: String::new(),
+                    org_table: String::new(),
+                    db: String::new(),
+                    ty: ColumnType::Varchar { len: 1024 },
+                    nullable: false,
+                }],
+                rows,
+            })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(sql: &str) -> SqlResult<AccountCmd> {
+        match crate::parse::parse(sql)?.cmd {
+            crate::parse::Command::Account(a) => Ok(*a),
+            other => panic!("{sql}: {other:?}"),
+        }
+    }
+
+    fn named(u: &str, h: &str) -> UserSpec {
+        UserSpec::Named {
+            user: u.into(),
+            host: h.into(),
+        }
+    }
+
+    #[test]
+    fn user_forms() {
+        for (sql, spec) in [
+            ("DROP USER 'u'@'h'", named("u", "h")),
+            ("DROP USER u@localhost", named("u", "localhost")),
+            ("DROP USER `u`@`%`", named("u", "%")),
+            ("DROP USER u@'10.0.%'", named("u", "10.0.%")),
+            ("DROP USER 'u' @ \"H\"", named("u", "h")),
+            ("DROP USER 'u'@localhost", named("u", "localhost")),
+            ("DROP USER 'u'", named("u", "%")),
+            ("DROP USER u", named("u", "%")),
+            ("DROP USER CURRENT_USER()", UserSpec::Current),
+            ("DROP USER CURRENT_USER", UserSpec::Current),
+        ] {
+            assert_eq!(
+                p(sql).unwrap(),
+                AccountCmd::Drop {
+                    if_exists: false,
+                    users: vec![spec]
+                },
+                "{sql}"
+            );
+        }
+    }
+
+    #[test]
+    fn statements() {
+        assert_eq!(
+            p("CREATE USER IF NOT EXISTS 'a'@'%' IDENTIFIED BY 'x', b IDENTIFIED WITH mysql_native_password BY 'y', c;").unwrap(),
+            AccountCmd::Create {
+                if_not_exists: true,
+                users: vec![
+                    (named("a", "%"), "x".into()),
+                    (named("b", "%"), "y".into()),
+                    (named("c", "%"), String::new())
+                ]
+            }
+        );
+        assert_eq!(
+            p("GRANT ALL PRIVILEGES ON *.* TO 'a'@'%' WITH GRANT OPTION").unwrap(),
+            AccountCmd::Grant {
+                on: GrantOn::Global,
+                users: vec![named("a", "%")]
+            }
+        );
+        assert_eq!(
+            p("GRANT ALL ON sbtest.* TO a@localhost, 'b'").unwrap(),
+            AccountCmd::Grant {
+                on: GrantOn::Db("sbtest".into()),
+                users: vec![named("a", "localhost"), named("b", "%")]
+            }
+        );
+        assert_eq!(
+            p("SET PASSWORD = 'n'").unwrap(),
+            AccountCmd::SetPassword {
+                user: UserSpec::Current,
+                password: "n".into()
+            }
+        );
+        assert_eq!(
+            p("SET PASSWORD FOR 'a'@'%' = PASSWORD('n')").unwrap(),
+            AccountCmd::SetPassword {
+                user: named("a", "%"),
+                password: "n".into()
+            }
+        );
+        assert_eq!(
+            p("ALTER USER USER() IDENTIFIED BY 'z'").unwrap(),
+            AccountCmd::Alter {
+                if_exists: false,
+                users: vec![(UserSpec::Current, "z".into())]
+            }
+        );
+        assert_eq!(
+            p("SHOW GRANTS FOR 'a'@'%'").unwrap(),
+            AccountCmd::ShowGrants(named("a", "%"))
+        );
+        assert_eq!(
+            p("SHOW GRANTS").unwrap(),
+            AccountCmd::ShowGrants(UserSpec::Current)
+        );
+        for (sql, code) in [
+            ("CREATE USER", 1064),
+            ("CREATE USER 'a'@", 1064),
+            ("CREATE USER a IDENTIFIED BY", 1064),
+            ("CREATE USER a IDENTIFIED WITH sha256_password BY 'x'", 1524),
+            ("CREATE USER a PASSWORD EXPIRE", 1235),
+            ("ALTER USER a", 1064),
+            ("ALTER USER a ACCOUNT LOCK", 1235),
+            ("GRANT SELECT ON *.* TO a", 1235),
+            ("GRANT ALL ON db.t TO a", 1235),
+            ("GRANT ALL ON *.* TO a IDENTIFIED BY 'x'", 1064),
+            ("DROP USER 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa'", 1470),
+            ("SET PASSWORD 'x'", 1064),
+        ] {
+            assert_eq!(p(sql).unwrap_err().code, code, "{sql}");
+        }
+    }
+}

@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# Client integration test: builds quire, starts `quire serve` on a fresh
+# data directory and a free port, runs tests/client/test_pymysql.py
+# (PyMySQL for the text protocol, mysql-connector-python for server-side
+# prepared statements), stops the server with SIGTERM (it must exit 0), and
+# runs `quire check` on the data directory it left.
+#
+#   tests/client/run.sh                       # everything
+#   tests/client/run.sh test_pymysql.TestAccounts   # unittest names
+#
+# Installs pymysql and mysql-connector-python with pip when missing.
+# Honours CARGO_TARGET_DIR. QUIRE_CLIENT_SKIP_BUILD=1 skips the cargo build.
+# Exits non-zero on any failure (build, start-up, a test, an unclean
+# shutdown, a failed check).
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "$ROOT"
+TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
+QUIRE=$TARGET/release/quire
+
+log() { echo "client-test: $*" >&2; }
+
+if [ "${QUIRE_CLIENT_SKIP_BUILD:-0}" != 1 ]; then
+    log "cargo build --release"
+    cargo build --release
+fi
+[ -x "$QUIRE" ] || { log "no binary at $QUIRE"; exit 1; }
+
+need_py() { # module pip-package
+    if ! python3 -c "import $1" 2>/dev/null; then
+        log "installing $2"
+        python3 -m pip install --quiet --disable-pip-version-check "$2" ||
+            python3 -m pip install --quiet --disable-pip-version-check --user "$2"
+    fi
+    python3 -c "import $1"
+}
+need_py pymysql pymysql
+need_py mysql.connector mysql-connector-python
+
+DIR=$(mktemp -d "${TMPDIR:-/tmp}/quire-client-test.XXXXXX")
+PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+SERVER_PID=
+STATUS=1
+
+cleanup() {
+    if [ -n "$SERVER_PID" ] && kill -0 "$SERVER_PID" 2>/dev/null; then
+        kill -KILL "$SERVER_PID" 2>/dev/null || true
+        wait "$SERVER_PID" 2>/dev/null || true
+    fi
+    if [ "$STATUS" != 0 ] && [ -f "$DIR/server.log" ]; then
+        log "server log ($DIR/server.log):"
+        tail -n 50 "$DIR/server.log" >&2 || true
+        log "data directory kept at $DIR"
+    else
+        rm -rf "$DIR"
+    fi
+}
+trap cleanup EXIT
+
+log "starting $QUIRE serve --datadir=$DIR/data --port=$PORT"
+"$QUIRE" serve --datadir="$DIR/data" --port="$PORT" --bind-address=127.0.0.1 \
+    --innodb-buffer-pool-size=64M >"$DIR/server.log" 2>&1 &
+SERVER_PID=$!
+
+# Wait until it accepts connections (or dies).
+for _ in $(seq 1 600); do
+    if ! kill -0 "$SERVER_PID" 2>/dev/null; then
+        log "the server exited during start-up"
+        exit 1
+    fi
+    if python3 -c "import socket, sys; socket.create_connection(('127.0.0.1', $PORT), 0.5).close()" 2>/dev/null; then
+        break
+    fi
+    sleep 0.1
+done
+python3 -c "import socket; socket.create_connection(('127.0.0.1', $PORT), 1).close()" || {
+    log "the server did not accept connections on port $PORT within 60 s"
+    exit 1
+}
+
+log "running test_pymysql.py against 127.0.0.1:$PORT"
+set +e
+(cd "$ROOT/tests/client" &&
+    QUIRE_HOST=127.0.0.1 QUIRE_PORT=$PORT QUIRE_REQUIRE_CONNECTOR=1 \
+        python3 -m unittest -v "${@:-test_pymysql}")
+TESTS=$?
+set -e
+
+log "stopping the server (SIGTERM)"
+kill -TERM "$SERVER_PID"
+SERVER_EXIT=0
+for _ in $(seq 1 600); do
+    kill -0 "$SERVER_PID" 2>/dev/null || break
+    sleep 0.1
+done
+if kill -0 "$SERVER_PID" 2>/dev/null; then
+    log "the server did not stop within 60 s of SIGTERM"
+    exit 1
+fi
+wait "$SERVER_PID" || SERVER_EXIT=$?
+SERVER_PID=
+if [ "$SERVER_EXIT" != 0 ]; then
+    log "the server exited with status $SERVER_EXIT after SIGTERM"
+    exit 1
+fi
+
+log "quire check --datadir=$DIR/data"
+CHECK=0
+"$QUIRE" check --datadir="$DIR/data" >"$DIR/check.log" 2>&1 || CHECK=$?
+if [ "$CHECK" != 0 ]; then
+    cat "$DIR/check.log" >&2
+    log "quire check failed ($CHECK)"
+    exit 1
+fi
+
+if [ "$TESTS" != 0 ]; then
+    log "FAILED (unittest exit status $TESTS)"
+    exit 1
+fi
+STATUS=0
+log "OK"
