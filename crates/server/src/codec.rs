@@ -155,20 +155,10 @@ pub mod charset {
     pub const BINARY: u16 = 63;
 }
 
-/// Appends an `int<lenenc>`.
+/// Appends an `int<lenenc>` (the same encoding as the binary log's packed
+/// integers, so one implementation serves both).
 pub fn put_lenenc_int(out: &mut Vec<u8>, v: u64) {
-    if v < 251 {
-        out.push(v as u8);
-    } else if v < 1 << 16 {
-        out.push(0xFC);
-        out.extend_from_slice(&(v as u16).to_le_bytes());
-    } else if v < 1 << 24 {
-        out.push(0xFD);
-        out.extend_from_slice(&(v as u32).to_le_bytes()[..3]);
-    } else {
-        out.push(0xFE);
-        out.extend_from_slice(&v.to_le_bytes());
-    }
+    quire_engine::binlog::format::put_packed_int(out, v)
 }
 
 /// Appends a `string<lenenc>`.
