@@ -876,9 +876,21 @@ impl Inner {
         if let Some(t) = self.trees.read().get(name) {
             return Ok(t.clone());
         }
+        // Only the engine's own trees are created on first use; a table's
+        // trees are created by CREATE TABLE/INDEX, so a lookup racing a
+        // DROP TABLE cannot bring a dropped tree back.
         let t = match self.store.index(name)? {
             Some(t) => t,
-            None => self.store.create_index(name)?,
+            None if name == CATALOG_TREE || name == AUTOINC_TREE => {
+                self.store.create_index(name)?
+            }
+            None => {
+                return Err(EngineError::new(
+                    1146,
+                    "42S02",
+                    format!("Table storage '{name}' doesn't exist (dropped?)"),
+                ))
+            }
         };
         self.trees.write().insert(name.to_string(), t.clone());
         Ok(t)

@@ -102,6 +102,19 @@ pub fn serve_with_accounts(
 ) -> Result<(), ServerError> {
     status::mark_start();
     quire_sql::set_status_source(status::server_status);
+    // std binds with a backlog of 128; sysbench opens hundreds of
+    // connections at once. Listening again on a listening socket only
+    // changes its backlog (Linux), so raise it to what MySQL uses
+    // (back_log = 80 + max_connections/5, at least 1024 here).
+    {
+        use std::os::fd::AsRawFd;
+        let backlog = (80 + cfg.max_connections / 5).max(1024) as libc::c_int;
+        // SAFETY: listen(2) on a socket we own; failure leaves the old
+        // backlog, which still works.
+        unsafe {
+            libc::listen(listener.as_raw_fd(), backlog);
+        }
+    }
     listener.set_nonblocking(true)?;
     let unix = match &cfg.socket {
         Some(path) => Some(bind_unix(path)?),

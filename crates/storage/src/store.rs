@@ -144,6 +144,10 @@ impl Shared {
         if age >= self.sync_point() {
             Stats::inc(&self.stats.innodb_log_waits);
             while self.checkpoint_age() >= self.sync_point() {
+                self.poison.check()?;
+                if self.shutdown.load(Ordering::Acquire) {
+                    return Err(StorageError::Shutdown);
+                }
                 let target = self.log.lsn().saturating_sub(self.async_point());
                 let n = self.pool.flush_batch(self.pool.batch_pages(), target)?;
                 self.make_checkpoint()?;
