@@ -993,7 +993,18 @@ impl Inner {
         let (next, store) = match at_least {
             Some(x) if x > cur => (x, x),
             Some(_) => return Ok(cur),
-            None => (cur + 1, cur + 1),
+            None => match cur.checked_add(1) {
+                Some(n) => (n, n),
+                // The counter is exhausted (found by fuzzing: it reached
+                // u64::MAX); MySQL answers ER_AUTOINC_READ_FAILED.
+                None => {
+                    return Err(EngineError::new(
+                        1467,
+                        "HY000",
+                        "Failed to read auto-increment value from storage engine",
+                    ))
+                }
+            },
         };
         tree.put(&key, &store.to_le_bytes())?;
         m.insert(key_id, store);

@@ -994,3 +994,34 @@ fn an_oversized_row_is_refused_before_commit_and_the_store_goes_on() {
     let mut tx = e.begin(Isolation::RepeatableRead, false);
     assert_eq!(tx.scan(&t, &Scan::default()).expect("scan").len(), 1);
 }
+
+#[test]
+fn auto_increment_exhausted_is_an_error_not_a_panic() {
+    let sim = SimFs::new(FlushMethod::Fsync);
+    let e = open(&sim);
+    e.create_database("d", false).expect("db");
+    let mut c = col("id", ColumnType::BigInt { unsigned: true }, false);
+    c.auto_increment = true;
+    let t = e
+        .create_table(
+            "d",
+            "t",
+            vec![c, col("v", int(), true)],
+            vec![0],
+            vec![],
+            false,
+        )
+        .expect("table");
+    let mut tx = e.begin(Isolation::RepeatableRead, false);
+    tx.insert(&t, vec![Some(Value::UInt(u64::MAX)), Some(Value::Int(1))])
+        .expect("max id");
+    let err = tx
+        .insert(&t, vec![None, Some(Value::Int(2))])
+        .expect_err("exhausted");
+    assert_eq!(err.code, 1467);
+    let big: crate::types::Decimal = "1e9223372036854775807"
+        .parse()
+        .unwrap_or_else(|_| crate::types::Decimal::from_i64(0));
+    let _ = big; // parsing must not panic (overflow is an error or a value)
+    let _ = "1.5e-9223372036854775807".parse::<crate::types::Decimal>();
+}

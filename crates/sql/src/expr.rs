@@ -484,7 +484,7 @@ impl Compiler<'_> {
                 let x = Box::new(self.compile(expr)?);
                 match op {
                     UnaryOperator::Minus => match *x {
-                        E::Lit(Value::Int(i)) => E::Lit(Value::Int(-i)),
+                        E::Lit(Value::Int(i)) if i != i64::MIN => E::Lit(Value::Int(-i)),
                         E::Lit(Value::UInt(u)) if u == 1u64 << 63 => E::Lit(Value::Int(i64::MIN)),
                         other => E::Neg(Box::new(other)),
                     },

@@ -193,6 +193,16 @@ fn significant(t: &Token) -> bool {
 
 /// Parses one statement (a trailing `;` is allowed).
 pub fn parse(sql: &str) -> SqlResult<Parsed> {
+    // sqlparser 0.55 can panic on some malformed input (e.g. `SELECT 1
+    // DIV`: an unwrap in its MySQL dialect, found by fuzzing). Bad input
+    // must be a syntax error, never a dead connection.
+    match std::panic::catch_unwind(|| parse_inner(sql)) {
+        Ok(r) => r,
+        Err(_) => Err(syntax_error(sql)),
+    }
+}
+
+fn parse_inner(sql: &str) -> SqlResult<Parsed> {
     let dialect = MySqlDialect {};
     let mut tokens = Tokenizer::new(&dialect, sql)
         .tokenize()

@@ -321,6 +321,10 @@ impl Decimal {
                 j += 1;
             }
             if j > exp_start {
+                // Beyond +-10000 a 65-digit decimal has overflowed or is
+                // zero anyway; clamping keeps the scale arithmetic below
+                // from overflowing (found by fuzzing: "1e9223372036854775807").
+                let e = e.min(10_000);
                 exponent = if exp_negative { -e } else { e };
                 i = j;
             }
