@@ -10,14 +10,24 @@ use std::cell::Cell;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// (end of the panicking source path, line; 0 = any line in that file).
-const KNOWN: &[(&str, u32)] = &[
-    // Empty: the three panics found so far (sqlparser's `DIV` unwrap, decimal
-    // exponent overflow, AUTO_INCREMENT counter overflow) are fixed in quire;
-    // list new known ones here while their fix is pending.
+/// (end of the panicking source path, line (0 = any line in that file),
+/// text the panic message must contain). The files under `crates/` change
+/// under the fuzzer's feet, so their entries match the message rather than
+/// the line.
+const KNOWN: &[(&str, u32, &str)] = &[
+    // sqlparser 0.55 `MySqlDialect::parse_infix` does
+    // `parser.parse_expr().unwrap()` after `DIV` (`SELECT 1 DIV`); fixed
+    // upstream in apache/datafusion-sqlparser-rs#2207. quire-sql's `parse`
+    // catches it and answers 1064, but libFuzzer's hook would abort before
+    // that `catch_unwind` runs, so the fuzzer must let it through.
+    // (The decimal exponent overflow and the AUTO_INCREMENT counter overflow
+    // found earlier are fixed in quire; list new known ones here while their
+    // fix is pending.)
+    ("sqlparser-0.55.0/src/dialect/mysql.rs", 80, ""),
 ];
 
-/// How many known panics the inputs hit.
+/// How many known panics the inputs hit (caught here or by the code
+/// under test).
 pub static KNOWN_PANICS: AtomicU64 = AtomicU64::new(0);
 
 thread_local! {
@@ -35,17 +45,26 @@ pub fn tolerate_known_panics() {
     std::panic::set_hook(Box::new(move |info| {
         if let Some(loc) = info.location() {
             let file = loc.file().replace('\\', "/");
-            if KNOWN
-                .iter()
-                .any(|(f, l)| file.ends_with(f) && (*l == 0 || loc.line() == *l))
-            {
+            let msg = info
+                .payload()
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| info.payload().downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            if KNOWN.iter().any(|(f, l, m)| {
+                file.ends_with(f) && (*l == 0 || loc.line() == *l) && msg.contains(m)
+            }) {
                 KNOWN_HIT.with(|k| k.set(true));
+                KNOWN_PANICS.fetch_add(1, Ordering::Relaxed);
                 if std::env::var("QUIRE_FUZZ_VERBOSE").is_ok_and(|v| v == "1") {
                     eprintln!("known panic at {}:{}", loc.file(), loc.line());
                 }
                 return;
             }
         }
+        // Not known: a known panic caught earlier (inside quire-sql's
+        // parser) must not make this one look known.
+        KNOWN_HIT.with(|k| k.set(false));
         prev(info)
     }));
 }
@@ -57,7 +76,6 @@ pub fn guarded<T>(f: impl FnOnce() -> T) -> Option<T> {
         Ok(v) => Some(v),
         Err(payload) => {
             if KNOWN_HIT.with(|k| k.replace(false)) {
-                KNOWN_PANICS.fetch_add(1, Ordering::Relaxed);
                 None
             } else {
                 std::panic::resume_unwind(payload)

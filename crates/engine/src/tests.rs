@@ -1025,3 +1025,36 @@ fn auto_increment_exhausted_is_an_error_not_a_panic() {
     let _ = big; // parsing must not panic (overflow is an error or a value)
     let _ = "1.5e-9223372036854775807".parse::<crate::types::Decimal>();
 }
+
+#[test]
+fn a_rejected_auto_increment_value_does_not_move_the_counter() {
+    let sim = SimFs::new(FlushMethod::Fsync);
+    let e = open(&sim);
+    e.create_database("d", false).expect("db");
+    let mut c = col("id", int(), false);
+    c.auto_increment = true;
+    let t = e
+        .create_table(
+            "d",
+            "t",
+            vec![c, col("v", int(), true)],
+            vec![0],
+            vec![],
+            false,
+        )
+        .expect("table");
+    let mut tx = e.begin(Isolation::RepeatableRead, false);
+    let err = tx
+        .insert(&t, vec![Some(Value::Int(i64::MAX)), Some(Value::Int(1))])
+        .expect_err("out of range for INT");
+    assert_eq!(err.code, 1264);
+    let id = tx
+        .insert(&t, vec![None, Some(Value::Int(2))])
+        .expect("next insert")
+        .auto_id;
+    assert_eq!(
+        id,
+        Some(1),
+        "the rejected value must not have moved the counter"
+    );
+}

@@ -375,16 +375,7 @@ impl Txn {
                     auto_id = Some(id);
                     Value::UInt(id)
                 }
-                Some(v) => {
-                    if c.auto_increment {
-                        if let Some(n) = int_of(&v) {
-                            if n > 0 {
-                                self.e.next_autoinc(t.id, false, Some(n))?;
-                            }
-                        }
-                    }
-                    v
-                }
+                Some(v) => v,
                 None => match &c.default {
                     Some(d) => d.clone(),
                     None if c.nullable => Value::Null,
@@ -398,7 +389,17 @@ impl Txn {
                 },
             };
             let _ = i;
-            out.push(types::coerce(v, &c.ty, c.nullable, &c.name, row_no)?);
+            let v = types::coerce(v, &c.ty, c.nullable, &c.name, row_no)?;
+            // An explicit value raises the counter only once it is known to
+            // fit the column: a rejected INSERT must not move it (MySQL).
+            if c.auto_increment && auto_id.is_none() {
+                if let Some(n) = int_of(&v) {
+                    if n > 0 {
+                        self.e.next_autoinc(t.id, false, Some(n))?;
+                    }
+                }
+            }
+            out.push(v);
         }
         Ok((out, auto_id))
     }
