@@ -576,7 +576,8 @@ fn run_access(
                 continue;
             }
         }
-        let lower = match &lo {
+        // Prefix values plus an optional range end on the next column.
+        let bound = |end: &Option<(Value, bool)>| match end {
             Some((v, inc)) => {
                 let mut k = pr.clone();
                 k.push(v.clone());
@@ -589,19 +590,8 @@ fn run_access(
             None if !pr.is_empty() => Bound::Included(pr.clone()),
             None => Bound::Unbounded,
         };
-        let upper = match &hi {
-            Some((v, inc)) => {
-                let mut k = pr.clone();
-                k.push(v.clone());
-                if *inc {
-                    Bound::Included(k)
-                } else {
-                    Bound::Excluded(k)
-                }
-            }
-            None if !pr.is_empty() => Bound::Included(pr.clone()),
-            None => Bound::Unbounded,
-        };
+        let lower = bound(&lo);
+        let upper = bound(&hi);
         let s = Scan {
             index: acc.index.clone(),
             lower,
