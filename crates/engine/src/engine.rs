@@ -46,7 +46,9 @@ use std::collections::HashSet;
 
 use crate::binlog::{Binlog, BinlogConfig};
 use crate::catalog::{Catalog, ColumnDef, IndexDef, TableDef};
-use crate::commit::{decode_markers, decode_prepare, Pipeline, Prepared, REC_MARKERS, REC_PREPARE};
+use crate::commit::{
+    decode_markers, decode_prepare, Pipeline, Prepared, REC_MARKERS, REC_PREPARE, REC_PREPARE_V1,
+};
 use crate::error::{EngineError, Result};
 use crate::lock::LockManager;
 use crate::mvcc::{self, Chains, PurgeItem, PurgeQueue, Snapshots, Version};
@@ -139,6 +141,9 @@ pub struct EngineRecovery {
     pub prepared_rolled_back: u64,
     /// Bytes of a partial transaction cut from the end of the last binlog.
     pub binlog_truncated_bytes: u64,
+    /// Complete binlog transactions cut with that tail because their
+    /// PREPARE record was not in the recovered redo (never acknowledged).
+    pub binlog_cut_transactions: u64,
     pub storage: quire_storage::RecoveryReport,
 }
 
@@ -159,8 +164,21 @@ impl Engine {
                 checksum: cfg.binlog_checksum,
             }
         });
+        // A binlog transaction's XID is the end LSN of its PREPARE record.
+        // An XID after the checkpoint with no PREPARE record ending there
+        // names a prepare that did not survive the crash; such a
+        // transaction was never acknowledged at trx_commit=1 (see
+        // commit.rs), and the binlog is cut back to before it.
+        let checkpoint_lsn = store.report().checkpoint_lsn;
+        let prepare_ends: HashSet<u64> = logical
+            .iter()
+            .filter(|(_, p)| p.first() == Some(&REC_PREPARE))
+            .map(|(end, _)| *end)
+            .collect();
         let binlog_rec = match &binlog_cfg {
-            Some(bc) => Binlog::recover(&vfs, bc)?,
+            Some(bc) => Binlog::recover(&vfs, bc, |xid| {
+                xid > checkpoint_lsn && !prepare_ends.contains(&xid)
+            })?,
             None => Default::default(),
         };
         let first_xid = ((store.log().epoch() as u64) << 40) + 1;
@@ -203,6 +221,7 @@ impl Engine {
             ..Default::default()
         };
         rec.binlog_truncated_bytes = binlog_rec.truncated_bytes;
+        rec.binlog_cut_transactions = binlog_rec.cut_transactions;
         let mut prepares: Vec<(u64, Prepared)> = Vec::new();
         let mut marked: HashSet<u64> = HashSet::new();
         for (end, payload) in &logical {
@@ -216,6 +235,13 @@ impl Engine {
                     rec.commits_replayed += 1;
                 }
                 Some(&REC_PREPARE) => prepares.push((*end, decode_prepare(payload).map_err(bad)?)),
+                Some(&REC_PREPARE_V1) => {
+                    return Err(EngineError::internal(format!(
+                        "the redo log holds a prepared transaction (LSN {end}) written by an \
+                         earlier quire build, whose binlog XIDs this build does not read; \
+                         recover the data directory with that build first"
+                    )))
+                }
                 Some(&REC_MARKERS) => marked.extend(decode_markers(payload).map_err(bad)?),
                 _ => return Err(bad("unknown kind".into())),
             }
@@ -224,7 +250,8 @@ impl Engine {
         // (newest first).
         let mut undo: Vec<(u64, Vec<RecWrite>)> = Vec::new();
         for (end, p) in prepares {
-            let commit = marked.contains(&p.xid) || binlog_rec.xids.contains(&p.xid);
+            // The XID of a prepared transaction is its record's end LSN.
+            let commit = marked.contains(&end) || binlog_rec.xids.contains(&end);
             let writes: Vec<RecWrite> = p
                 .writes
                 .into_iter()
@@ -259,7 +286,11 @@ impl Engine {
             let csn_start = inner.store.log().lsn();
             Arc::get_mut(&mut inner)
                 .ok_or_else(|| EngineError::internal("engine shared during recovery"))?
-                .pipeline = Some(Pipeline::new(b, csn_start));
+                .pipeline = Some(Pipeline::new(
+                b,
+                csn_start,
+                crate::syncer::RedoSyncer::start(inner.store.log().clone())?,
+            ));
         }
         inner.drop_orphan_trees()?;
         inner
@@ -738,6 +769,9 @@ impl Engine {
         }
         if clean {
             if let Some(p) = &self.inner.pipeline {
+                // A commit-stage leader may still be writing markers after
+                // waking its members: let it finish.
+                let _g = p.commit.lock.lock();
                 p.binlog.sync()?;
                 self.inner.append_markers(p, true)?;
                 p.binlog.close()?;

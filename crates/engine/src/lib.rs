@@ -12,6 +12,7 @@ pub mod engine;
 pub mod error;
 pub mod lock;
 pub mod mvcc;
+mod syncer;
 pub mod txn;
 pub mod types;
 

@@ -54,6 +54,7 @@ struct Commit {
     /// Place in the commit order: commit record LSN (binlog off) or
     /// prepare record LSN (binlog on).
     csn: u64,
+    /// Binlog XID: the prepare record LSN (= csn with the binlog on).
     xid: u64,
     writes: Vec<(u8, Vec<u8>, Option<Vec<Value>>)>,
     acked_at: Option<Instant>,
@@ -71,6 +72,8 @@ struct Totals {
     recovered_commits: u64,
     recovery_crashes: u64,
     engine_binlog_diff: u64,
+    /// Binlog transactions cut at recovery because their prepare was lost.
+    binlog_cut: u64,
 }
 
 fn col(name: &str, ty: ColumnType, nullable: bool) -> ColumnDef {
@@ -279,6 +282,7 @@ pub fn run(
                 break;
             }
             Ok((e, r)) => {
+                tot.binlog_cut += r.binlog_cut_transactions;
                 last_rec = r;
                 e
             }
@@ -510,8 +514,9 @@ pub fn run(
     }
     let binlog_part = if binlog {
         format!(
-            " engine_binlog_diff={} sync_binlog={} delay_us={} no_delay_count={} max_binlog_size={}",
+            " engine_binlog_diff={} binlog_cut={} sync_binlog={} delay_us={} no_delay_count={} max_binlog_size={}",
             tot.engine_binlog_diff,
+            tot.binlog_cut,
             cfg.sync_binlog,
             cfg.binlog_group_commit_sync_delay,
             cfg.binlog_group_commit_sync_no_delay_count,
@@ -552,7 +557,6 @@ fn one(
     next_item: &AtomicU64,
 ) -> Result<Option<Commit>, Stop> {
     let mut tx = e.begin(Isolation::RepeatableRead, false);
-    let xid = tx.id();
     let mut writes: Vec<(u8, Vec<u8>, Option<Vec<Value>>)> = Vec::new();
     let res: quire_engine::Result<()> = (|| {
         match r.below(10) {
@@ -626,7 +630,7 @@ fn one(
     match (csn, result) {
         (Some(csn), Ok(_)) => Ok(Some(Commit {
             csn,
-            xid,
+            xid: csn,
             writes,
             acked_at: Some(Instant::now()),
             err: None,
@@ -634,7 +638,7 @@ fn one(
         // In doubt: logged, not acknowledged.
         (Some(csn), Err(e)) => Ok(Some(Commit {
             csn,
-            xid,
+            xid: csn,
             writes,
             acked_at: None,
             err: Some(e.to_string()),

@@ -55,8 +55,12 @@ pub struct BinlogRecovery {
     pub xids: HashSet<u64>,
     /// The file scanned, if any.
     pub file: Option<String>,
-    /// Bytes of a partial transaction cut from its end.
+    /// Bytes cut from its end: a partial transaction, the preallocated
+    /// zeros, and the transactions cut for a lost prepare (below).
     pub truncated_bytes: u64,
+    /// Complete transactions cut because their XID (the end LSN of their
+    /// PREPARE record) lies beyond the recovered redo log.
+    pub cut_transactions: u64,
 }
 
 pub(crate) struct Active {
@@ -173,7 +177,21 @@ impl Binlog {
     /// Start-up, step 1: scans the last file of the index, cuts a partial
     /// transaction off its end and marks it closed. Nothing new is created,
     /// so a crash before step 2 finds the same last file again.
-    pub fn recover(vfs: &Arc<dyn Vfs>, cfg: &BinlogConfig) -> Result<BinlogRecovery> {
+    ///
+    /// `prepare_lost(xid)` says whether the engine lacks the PREPARE record
+    /// of a transaction (its XID is that record's end LSN): at
+    /// trx_commit=1 a group's redo and binlog fsyncs run at the same time
+    /// and the crash came between them (nobody in that group was
+    /// acknowledged); at 2 or 0 the redo was not synced at all. The binlog
+    /// is cut before the first such transaction, so that afterwards it
+    /// holds nothing the engine lacks; every later transaction goes with it
+    /// (the engine rolls back their prepares). The cut is synced before the
+    /// engine writes anything, so a crash during recovery finds it done.
+    pub fn recover(
+        vfs: &Arc<dyn Vfs>,
+        cfg: &BinlogConfig,
+        prepare_lost: impl Fn(u64) -> bool,
+    ) -> Result<BinlogRecovery> {
         vfs.create_dir_all(&cfg.dir).map_err(io)?;
         let names = Binlog::read_index(vfs, cfg)?;
         let mut rec = BinlogRecovery::default();
@@ -187,11 +205,17 @@ impl Binlog {
                 let mut buf = vec![0u8; len as usize];
                 f.read_at(&mut buf, 0).map_err(io)?;
                 let parsed = parse_events(&buf);
-                rec.xids = parsed.xids.iter().copied().collect();
+                let lost = parsed.xids.iter().position(|&x| prepare_lost(x));
+                let kept_xids = lost.unwrap_or(parsed.xids.len());
+                rec.xids = parsed.xids[..kept_xids].iter().copied().collect();
+                rec.cut_transactions = (parsed.xids.len() - kept_xids) as u64;
                 rec.file = Some(last.clone());
-                let keep = parsed
-                    .complete_tx_end
-                    .max(if parsed.valid_end > 0 { 4 } else { 0 });
+                let keep = match lost {
+                    Some(i) => parsed.xid_starts[i],
+                    None => parsed
+                        .complete_tx_end
+                        .max(if parsed.valid_end > 0 { 4 } else { 0 }),
+                };
                 if keep < len {
                     // A partial transaction, or the preallocated zeros of
                     // the active file: cut.

@@ -159,6 +159,8 @@ pub struct ParsedLog {
     pub complete_tx_end: u64,
     /// XIDs of the committed (XID_EVENT-terminated) transactions, in order.
     pub xids: Vec<u64>,
+    /// Where each of those transactions starts (its first event), same order.
+    pub xid_starts: Vec<u64>,
     /// Why the scan stopped before the end of the buffer, if it did
     /// (truncated event, bad checksum, malformed event).
     pub error: Option<String>,
@@ -210,6 +212,9 @@ pub fn parse_events(buf: &[u8]) -> ParsedLog {
                     EventData::Xid(xid) => {
                         in_tx = false;
                         log.xids.push(*xid);
+                        // Transactions never interleave: this one began
+                        // right after the previous complete unit.
+                        log.xid_starts.push(log.complete_tx_end);
                         log.complete_tx_end = end;
                     }
                     EventData::Rotate { .. } | EventData::Stop | EventData::PreviousGtids
