@@ -33,15 +33,13 @@
 //! [`quire_sql::AccountStore`] trait, which [`Accounts`] implements and
 //! the server installs on every session.
 //!
-//! ## Accounts are not persisted
+//! ## Persistence
 //!
-//! MySQL keeps its accounts in the `mysql` schema (`mysql.user`,
-//! `mysql.db`), so they survive a restart. quire keeps them only in this
-//! process-wide table: every `CREATE USER`, `GRANT`, `ALTER USER` and
-//! `SET PASSWORD` lasts until the server stops, and a restarted server
-//! again has only `root@localhost` without a password. Those statements
-//! succeed with a Note saying so (visible with `SHOW WARNINGS`); nothing
-//! fails because of it.
+//! As in MySQL, `quire serve` keeps its accounts in the `mysql` schema
+//! (`mysql.user`, `mysql.db`; see `grant_tables.rs`): [`Accounts::persistent`]
+//! loads them at start and every change is written there before the
+//! in-memory table changes. [`Accounts::new`] (tests, embedded use) is a
+//! table in memory only.
 //!
 //! Grants are recorded (`SHOW GRANTS`) but only account management checks
 //! them; any authenticated account may read and write every table.
@@ -51,6 +49,9 @@ use std::net::IpAddr;
 use std::sync::{Arc, OnceLock};
 
 use parking_lot::RwLock;
+use quire_engine::{Engine, EngineError};
+
+use crate::grant_tables::{GrantTables, StoredAccount};
 
 /// Length of the scramble in the handshake.
 pub const SCRAMBLE_LEN: usize = 20;
@@ -166,7 +167,7 @@ impl ClientHost {
 }
 
 /// Errors of account management (mapped to MySQL's by the SQL layer).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum AccountError {
     /// ER_CANNOT_USER (1396) for CREATE USER of an existing account.
     #[error("Operation CREATE USER failed for '{0}'@'{1}'")]
@@ -174,16 +175,22 @@ pub enum AccountError {
     /// ER_CANNOT_USER (1396) for DROP USER / GRANT of a missing account.
     #[error("Operation {0} failed for '{1}'@'{2}'")]
     Missing(&'static str, String, String),
+    /// Writing the grant tables failed (the engine's error).
+    #[error("{0}")]
+    Storage(#[from] EngineError),
 }
 
 impl AccountError {
     /// MySQL error number and SQLSTATE.
     pub fn code(&self) -> (u16, &'static str) {
-        (1396, "HY000")
+        match self {
+            AccountError::Storage(e) => (e.code, e.sqlstate),
+            _ => (1396, "HY000"),
+        }
     }
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 struct Account {
     /// `SHA1(SHA1(password))`, `None` for no password.
     stage2: Option<[u8; 20]>,
@@ -196,6 +203,8 @@ struct Account {
 #[derive(Debug, Clone)]
 pub struct Accounts {
     inner: Arc<RwLock<BTreeMap<(String, String), Account>>>,
+    /// Where changes are made durable (`None`: memory only).
+    tables: Option<GrantTables>,
 }
 
 impl Default for Accounts {
@@ -218,6 +227,7 @@ impl Accounts {
     pub fn new() -> Accounts {
         let a = Accounts {
             inner: Arc::new(RwLock::new(BTreeMap::new())),
+            tables: None,
         };
         a.inner.write().insert(
             ("root".to_string(), "localhost".to_string()),
@@ -230,72 +240,125 @@ impl Accounts {
         a
     }
 
+    /// The table kept in `engine`'s grant tables (`mysql.user`,
+    /// `mysql.db`), created with `root@localhost` on a new data directory.
+    pub fn persistent(engine: &Engine) -> Result<Accounts, EngineError> {
+        let (tables, stored) = GrantTables::open(engine)?;
+        let map = stored
+            .into_iter()
+            .map(|(k, a)| {
+                (
+                    k,
+                    Account {
+                        stage2: a.stage2,
+                        all_privileges: a.all_privileges,
+                        databases: a.databases,
+                    },
+                )
+            })
+            .collect();
+        Ok(Accounts {
+            inner: Arc::new(RwLock::new(map)),
+            tables: Some(tables),
+        })
+    }
+
+    /// Whether changes survive a restart.
+    pub fn is_persistent(&self) -> bool {
+        self.tables.is_some()
+    }
+
+    /// Applies `change` to account `(user, host)` (`None` = absent): the
+    /// grant tables first, then memory, under the write lock. `op` names
+    /// the statement for error 1396; `must_exist` is the state the
+    /// account must be in before.
+    fn change(
+        &self,
+        op: &'static str,
+        user: &str,
+        host: &str,
+        must_exist: bool,
+        change: impl FnOnce(Option<&Account>) -> Option<Account>,
+    ) -> Result<(), AccountError> {
+        let mut t = self.inner.write();
+        let key = (user.to_string(), host.to_ascii_lowercase());
+        let old = t.get(&key);
+        match (old.is_some(), must_exist) {
+            (true, false) => return Err(AccountError::Exists(key.0, key.1)),
+            (false, true) => return Err(AccountError::Missing(op, key.0, key.1)),
+            _ => {}
+        }
+        let new = change(old);
+        if let Some(tables) = &self.tables {
+            match &new {
+                Some(a) => tables.put(
+                    &key.0,
+                    &key.1,
+                    &StoredAccount {
+                        stage2: a.stage2,
+                        all_privileges: a.all_privileges,
+                        databases: a.databases.clone(),
+                    },
+                )?,
+                None => tables.remove(&key.0, &key.1)?,
+            }
+        }
+        match new {
+            Some(a) => {
+                t.insert(key, a);
+            }
+            None => {
+                t.remove(&key);
+            }
+        }
+        Ok(())
+    }
+
     /// `CREATE USER 'user'@'host' IDENTIFIED BY 'password'` (empty
     /// password = none).
     pub fn create_user(&self, user: &str, host: &str, password: &str) -> Result<(), AccountError> {
-        let mut t = self.inner.write();
-        let key = (user.to_string(), host.to_ascii_lowercase());
-        if t.contains_key(&key) {
-            return Err(AccountError::Exists(key.0, key.1));
-        }
         let stage2 = (!password.is_empty()).then(|| native_password_hash(password.as_bytes()));
-        t.insert(
-            key,
-            Account {
+        self.change("CREATE USER", user, host, false, |_| {
+            Some(Account {
                 stage2,
                 all_privileges: false,
                 databases: Default::default(),
-            },
-        );
-        Ok(())
+            })
+        })
     }
 
     /// `ALTER USER ... IDENTIFIED BY` / `SET PASSWORD`.
     pub fn set_password(&self, user: &str, host: &str, password: &str) -> Result<(), AccountError> {
-        let mut t = self.inner.write();
-        let key = (user.to_string(), host.to_ascii_lowercase());
-        match t.get_mut(&key) {
-            Some(a) => {
-                a.stage2 =
-                    (!password.is_empty()).then(|| native_password_hash(password.as_bytes()));
-                Ok(())
-            }
-            None => Err(AccountError::Missing("ALTER USER", key.0, key.1)),
-        }
+        let stage2 = (!password.is_empty()).then(|| native_password_hash(password.as_bytes()));
+        self.change("ALTER USER", user, host, true, |old| {
+            old.cloned().map(|a| Account { stage2, ..a })
+        })
     }
 
     /// `DROP USER 'user'@'host'`.
     pub fn drop_user(&self, user: &str, host: &str) -> Result<(), AccountError> {
-        let key = (user.to_string(), host.to_ascii_lowercase());
-        match self.inner.write().remove(&key) {
-            Some(_) => Ok(()),
-            None => Err(AccountError::Missing("DROP USER", key.0, key.1)),
-        }
+        self.change("DROP USER", user, host, true, |_| None)
     }
 
     /// `GRANT ALL [PRIVILEGES] ON *.* TO 'user'@'host'`.
     pub fn grant_all(&self, user: &str, host: &str) -> Result<(), AccountError> {
-        let key = (user.to_string(), host.to_ascii_lowercase());
-        match self.inner.write().get_mut(&key) {
-            Some(a) => {
-                a.all_privileges = true;
-                Ok(())
-            }
-            None => Err(AccountError::Missing("GRANT", key.0, key.1)),
-        }
+        self.change("GRANT", user, host, true, |old| {
+            old.cloned().map(|a| Account {
+                all_privileges: true,
+                ..a
+            })
+        })
     }
 
     /// `GRANT ALL [PRIVILEGES] ON db.* TO 'user'@'host'` (recorded for
     /// SHOW GRANTS; not enforced).
     pub fn grant_all_on_db(&self, user: &str, host: &str, db: &str) -> Result<(), AccountError> {
-        let key = (user.to_string(), host.to_ascii_lowercase());
-        match self.inner.write().get_mut(&key) {
-            Some(a) => {
+        self.change("GRANT", user, host, true, |old| {
+            old.cloned().map(|mut a| {
                 a.databases.insert(db.to_string());
-                Ok(())
-            }
-            None => Err(AccountError::Missing("GRANT", key.0, key.1)),
-        }
+                a
+            })
+        })
     }
 
     /// An account's grants, `None` if there is no such account.

@@ -18,6 +18,8 @@ pub enum ServerError {
     Socket { path: String, source: io::Error },
     #[error("listener error: {0}")]
     Io(#[from] io::Error),
+    #[error("cannot load the accounts (mysql.user, mysql.db): {0}")]
+    GrantTables(quire_engine::EngineError),
 }
 
 /// Why one connection ends (or one packet was refused).

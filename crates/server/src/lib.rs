@@ -60,6 +60,7 @@ pub mod codec;
 mod command;
 mod conn;
 mod error;
+mod grant_tables;
 pub mod handshake;
 pub mod packet;
 pub mod resultset;

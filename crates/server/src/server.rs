@@ -66,7 +66,8 @@ impl Default for ServerConfig {
     }
 }
 
-/// Binds `cfg.bind_address:cfg.port` and serves until `shutdown` is set.
+/// Binds `cfg.bind_address:cfg.port` and serves until `shutdown` is set,
+/// with the accounts of the engine's grant tables (`mysql.user`).
 pub fn serve(
     engine: Engine,
     cfg: ServerConfig,
@@ -78,7 +79,9 @@ pub fn serve(
         format!("{}:{}", cfg.bind_address, cfg.port)
     };
     let listener = TcpListener::bind(&addr).map_err(|source| ServerError::Bind { addr, source })?;
-    serve_on(listener, engine, cfg, shutdown)
+    // The server's accounts live in the data directory's grant tables.
+    let accounts = Accounts::persistent(&engine).map_err(ServerError::GrantTables)?;
+    serve_with_accounts(listener, engine, cfg, accounts, shutdown)
 }
 
 /// Serves on an already bound listener (tests bind port 0), with the

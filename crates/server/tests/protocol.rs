@@ -34,6 +34,13 @@ fn start(tweak: impl FnOnce(&mut ServerConfig)) -> TestServer {
     ));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
+    start_in(dir, false, tweak)
+}
+
+/// A server on `dir` (kept if it exists); `persistent` = the accounts of
+/// the data directory's grant tables, as `quire serve` has them, instead
+/// of the process-wide in-memory table.
+fn start_in(dir: PathBuf, persistent: bool, tweak: impl FnOnce(&mut ServerConfig)) -> TestServer {
     let cfg = Config {
         datadir: dir.join("data"),
         innodb_buffer_pool_size: 16 << 20,
@@ -54,7 +61,12 @@ fn start(tweak: impl FnOnce(&mut ServerConfig)) -> TestServer {
     let shutdown = Arc::new(AtomicBool::new(false));
     let (e, s) = (engine.clone(), shutdown.clone());
     let thread = std::thread::spawn(move || {
-        quire_server::serve_on(listener, e, scfg, s).expect("serve");
+        if persistent {
+            let acc = quire_server::Accounts::persistent(&e).expect("grant tables");
+            quire_server::serve_with_accounts(listener, e, scfg, acc, s).expect("serve");
+        } else {
+            quire_server::serve_on(listener, e, scfg, s).expect("serve");
+        }
     });
     // The Unix socket is bound inside serve_on.
     let t0 = Instant::now();
@@ -821,4 +833,76 @@ fn accounts_over_the_wire() {
         (e.code, e.msg.as_str()),
         (1396, "Operation DROP USER failed for 'wire'@'%'")
     );
+}
+
+#[test]
+fn accounts_survive_a_restart_in_the_grant_tables() {
+    let dir = std::env::temp_dir().join(format!(
+        "quire-server-test-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let login = |port: u16, pw: &str| {
+        Client::connect_raw(port, "keep", pw, "mysql_native_password", BASE_CAPS, None)
+    };
+    {
+        let mut srv = start_in(dir.clone(), true, |_| {});
+        let mut root = Client::connect(srv.port, BASE_CAPS);
+        root.query("CREATE USER 'keep'@'%' IDENTIFIED BY 'pw1', 'gone'@'%'")
+            .unwrap();
+        root.query("GRANT ALL ON shop.* TO 'keep'@'%'").unwrap();
+        root.query("DROP USER 'gone'@'%'").unwrap();
+        login(srv.port, "pw1").1.expect("new account");
+        assert_eq!(
+            root.query("SELECT User, Host, plugin FROM mysql.user ORDER BY User")
+                .unwrap(),
+            vec![
+                vec![
+                    Some(b"keep".to_vec()),
+                    Some(b"%".to_vec()),
+                    Some(b"mysql_native_password".to_vec())
+                ],
+                vec![
+                    Some(b"root".to_vec()),
+                    Some(b"localhost".to_vec()),
+                    Some(b"mysql_native_password".to_vec())
+                ],
+            ]
+        );
+        drop(root);
+        srv.stop();
+        srv.engine.close(true).expect("close");
+        // Keep the directory for the second start.
+        srv.dir = std::env::temp_dir().join("quire-server-test-nothing-to-remove");
+    }
+    let srv = start_in(dir.clone(), true, |_| {});
+    let (mut c, r) = login(srv.port, "pw1");
+    r.expect("the account survived the restart");
+    assert_eq!(
+        c.query("SHOW GRANTS").unwrap(),
+        vec![
+            vec![Some(b"GRANT USAGE ON *.* TO `keep`@`%`".to_vec())],
+            vec![Some(
+                b"GRANT ALL PRIVILEGES ON `shop`.* TO `keep`@`%`".to_vec()
+            )],
+        ]
+    );
+    assert_eq!(login(srv.port, "wrong").1.unwrap_err().code, 1045);
+    let gone = Client::connect_raw(
+        srv.port,
+        "gone",
+        "",
+        "mysql_native_password",
+        BASE_CAPS,
+        None,
+    );
+    assert_eq!(
+        gone.1.unwrap_err().code,
+        1045,
+        "the dropped account stays dropped"
+    );
+    drop(srv);
+    let _ = std::fs::remove_dir_all(&dir);
 }
