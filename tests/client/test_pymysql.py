@@ -564,12 +564,11 @@ class TestAccounts(Base):
 
     def test_create_user_and_login(self):
         self.cur.execute(f"CREATE USER '{self.USER}'@'%' IDENTIFIED BY 's3cret pw'")
-        # The Note says accounts are kept in memory.
+        # Kept in the grant tables, as MySQL does: no warning, and listed there.
         self.cur.execute("SHOW WARNINGS")
-        notes = self.cur.fetchall()
-        self.assertEqual(len(notes), 1)
-        self.assertEqual(notes[0][0], "Note")
-        self.assertIn("in memory", notes[0][2])
+        self.assertEqual(len(self.cur.fetchall()), 0)
+        self.cur.execute("SELECT User, Host FROM mysql.user WHERE User = %s", (self.USER,))
+        self.assertEqual(self.cur.fetchall(), ((self.USER, "%"),))
         with self.assertRaises(pymysql.err.OperationalError) as cm:
             self.cur.execute(f"CREATE USER '{self.USER}'@'%' IDENTIFIED BY 'x'")
         self.assertEqual(cm.exception.args, (1396, f"Operation CREATE USER failed for '{self.USER}'@'%'"))

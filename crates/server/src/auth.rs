@@ -408,26 +408,40 @@ impl Accounts {
 
 /// The SQL layer's view of the table (installed on every session).
 impl quire_sql::AccountStore for Accounts {
-    fn create_user(&self, user: &str, host: &str, password: &str) -> bool {
-        Accounts::create_user(self, user, host, password).is_ok()
+    fn create_user(&self, user: &str, host: &str, password: &str) -> Result<bool, EngineError> {
+        store_result(Accounts::create_user(self, user, host, password))
     }
-    fn drop_user(&self, user: &str, host: &str) -> bool {
-        Accounts::drop_user(self, user, host).is_ok()
+    fn drop_user(&self, user: &str, host: &str) -> Result<bool, EngineError> {
+        store_result(Accounts::drop_user(self, user, host))
     }
-    fn set_password(&self, user: &str, host: &str, password: &str) -> bool {
-        Accounts::set_password(self, user, host, password).is_ok()
+    fn set_password(&self, user: &str, host: &str, password: &str) -> Result<bool, EngineError> {
+        store_result(Accounts::set_password(self, user, host, password))
     }
-    fn grant_all(&self, user: &str, host: &str, db: Option<&str>) -> bool {
-        match db {
-            None => Accounts::grant_all(self, user, host).is_ok(),
-            Some(db) => self.grant_all_on_db(user, host, db).is_ok(),
-        }
+    fn grant_all(&self, user: &str, host: &str, db: Option<&str>) -> Result<bool, EngineError> {
+        store_result(match db {
+            None => Accounts::grant_all(self, user, host),
+            Some(db) => self.grant_all_on_db(user, host, db),
+        })
     }
     fn grants(&self, user: &str, host: &str) -> Option<quire_sql::AccountGrants> {
         Accounts::grants(self, user, host)
     }
     fn list(&self) -> Vec<(String, String)> {
         Accounts::list(self)
+    }
+    fn is_persistent(&self) -> bool {
+        Accounts::is_persistent(self)
+    }
+}
+
+/// The trait's view of an account change: `Ok(false)` for an account in
+/// the wrong state (the SQL layer words error 1396 itself), `Err` for a
+/// failure to store it.
+fn store_result(r: Result<(), AccountError>) -> Result<bool, EngineError> {
+    match r {
+        Ok(()) => Ok(true),
+        Err(AccountError::Storage(e)) => Err(e),
+        Err(AccountError::Exists(..) | AccountError::Missing(..)) => Ok(false),
     }
 }
 

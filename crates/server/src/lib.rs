@@ -51,9 +51,10 @@
 //! * The status flags carry `AUTOCOMMIT` and `IN_TRANS` from the session
 //!   but not `IN_TRANS_READONLY`.
 //! * Cursors (COM_STMT_FETCH) are not supported; results are sent whole.
-//! * Accounts live in memory and are lost at restart (MySQL keeps them in
-//!   the `mysql` schema); account statements say so with a Note. Grants
-//!   are recorded but only account management checks them.
+//! * Accounts are kept in `mysql.user` / `mysql.db` with a subset of
+//!   MySQL's columns; editing those tables directly takes effect at the
+//!   next start (there is no FLUSH PRIVILEGES yet). Grants are recorded
+//!   but only account management checks them.
 
 mod auth;
 pub mod codec;

@@ -19,13 +19,12 @@
 //!
 //! ## Where this differs from MySQL
 //!
-//! * **Accounts live in memory.** MySQL keeps accounts in the `mysql`
-//!   schema (`mysql.user`, `mysql.db`) and they survive a restart; quire's
-//!   server keeps them in a process-wide table, so every account created
-//!   or changed here is lost when the server stops, and a restarted server
-//!   has only `root@localhost` without a password. So that nobody is
-//!   surprised, each statement that changes an account succeeds with a
-//!   `Note` (SHOW WARNINGS) saying so, rather than an error.
+//! * Where accounts live is the store's business: `quire serve` keeps them
+//!   in the grant tables `mysql.user` / `mysql.db` as MySQL does, so they
+//!   survive a restart. A store that keeps them in memory only (tests,
+//!   embedded use) says so ([`AccountStore::is_persistent`]) and each
+//!   statement that changes an account then succeeds with a `Note` (SHOW
+//!   WARNINGS) saying the change lasts until the server stops.
 //! * Privileges are recorded, not enforced on data: every authenticated
 //!   account may read and write every table. What is checked is account
 //!   management itself: CREATE/ALTER/DROP USER, GRANT, another account's
@@ -51,19 +50,25 @@ use crate::{ColumnMeta, Output, SqlResult};
 ///
 /// Host names are patterns as in MySQL (`%`, `_`, `localhost`, an IP);
 /// stores compare them case-insensitively and user names exactly. The
-/// mutating calls return `false` when the account is in the wrong state
-/// (already there for `create_user`, missing for the others); the SQL
-/// layer turns that into MySQL's error.
+/// mutating calls return `Ok(false)` when the account is in the wrong
+/// state (already there for `create_user`, missing for the others); the
+/// SQL layer turns that into MySQL's error. `Err` is a failure to store
+/// the change (nothing changed), passed on to the client as it is.
 pub trait AccountStore: Send + Sync {
     /// Adds an account (an empty password = none). `false` if it exists.
-    fn create_user(&self, user: &str, host: &str, password: &str) -> bool;
+    fn create_user(&self, user: &str, host: &str, password: &str) -> Result<bool, EngineError>;
     /// Removes an account. `false` if it does not exist.
-    fn drop_user(&self, user: &str, host: &str) -> bool;
+    fn drop_user(&self, user: &str, host: &str) -> Result<bool, EngineError>;
     /// Replaces an account's password. `false` if it does not exist.
-    fn set_password(&self, user: &str, host: &str, password: &str) -> bool;
+    fn set_password(&self, user: &str, host: &str, password: &str) -> Result<bool, EngineError>;
     /// `GRANT ALL ON *.*` (`db` = `None`) or `ON db.*`. `false` if the
     /// account does not exist.
-    fn grant_all(&self, user: &str, host: &str, db: Option<&str>) -> bool;
+    fn grant_all(&self, user: &str, host: &str, db: Option<&str>) -> Result<bool, EngineError>;
+    /// Whether changes survive a restart. When not, account statements
+    /// add a Note saying so.
+    fn is_persistent(&self) -> bool {
+        false
+    }
     /// An account's privileges; `None` if it does not exist.
     fn grants(&self, user: &str, host: &str) -> Option<AccountGrants>;
     /// Every account, `(user, host)`, sorted.
@@ -538,7 +543,10 @@ fn cannot(op: &str, failed: &[(String, String)]) -> EngineError {
     )
 }
 
-fn in_memory_note(notes: &mut Vec<Note>) {
+fn in_memory_note(store: &dyn AccountStore, notes: &mut Vec<Note>) {
+    if store.is_persistent() {
+        return;
+    }
     notes.push((
         "Note".into(),
         1105,
@@ -602,19 +610,22 @@ pub(crate) fn execute(
             }
             let mut created: Vec<(String, String)> = Vec::new();
             for ((user, host), pw) in todo {
-                if store.create_user(&user, &host, &pw) {
+                let made = store.create_user(&user, &host, &pw);
+                if let Ok(true) = made {
                     created.push((user, host));
                 } else {
-                    // Created by another session in between: undo ours.
+                    // Created by another session in between, or not stored:
+                    // undo ours (all or nothing).
                     for (u, h) in &created {
-                        store.drop_user(u, h);
+                        let _ = store.drop_user(u, h);
                     }
+                    made?;
                     notes.clear();
                     return Err(cannot("CREATE USER", &[(user, host)]));
                 }
             }
             if !created.is_empty() {
-                in_memory_note(notes);
+                in_memory_note(store, notes);
             }
             Ok(done(notes))
         }
@@ -646,7 +657,7 @@ pub(crate) fn execute(
             }
             let mut gone = Vec::new();
             for (user, host) in todo {
-                if !store.drop_user(&user, &host) {
+                if !store.drop_user(&user, &host)? {
                     gone.push((user, host));
                 }
             }
@@ -654,7 +665,7 @@ pub(crate) fn execute(
                 notes.clear();
                 return Err(cannot("DROP USER", &gone));
             }
-            in_memory_note(notes);
+            in_memory_note(store, notes);
             Ok(done(notes))
         }
         AccountCmd::Alter { if_exists, users } => {
@@ -683,10 +694,10 @@ pub(crate) fn execute(
             }
             let mut changed = false;
             for ((user, host), pw) in &targets {
-                changed |= store.set_password(user, host, pw);
+                changed |= store.set_password(user, host, pw)?;
             }
             if changed {
-                in_memory_note(notes);
+                in_memory_note(store, notes);
             }
             Ok(done(notes))
         }
@@ -695,14 +706,14 @@ pub(crate) fn execute(
             if !admin && (u.clone(), h.clone()) != myself {
                 return Err(denied("CREATE USER"));
             }
-            if !store.set_password(&u, &h, password) {
+            if !store.set_password(&u, &h, password)? {
                 return Err(EngineError::new(
                     1133,
                     "42000",
                     "Can't find any matching row in the user table",
                 ));
             }
-            in_memory_note(notes);
+            in_memory_note(store, notes);
             Ok(done(notes))
         }
         AccountCmd::Grant { on, users } => {
@@ -725,7 +736,7 @@ pub(crate) fn execute(
                 ));
             }
             for (u, h) in &targets {
-                if !store.grant_all(u, h, db.as_deref()) {
+                if !store.grant_all(u, h, db.as_deref())? {
                     return Err(EngineError::new(
                         1410,
                         "42000",
@@ -733,7 +744,7 @@ pub(crate) fn execute(
                     ));
                 }
             }
-            in_memory_note(notes);
+            in_memory_note(store, notes);
             Ok(done(notes))
         }
         AccountCmd::ShowGrants(user) => {

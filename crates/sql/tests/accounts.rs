@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
+use quire_engine::EngineError;
 use quire_engine::Value;
 use quire_sql::{AccountGrants, AccountStore, Output, Session};
 
@@ -39,8 +40,8 @@ impl MemStore {
     }
 }
 
-impl AccountStore for MemStore {
-    fn create_user(&self, user: &str, host: &str, password: &str) -> bool {
+impl MemStore {
+    fn create_user_b(&self, user: &str, host: &str, password: &str) -> bool {
         let mut t = self.0.lock().unwrap();
         let k = (user.to_string(), host.to_string());
         if t.contains_key(&k) {
@@ -49,14 +50,14 @@ impl AccountStore for MemStore {
         t.insert(k, (password.to_string(), AccountGrants::default()));
         true
     }
-    fn drop_user(&self, user: &str, host: &str) -> bool {
+    fn drop_user_b(&self, user: &str, host: &str) -> bool {
         self.0
             .lock()
             .unwrap()
             .remove(&(user.to_string(), host.to_string()))
             .is_some()
     }
-    fn set_password(&self, user: &str, host: &str, password: &str) -> bool {
+    fn set_password_b(&self, user: &str, host: &str, password: &str) -> bool {
         let mut t = self.0.lock().unwrap();
         match t.get_mut(&(user.to_string(), host.to_string())) {
             Some(a) => {
@@ -66,7 +67,7 @@ impl AccountStore for MemStore {
             None => false,
         }
     }
-    fn grant_all(&self, user: &str, host: &str, db: Option<&str>) -> bool {
+    fn grant_all_b(&self, user: &str, host: &str, db: Option<&str>) -> bool {
         let mut t = self.0.lock().unwrap();
         let Some(a) = t.get_mut(&(user.to_string(), host.to_string())) else {
             return false;
@@ -81,6 +82,21 @@ impl AccountStore for MemStore {
             }
         }
         true
+    }
+}
+
+impl AccountStore for MemStore {
+    fn create_user(&self, user: &str, host: &str, password: &str) -> Result<bool, EngineError> {
+        Ok(self.create_user_b(user, host, password))
+    }
+    fn drop_user(&self, user: &str, host: &str) -> Result<bool, EngineError> {
+        Ok(self.drop_user_b(user, host))
+    }
+    fn set_password(&self, user: &str, host: &str, password: &str) -> Result<bool, EngineError> {
+        Ok(self.set_password_b(user, host, password))
+    }
+    fn grant_all(&self, user: &str, host: &str, db: Option<&str>) -> Result<bool, EngineError> {
+        Ok(self.grant_all_b(user, host, db))
     }
     fn grants(&self, user: &str, host: &str) -> Option<AccountGrants> {
         self.0
