@@ -90,6 +90,11 @@ pub struct Binlog {
     vfs: Arc<dyn Vfs>,
     cfg: Mutex<BinlogConfig>,
     pub(crate) active: Mutex<Active>,
+    /// (file, seq, end of the bytes written to it): what an fsync now
+    /// covers. Updated under `active` after each write; read without
+    /// `active`, so the sync stage never waits for the flush stage that is
+    /// encoding the next group.
+    written: Mutex<(Arc<dyn File>, u32, u64)>,
     /// Everything below is durable in the active file.
     synced_pos: AtomicU64,
     /// Sequence number of the active file (so a synced position is
@@ -256,6 +261,7 @@ impl Binlog {
         let checksum = cfg.checksum;
         Ok(Binlog {
             vfs,
+            written: Mutex::new((file.clone(), seq, pos)),
             cfg: Mutex::new(cfg),
             active: Mutex::new(Active {
                 file,
@@ -334,6 +340,7 @@ impl Binlog {
         }
         a.file.write_at(bytes, a.pos).map_err(io)?;
         a.pos += bytes.len() as u64;
+        self.written.lock().2 = a.pos;
         self.bytes_written
             .fetch_add(bytes.len() as u64, Ordering::Relaxed);
         Ok(())
@@ -341,10 +348,7 @@ impl Binlog {
 
     /// fsyncs the active file. Returns (file seq, position) now durable.
     pub fn sync(&self) -> Result<(u32, u64)> {
-        let (file, seq, pos) = {
-            let a = self.active.lock();
-            (a.file.clone(), a.seq, a.pos)
-        };
+        let (file, seq, pos) = self.written.lock().clone();
         if file.sync().map_err(io)? {
             self.fsyncs.fetch_add(1, Ordering::Relaxed);
         }
@@ -398,6 +402,7 @@ impl Binlog {
             alloc: npos,
             checksum: cfg.checksum,
         };
+        *self.written.lock() = (a.file.clone(), a.seq, npos);
         self.synced_pos.store(npos, Ordering::Release);
         self.synced_seq.store(a.seq as u64, Ordering::Release);
         Ok(())
@@ -410,6 +415,7 @@ impl Binlog {
         let pos = a.pos;
         a.file.write_at(&ev, pos).map_err(io)?;
         a.pos += ev.len() as u64;
+        self.written.lock().2 = a.pos;
         a.file.set_len(a.pos).map_err(io)?;
         a.file
             .write_at(&0u16.to_le_bytes(), format::FDE_FLAGS_OFFSET)
