@@ -15,15 +15,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// under the fuzzer's feet, so their entries match the message rather than
 /// the line.
 const KNOWN: &[(&str, u32, &str)] = &[
-    // sqlparser 0.55 `MySqlDialect::parse_infix` does
-    // `parser.parse_expr().unwrap()` after `DIV` (`SELECT 1 DIV`); fixed
-    // upstream in apache/datafusion-sqlparser-rs#2207. quire-sql's `parse`
-    // catches it and answers 1064, but libFuzzer's hook would abort before
-    // that `catch_unwind` runs, so the fuzzer must let it through.
-    // (The decimal exponent overflow and the AUTO_INCREMENT counter overflow
-    // found earlier are fixed in quire; list new known ones here while their
-    // fix is pending.)
-    ("sqlparser-0.55.0/src/dialect/mysql.rs", 80, ""),
+    // Empty: no known panic is pending a fix. (sqlparser 0.55's unwrap
+    // after a trailing `DIV` in `MySqlDialect::parse_infix`, `SELECT 1 DIV`,
+    // was listed here; sqlparser 0.64 answers it with a parse error. The
+    // decimal exponent overflow and the AUTO_INCREMENT counter overflow
+    // found earlier are fixed in quire.) List new known panics here while
+    // their fix is pending: libFuzzer's hook would abort on them before
+    // quire-sql's own `catch_unwind` in `parse` turns them into error 1064.
 ];
 
 /// How many known panics the inputs hit (caught here or by the code

@@ -43,7 +43,8 @@ use quire_engine::types::{compare, DateTime, Decimal};
 use quire_engine::{ColumnType, Engine, EngineError, LockMode, Scan, TableDef, Txn, Value};
 use sqlparser::ast::{
     self, Assignment, AssignmentTarget, Expr, GroupByExpr, JoinConstraint, JoinOperator,
-    ObjectName, OrderByExpr, OrderByKind, Query, SelectItem, SetExpr, TableFactor, TableWithJoins,
+    LimitClause, ObjectName, OrderByExpr, OrderByKind, OrderByOptions, OrderBySort, Query,
+    SelectItem, SetExpr, TableFactor, TableWithJoins,
 };
 
 use crate::expr::{
@@ -72,10 +73,14 @@ pub struct ResultSet {
 }
 
 pub fn split_name(n: &ObjectName) -> SqlResult<(Option<String>, String)> {
+    // A part that is not a plain identifier (sqlparser's
+    // `ObjectNamePart::Function`, another dialect's `IDENTIFIER(...)`) is
+    // no MySQL name: a syntax error rather than silently dropped.
     let parts: Vec<String> =
         n.0.iter()
-            .filter_map(|p| p.as_ident().map(|i| i.value.clone()))
-            .collect();
+            .map(|p| p.as_ident().map(|i| i.value.clone()))
+            .collect::<Option<_>>()
+            .ok_or_else(|| crate::parse::syntax_error(&n.to_string()))?;
     match parts.as_slice() {
         [t] => Ok((None, t.clone())),
         [d, t] => Ok((Some(d.clone()), t.clone())),
@@ -176,7 +181,7 @@ fn add_factor(
             name,
             alias,
             args,
-            index_hints,
+            index_directives,
             ..
         } => {
             if args.is_some() {
@@ -213,7 +218,12 @@ fn add_factor(
             }
             let def = cx.table(name)?;
             let mut force = None;
-            for h in index_hints {
+            for d in index_directives {
+                // Only MySQL's USE/FORCE/IGNORE INDEX reach here from the
+                // MySQL dialect; SQLite's INDEXED BY is not MySQL syntax.
+                let ast::TableIndexDirective::MySql(h) = d else {
+                    return Err(crate::parse::syntax_error(&d.to_string()));
+                };
                 if matches!(
                     h.hint_type,
                     ast::TableIndexHintType::Force | ast::TableIndexHintType::Use
@@ -302,7 +312,10 @@ fn build_sources(
         for j in &twj.joins {
             let (left, cons) = match &j.join_operator {
                 JoinOperator::Join(c) | JoinOperator::Inner(c) => (false, Some(c)),
-                JoinOperator::CrossJoin => (false, None),
+                // In MySQL CROSS JOIN and STRAIGHT_JOIN (a join-order hint)
+                // are inner joins and may carry ON (sqlparser 0.64 parses
+                // both; 0.55 did not).
+                JoinOperator::CrossJoin(c) | JoinOperator::StraightJoin(c) => (false, Some(c)),
                 JoinOperator::Left(c) | JoinOperator::LeftOuter(c) => (true, Some(c)),
                 _ => return Err(EngineError::not_supported("this join type")),
             };
@@ -908,6 +921,37 @@ fn eval_limit(cx: &Ctx, e: &Expr) -> SqlResult<usize> {
     }
 }
 
+/// `LIMIT n [OFFSET m]` / `LIMIT m, n` of a query: (limit, offset).
+fn limit_offset(q: &Query) -> SqlResult<(Option<&Expr>, Option<&Expr>)> {
+    match &q.limit_clause {
+        None => Ok((None, None)),
+        Some(LimitClause::OffsetCommaLimit { offset, limit }) => Ok((Some(limit), Some(offset))),
+        Some(LimitClause::LimitOffset {
+            limit,
+            offset,
+            limit_by,
+        }) => {
+            if !limit_by.is_empty() {
+                // ClickHouse's LIMIT ... BY; not MySQL.
+                return Err(crate::parse::syntax_error("BY"));
+            }
+            Ok((limit.as_ref(), offset.as_ref().map(|o| &o.value)))
+        }
+    }
+}
+
+/// Whether an ORDER BY item sorts descending. `NULLS FIRST/LAST` is
+/// ignored, as it always was (NULLs sort first ascending). PostgreSQL's
+/// `USING op` is not MySQL syntax (the parser does not produce it for an
+/// ORDER BY today; should it, it is a syntax error).
+fn is_desc(o: &OrderByOptions) -> SqlResult<bool> {
+    match &o.sort {
+        None | Some(OrderBySort::Asc) => Ok(false),
+        Some(OrderBySort::Desc) => Ok(true),
+        Some(OrderBySort::Using(_)) => Err(crate::parse::syntax_error("USING")),
+    }
+}
+
 fn sort_cmp(a: &[Value], b: &[Value], desc: &[bool]) -> Ordering {
     for (i, d) in desc.iter().enumerate() {
         let (x, y) = (&a[i], &b[i]);
@@ -955,7 +999,7 @@ pub fn select(cx: &Ctx, txn: &mut Txn, q: &Query, lock: Option<LockMode>) -> Sql
     let s = match &*q.body {
         SetExpr::Select(s) => s,
         SetExpr::Query(inner) => {
-            if q.order_by.is_none() && q.limit.is_none() {
+            if q.order_by.is_none() && q.limit_clause.is_none() {
                 return select(cx, txn, inner, lock);
             }
             return Err(EngineError::not_supported(
@@ -968,6 +1012,21 @@ pub fn select(cx: &Ctx, txn: &mut Txn, q: &Query, lock: Option<LockMode>) -> Sql
     };
     if s.into.is_some() {
         return Err(EngineError::not_supported("SELECT ... INTO"));
+    }
+    // Oracle's CONNECT BY / START WITH, which sqlparser 0.64 reads in every
+    // dialect (0.55 did not): a syntax error, not a clause to drop.
+    if !s.connect_by.is_empty() {
+        return Err(crate::parse::syntax_error("CONNECT BY"));
+    }
+    // MySQL's SELECT modifiers (sqlparser 0.64 parses them; with 0.55 they
+    // were read as column names). All but SQL_CALC_FOUND_ROWS are hints
+    // that do not change the result; that one needs FOUND_ROWS(), which
+    // quire does not have.
+    if s.select_modifiers
+        .as_ref()
+        .is_some_and(|m| m.sql_calc_found_rows)
+    {
+        return Err(EngineError::not_supported("SQL_CALC_FOUND_ROWS"));
     }
     let (cols, srcs, inner_on) = build_sources(cx, txn, &s.from)?;
     // WHERE and inner-join ON conjuncts.
@@ -1053,6 +1112,10 @@ pub fn select(cx: &Ctx, txn: &mut Txn, q: &Query, lock: Option<LockMode>) -> Sql
                 aliases.push(name);
                 outs.push((ce, meta));
             }
+            // Spark's `expr AS (a, b)`; the MySQL dialect does not produce it.
+            SelectItem::ExprWithAliases { .. } => {
+                return Err(crate::parse::syntax_error(&item.to_string()))
+            }
         }
     }
     // GROUP BY
@@ -1104,23 +1167,25 @@ pub fn select(cx: &Ctx, txn: &mut Txn, q: &Query, lock: Option<LockMode>) -> Sql
                         Some(&mut aggs),
                         "order clause",
                     )?;
-                    order.push((e, o.options.asc == Some(false)));
+                    order.push((e, is_desc(&o.options)?));
                 }
             }
             OrderByKind::All(_) => return Err(EngineError::not_supported("ORDER BY ALL")),
         }
     }
     let grouped = !aggs.is_empty() || !group_exprs.is_empty();
-    let limit = match &q.limit {
+    let (limit, offset) = limit_offset(q)?;
+    let limit = match limit {
         Some(l) => Some(eval_limit(cx, l)?),
         None => None,
     };
-    let offset = match &q.offset {
-        Some(o) => eval_limit(cx, &o.value)?,
+    let offset = match offset {
+        Some(o) => eval_limit(cx, o)?,
         None => 0,
     };
     let distinct = match &s.distinct {
-        None => false,
+        // sqlparser 0.64 records an explicit `SELECT ALL`; 0.55 dropped it.
+        None | Some(ast::Distinct::All) => false,
         Some(ast::Distinct::Distinct) => true,
         Some(ast::Distinct::On(_)) => return Err(EngineError::not_supported("DISTINCT ON")),
     };
@@ -1363,7 +1428,10 @@ fn matching_rows(
             .iter()
             .map(|o| c.compile(&o.expr))
             .collect::<SqlResult<Vec<_>>>()?;
-        let desc: Vec<bool> = order.iter().map(|o| o.options.asc == Some(false)).collect();
+        let desc: Vec<bool> = order
+            .iter()
+            .map(|o| is_desc(&o.options))
+            .collect::<SqlResult<_>>()?;
         for r in out {
             let rr = Row {
                 row: &r.values,
@@ -1563,9 +1631,17 @@ pub fn insert(cx: &Ctx, txn: &mut Txn, ins: &ast::Insert) -> SqlResult<WriteResu
     } else if !ins.columns.is_empty() {
         let mut v = Vec::new();
         for c in &ins.columns {
+            // sqlparser 0.64 reads the column list as object names;
+            // quire takes plain column names only (a qualified `t.c` was
+            // a syntax error with 0.55 and stays one).
+            let name = match c.0.as_slice() {
+                [part] => part.as_ident().map(|i| i.value.as_str()),
+                _ => None,
+            }
+            .ok_or_else(|| crate::parse::syntax_error(&c.to_string()))?;
             let p = t
-                .column(&c.value)
-                .ok_or_else(|| crate::expr::err_unknown_column(&c.value, "field list"))?;
+                .column(name)
+                .ok_or_else(|| crate::expr::err_unknown_column(name, "field list"))?;
             v.push(p);
         }
         v

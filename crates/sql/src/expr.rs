@@ -296,6 +296,24 @@ pub fn literal(v: &ast::Value, params: &[Value]) -> SqlResult<Value> {
     })
 }
 
+/// The text of a `LIKE ... ESCAPE x` clause. sqlparser 0.64 parses `x` as
+/// an expression; 0.55 read a literal string (or a bare word, taken as its
+/// text), and anything else was a syntax error. That is kept: quire has no
+/// per-execution escape character.
+fn escape_text(e: &Expr) -> SqlResult<String> {
+    use ast::Value as V;
+    match e {
+        Expr::Value(v) => match &v.value {
+            V::SingleQuotedString(s) | V::DoubleQuotedString(s) | V::UnicodeStringLiteral(s) => {
+                Ok(s.clone())
+            }
+            other => Err(crate::parse::syntax_error(&other.to_string())),
+        },
+        Expr::Identifier(i) if i.quote_style.is_none() => Ok(i.value.clone()),
+        other => Err(crate::parse::syntax_error(&other.to_string())),
+    }
+}
+
 fn func_name(f: &ast::Function) -> String {
     f.name
         .0
@@ -392,12 +410,23 @@ impl Compiler<'_> {
                 }
             }
             Expr::Value(v) => E::Lit(literal(&v.value, self.params)?),
-            Expr::TypedString { data_type, value } => {
-                let v = literal(value, self.params)?;
-                let ty = cast_type(data_type)?;
+            // `DATE '2024-01-01'`, and its ODBC spelling `{d '2024-01-01'}`
+            // which MySQL accepts too (same meaning, only the flag differs).
+            Expr::TypedString(ts) => {
+                let v = literal(&ts.value.value, self.params)?;
+                let ty = cast_type(&ts.data_type)?;
                 E::Cast(Box::new(E::Lit(v)), ty)
             }
-            Expr::IntroducedString { value, .. } => E::Lit(literal(value, self.params)?),
+            // A charset introducer (`_utf8mb4'x'`): the string itself.
+            // sqlparser 0.64 folds introducers into `Prefixed`, which other
+            // dialects also use for non-literals; those stay unsupported.
+            Expr::Prefixed { prefix, value } if prefix.value.starts_with('_') => match &**value {
+                Expr::Value(v) => E::Lit(literal(&v.value, self.params)?),
+                other => {
+                    let s: String = other.to_string().chars().take(60).collect();
+                    return Err(EngineError::not_supported(format!("expression {s}")));
+                }
+            },
             Expr::Nested(x) => self.compile(x)?,
             Expr::IsNull(x) => E::IsNull(Box::new(self.compile(x)?), false),
             Expr::IsNotNull(x) => E::IsNull(Box::new(self.compile(x)?), true),
@@ -405,10 +434,11 @@ impl Compiler<'_> {
             Expr::IsNotTrue(x) => E::IsBool(Box::new(self.compile(x)?), true, true),
             Expr::IsFalse(x) => E::IsBool(Box::new(self.compile(x)?), false, false),
             Expr::IsNotFalse(x) => E::IsBool(Box::new(self.compile(x)?), false, true),
-            Expr::InList {
+            Expr::In {
                 expr,
-                list,
+                target: ast::InTarget::List(list),
                 negated,
+                global: false,
             } => {
                 let x = self.compile(expr)?;
                 let l = list
@@ -438,7 +468,7 @@ impl Compiler<'_> {
                 if *any {
                     return Err(EngineError::not_supported("LIKE ANY"));
                 }
-                let esc = match escape_char.as_deref() {
+                let esc = match escape_char.as_deref().map(escape_text).transpose()? {
                     None => b'\\',
                     Some(s) if s.len() == 1 => s.as_bytes()[0],
                     Some(_) => {
@@ -497,6 +527,7 @@ impl Compiler<'_> {
                 operand,
                 conditions,
                 else_result,
+                ..
             } => {
                 let op = match operand {
                     Some(o) => Some(Box::new(self.compile(o)?)),
@@ -575,7 +606,12 @@ impl Compiler<'_> {
                 E::Func(F::Locate, vec![self.compile(expr)?, self.compile(r#in)?])
             }
             Expr::Function(f) => self.function(f)?,
-            Expr::Subquery(_) | Expr::InSubquery { .. } | Expr::Exists { .. } => {
+            Expr::Subquery(_)
+            | Expr::In {
+                target: ast::InTarget::Subquery(_),
+                ..
+            }
+            | Expr::Exists { .. } => {
                 return Err(EngineError::not_supported("subqueries in expressions"))
             }
             Expr::Tuple(_) => return Err(EngineError::not_supported("row constructors")),

@@ -19,6 +19,7 @@ use quire_engine::{ColumnType, EngineError, Value};
 
 pub mod account;
 mod ddl;
+mod dialect;
 mod exec;
 mod expr;
 mod parse;

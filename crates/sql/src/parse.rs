@@ -1,10 +1,12 @@
 //! # Parse: statement text to a [`Command`]
 //!
 //! The front end has two halves. The statement text is first tokenized with
-//! `sqlparser`'s MySQL dialect; every `?` placeholder token is renumbered
-//! `?1`, `?2`, ... in text order, so that a prepared statement binds its
-//! parameters by position no matter where the parser later puts them in
-//! the tree. The leading words then decide who parses the rest:
+//! `sqlparser`'s MySQL dialect (as adjusted in `dialect.rs`: versioned
+//! comments stay comments, `BINARY` binds tightly); every `?` placeholder
+//! token is renumbered `?1`, `?2`, ... in text order, so that a prepared
+//! statement binds its parameters by position no matter where the parser
+//! later puts them in the tree. The leading words then decide who parses
+//! the rest:
 //!
 //! * the administrative statements whose MySQL syntax `sqlparser` does not
 //!   know or only half knows (`SET` in all its forms, `SHOW ...`,
@@ -23,13 +25,13 @@
 //! Parse failures become MySQL error 1064 with MySQL's wording.
 
 use sqlparser::ast::{Expr, Ident, ObjectName, OrderByExpr, Statement};
-use sqlparser::dialect::MySqlDialect;
 use sqlparser::keywords::Keyword;
 use sqlparser::parser::{Parser, ParserError};
 use sqlparser::tokenizer::{Token, Tokenizer, Whitespace, Word};
 
 use quire_engine::EngineError;
 
+use crate::dialect::QuireDialect;
 use crate::SqlResult;
 
 /// Scope of a `SET` assignment or `SHOW` listing.
@@ -134,7 +136,9 @@ pub struct Parsed {
     pub params: usize,
     /// A trailing `LOCK IN SHARE MODE` was present.
     pub share_lock: bool,
-    /// `UPDATE ... ORDER BY ... LIMIT n` tail (sqlparser lacks them).
+    /// `UPDATE ... ORDER BY ... LIMIT n` tail, cut off before parsing
+    /// (written when sqlparser did not parse it; 0.64 does, into
+    /// `Update::order_by`/`limit`, which therefore stay empty here).
     pub update_order: Vec<OrderByExpr>,
     pub update_limit: Option<Expr>,
 }
@@ -193,9 +197,10 @@ fn significant(t: &Token) -> bool {
 
 /// Parses one statement (a trailing `;` is allowed).
 pub fn parse(sql: &str) -> SqlResult<Parsed> {
-    // sqlparser 0.55 can panic on some malformed input (e.g. `SELECT 1
-    // DIV`: an unwrap in its MySQL dialect, found by fuzzing). Bad input
-    // must be a syntax error, never a dead connection.
+    // Defence in depth: sqlparser has panicked on malformed input before
+    // (0.55 unwrapped after a trailing `DIV`, found by fuzzing; fixed in
+    // 0.64). Should a future version do so again, bad input must still be a
+    // syntax error, never a dead connection.
     match std::panic::catch_unwind(|| parse_inner(sql)) {
         Ok(r) => r,
         Err(_) => Err(syntax_error(sql)),
@@ -203,7 +208,7 @@ pub fn parse(sql: &str) -> SqlResult<Parsed> {
 }
 
 fn parse_inner(sql: &str) -> SqlResult<Parsed> {
-    let dialect = MySqlDialect {};
+    let dialect = QuireDialect::default();
     let mut tokens = Tokenizer::new(&dialect, sql)
         .tokenize()
         .map_err(|e| syntax_error(&e.to_string()))?;
@@ -217,8 +222,8 @@ fn parse_inner(sql: &str) -> SqlResult<Parsed> {
             }
         }
     }
-    // Drop comments (MySQL's /*! ... */ versioned comments are ignored too)
-    // and trailing semicolons.
+    // Drop comments (MySQL's /*! ... */ versioned comments are ignored too:
+    // `QuireDialect` keeps them comments) and trailing semicolons.
     tokens.retain(|t| {
         !matches!(
             t,
@@ -337,7 +342,7 @@ fn parse_inner(sql: &str) -> SqlResult<Parsed> {
 /// Cuts a top-level `ORDER BY ...` / `LIMIT ...` tail off an UPDATE.
 fn split_update_tail(
     tokens: &[Token],
-    dialect: &MySqlDialect,
+    dialect: &QuireDialect,
     sql: &str,
 ) -> SqlResult<(Vec<Token>, Vec<OrderByExpr>, Option<Expr>)> {
     let mut depth = 0i32;
@@ -759,6 +764,19 @@ mod tests {
         ] {
             assert!(matches!(parse(q).unwrap().cmd, Command::Set(_)), "{q}");
         }
+    }
+
+    #[test]
+    fn versioned_comments_are_ignored() {
+        let p = parse("SELECT 1 /*!, 2 */").unwrap();
+        let Command::Sql(st) = p.cmd else {
+            panic!("not SQL")
+        };
+        assert_eq!(st.to_string(), "SELECT 1");
+        assert!(matches!(
+            parse("/*!40101 SET NAMES utf8 */").unwrap().cmd,
+            Command::Empty
+        ));
     }
 
     #[test]

@@ -843,16 +843,24 @@ impl Session {
                 }
                 Ok(done(r.affected, r.last_insert_id.unwrap_or(0), 0, r.info))
             }
-            Statement::Update {
+            Statement::Update(ast::Update {
                 table,
                 assignments,
                 from,
                 selection,
                 returning,
+                order_by,
+                limit,
                 ..
-            } => {
+            }) => {
                 if from.is_some() || returning.is_some() {
                     return Err(EngineError::not_supported("UPDATE ... FROM/RETURNING"));
+                }
+                // `parse` cuts a top-level ORDER BY/LIMIT tail off before
+                // sqlparser sees the statement (`Parsed::update_order`), so
+                // the parser's own fields stay empty.
+                if !order_by.is_empty() || limit.is_some() {
+                    return Err(parse::syntax_error("ORDER BY"));
                 }
                 counters().update.fetch_add(1, Ordering::Relaxed);
                 let r = self.with_ctx(params, |cx, txn| {
@@ -901,6 +909,7 @@ impl Session {
             Statement::CreateSchema {
                 schema_name,
                 if_not_exists,
+                ..
             } => {
                 self.implicit_commit()?;
                 let name = schema_name.to_string().trim_matches('`').to_string();
@@ -949,7 +958,7 @@ impl Session {
                 let name = exec::split_name(name)?.1;
                 let mut cols = Vec::new();
                 for c in &ci.columns {
-                    let cname = match &c.expr {
+                    let cname = match &c.column.expr {
                         Expr::Identifier(i) => i.value.clone(),
                         Expr::Function(f) => f.name.to_string(),
                         other => other.to_string(),
@@ -979,9 +988,17 @@ impl Session {
                 names,
                 ..
             } => self.drop(*object_type, *if_exists, names),
-            Statement::Truncate { table_names, .. } => {
+            Statement::Truncate(tr) => {
+                // `TRUNCATE TABLE IF EXISTS` and PostgreSQL's `name *` are
+                // not MySQL syntax; sqlparser 0.64 reads them, 0.55 did not.
+                if tr.if_exists {
+                    return Err(parse::syntax_error("IF EXISTS"));
+                }
+                if let Some(tn) = tr.table_names.iter().find(|tn| tn.has_asterisk) {
+                    return Err(parse::syntax_error(&format!("{} *", tn.name)));
+                }
                 self.implicit_commit()?;
-                for tn in table_names {
+                for tn in &tr.table_names {
                     let (db, t) = exec::split_name(&tn.name)?;
                     let db = match db {
                         Some(d) => d,
