@@ -1018,6 +1018,27 @@ pub fn select(cx: &Ctx, txn: &mut Txn, q: &Query, lock: Option<LockMode>) -> Sql
     if !s.connect_by.is_empty() {
         return Err(crate::parse::syntax_error("CONNECT BY"));
     }
+    // Other dialects' clauses that sqlparser reads everywhere: not MySQL
+    // syntax, so a syntax error rather than a clause silently dropped.
+    for (present, what) in [
+        (s.top.is_some(), "TOP"),
+        (s.exclude.is_some(), "EXCLUDE"),
+        (!s.lateral_views.is_empty(), "LATERAL VIEW"),
+        (s.prewhere.is_some(), "PREWHERE"),
+        (!s.cluster_by.is_empty(), "CLUSTER BY"),
+        (!s.distribute_by.is_empty(), "DISTRIBUTE BY"),
+        (!s.sort_by.is_empty(), "SORT BY"),
+        (s.qualify.is_some(), "QUALIFY"),
+        (s.value_table_mode.is_some(), "AS VALUE"),
+    ] {
+        if present {
+            return Err(crate::parse::syntax_error(what));
+        }
+    }
+    // MySQL 8 syntax that quire does not implement.
+    if !s.named_window.is_empty() {
+        return Err(EngineError::not_supported("window functions (WINDOW)"));
+    }
     // MySQL's SELECT modifiers (sqlparser 0.64 parses them; with 0.55 they
     // were read as column names). All but SQL_CALC_FOUND_ROWS are hints
     // that do not change the result; that one needs FOUND_ROWS(), which

@@ -323,7 +323,14 @@ fn parse_inner(sql: &str) -> SqlResult<Parsed> {
             parsed.update_order = order;
             parsed.update_limit = limit;
             let mut p = Parser::new(&dialect).with_tokens(head);
-            p.parse_statement().map(|s| Command::Sql(Box::new(s)))
+            let stmt = p.parse_statement().map_err(|e| perr(e, sql))?;
+            // Everything before the cut-off tail must have been consumed
+            // (`UPDATE t SET c = 1 WHERE id = 1 garbage` is a syntax error).
+            let t = p.peek_token();
+            if t.token != Token::EOF {
+                return Err(syntax_error(&t.token.to_string()));
+            }
+            Ok(Command::Sql(Box::new(stmt)))
         }
         _ => p.parse_statement().map(|s| Command::Sql(Box::new(s))),
     };
