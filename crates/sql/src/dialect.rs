@@ -5,10 +5,12 @@
 //! what existing statements mean:
 //!
 //! * **Versioned comments** (`/*! ... */`, `/*!40101 ... */`): 0.64's
-//!   tokenizer splices their text into the statement, whatever the version
-//!   number. quire has always dropped them like any other comment: a dump's
-//!   `/*!40101 SET ... */` lines and the `/*!40100 DEFAULT CHARACTER SET
-//!   ... */` tail of quire's own `SHOW CREATE DATABASE` are no-ops.
+//!   tokenizer splices their text into the statement whatever the version
+//!   number. With the switch off they arrive as comment tokens and
+//!   `parse.rs` splices them itself, as MySQL 8.0.36 does: only when the
+//!   version is at most 80036 (a mysqldump file's `/*!40101 SET ... */`
+//!   lines run; `/*!90000 ... */` and MariaDB's `/*M! ... */` stay
+//!   comments).
 //! * **`BINARY expr`**: 0.64 reads the operand at the *lowest* precedence,
 //!   so `c = BINARY 'x' AND id > 5` becomes `c = CAST(('x' AND id > 5) AS
 //!   BINARY)`. MySQL's `BINARY` binds tighter than any binary operator.
@@ -298,7 +300,7 @@ mod tests {
     #[test]
     fn the_two_differences() {
         let q = QuireDialect::default();
-        // A versioned comment stays a comment.
+        // A versioned comment stays a comment token (parse.rs decides by version).
         let toks = Tokenizer::new(&q, "SELECT 1 /*!40101 , 2 */")
             .tokenize()
             .expect("tokenizes");

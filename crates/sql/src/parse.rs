@@ -1,8 +1,11 @@
 //! # Parse: statement text to a [`Command`]
 //!
 //! The front end has two halves. The statement text is first tokenized with
-//! `sqlparser`'s MySQL dialect (as adjusted in `dialect.rs`: versioned
-//! comments stay comments, `BINARY` binds tightly); every `?` placeholder
+//! `sqlparser`'s MySQL dialect (as adjusted in `dialect.rs`: `BINARY`
+//! binds tightly); MySQL's versioned comments are resolved here as MySQL
+//! 8.0.36 does (`/*! text */` and `/*!NNNNN text */` with NNNNN <= 80036
+//! are part of the statement, a later version or MariaDB's `/*M! */` is a
+//! comment), which is what lets a mysqldump file load; every `?` placeholder
 //! token is renumbered `?1`, `?2`, ... in text order, so that a prepared
 //! statement binds its parameters by position no matter where the parser
 //! later puts them in the tree. The leading words then decide who parses
@@ -124,6 +127,10 @@ pub enum Command {
     Use(String),
     /// CREATE/ALTER/DROP USER, GRANT ALL, SET PASSWORD, SHOW GRANTS.
     Account(Box<crate::account::AccountCmd>),
+    /// `ALTER TABLE t DISABLE KEYS` / `ENABLE KEYS` (mysqldump writes them
+    /// around each table's rows): InnoDB has no such option, MySQL answers
+    /// OK with Note 1031, and so does quire.
+    KeysToggle(Box<ObjectName>),
     /// An empty statement (only comments / semicolons).
     Empty,
 }
@@ -212,6 +219,7 @@ fn parse_inner(sql: &str) -> SqlResult<Parsed> {
     let mut tokens = Tokenizer::new(&dialect, sql)
         .tokenize()
         .map_err(|e| syntax_error(&e.to_string()))?;
+    splice_versioned_comments(&mut tokens, &dialect)?;
     // Number the placeholders.
     let mut params = 0usize;
     for t in tokens.iter_mut() {
@@ -222,8 +230,8 @@ fn parse_inner(sql: &str) -> SqlResult<Parsed> {
             }
         }
     }
-    // Drop comments (MySQL's /*! ... */ versioned comments are ignored too:
-    // `QuireDialect` keeps them comments) and trailing semicolons.
+    // Drop comments (versioned ones were resolved above) and trailing
+    // semicolons.
     tokens.retain(|t| {
         !matches!(
             t,
@@ -276,6 +284,12 @@ fn parse_inner(sql: &str) -> SqlResult<Parsed> {
         parsed.cmd = Command::Account(Box::new(crate::account::parse(&sig_tokens)?));
         return Ok(parsed);
     }
+    // ALTER TABLE name {DISABLE|ENABLE} KEYS
+    let keys_toggle = first == "ALTER" && second == "TABLE" && sig.len() >= 5 && {
+        let n = sig.len();
+        (is_word(&tokens[sig[n - 2]], "DISABLE") || is_word(&tokens[sig[n - 2]], "ENABLE"))
+            && is_word(&tokens[sig[n - 1]], "KEYS")
+    };
     let mut p = Parser::new(&dialect).with_tokens(tokens.clone());
     let res = match first.as_str() {
         "SET" => parse_set(&mut p).map(Command::Set),
@@ -318,6 +332,15 @@ fn parse_inner(sql: &str) -> SqlResult<Parsed> {
             p.next_token();
             p.parse_identifier().map(|i| Command::Use(i.value))
         }
+        "ALTER" if keys_toggle => {
+            p.next_token();
+            p.next_token();
+            let name = p.parse_object_name(false);
+            // Only the two words may follow the name (checked below).
+            p.next_token();
+            p.next_token();
+            name.map(|n| Command::KeysToggle(Box::new(n)))
+        }
         "UPDATE" => {
             let (head, order, limit) = split_update_tail(&tokens, &dialect, sql)?;
             parsed.update_order = order;
@@ -344,6 +367,52 @@ fn parse_inner(sql: &str) -> SqlResult<Parsed> {
     }
     parsed.cmd = cmd;
     Ok(parsed)
+}
+
+/// The server version versioned comments are compared with (8.0.36).
+const VERSION_FOR_COMMENTS: u32 = 80036;
+
+/// Replaces each executable versioned comment with the tokens of its text
+/// (MySQL: `/*!` + optional 5 or 6 digit version; the text counts when the
+/// version is at most the server's). Other comments stay for the caller
+/// to drop.
+fn splice_versioned_comments(tokens: &mut Vec<Token>, dialect: &QuireDialect) -> SqlResult<()> {
+    let executable = |t: &Token| -> Option<String> {
+        let Token::Whitespace(Whitespace::MultiLineComment(text)) = t else {
+            return None;
+        };
+        let rest = text.strip_prefix('!')?;
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        match digits {
+            0 => Some(rest.to_string()),
+            5 | 6 => {
+                let version: u32 = rest[..digits].parse().ok()?;
+                (version <= VERSION_FOR_COMMENTS).then(|| rest[digits..].to_string())
+            }
+            // MySQL reads other digit runs as part of the text.
+            _ => Some(rest.to_string()),
+        }
+    };
+    if !tokens.iter().any(|t| executable(t).is_some()) {
+        return Ok(());
+    }
+    let mut out = Vec::with_capacity(tokens.len());
+    for t in tokens.drain(..) {
+        match executable(&t) {
+            Some(text) => {
+                let inner = Tokenizer::new(dialect, &text)
+                    .tokenize()
+                    .map_err(|e| syntax_error(&e.to_string()))?;
+                // Keep the text apart from its neighbours, as the comment did.
+                out.push(Token::Whitespace(Whitespace::Space));
+                out.extend(inner);
+                out.push(Token::Whitespace(Whitespace::Space));
+            }
+            None => out.push(t),
+        }
+    }
+    *tokens = out;
+    Ok(())
 }
 
 /// Cuts a top-level `ORDER BY ...` / `LIMIT ...` tail off an UPDATE.
@@ -774,16 +843,29 @@ mod tests {
     }
 
     #[test]
-    fn versioned_comments_are_ignored() {
-        let p = parse("SELECT 1 /*!, 2 */").unwrap();
-        let Command::Sql(st) = p.cmd else {
-            panic!("not SQL")
+    fn versioned_comments_execute_up_to_our_version() {
+        let sql = |q: &str| match parse(q).unwrap().cmd {
+            Command::Sql(st) => st.to_string(),
+            Command::Empty => String::new(),
+            other => format!("{other:?}"),
         };
-        assert_eq!(st.to_string(), "SELECT 1");
+        assert_eq!(sql("SELECT 1 /*!, 2 */"), "SELECT 1, 2");
+        assert_eq!(sql("SELECT 1 /*!40101 , 2 */"), "SELECT 1, 2");
+        assert_eq!(sql("SELECT 1 /*!80036 , 2 */"), "SELECT 1, 2");
+        assert_eq!(sql("SELECT 1 /*!80037 , 2 */"), "SELECT 1");
+        assert_eq!(sql("SELECT 1 /*!90000 , 2 */"), "SELECT 1");
+        assert_eq!(sql("SELECT 1 /*M!100100 , 2 */"), "SELECT 1");
+        assert_eq!(sql("SELECT 1 /* , 2 */"), "SELECT 1");
         assert!(matches!(
             parse("/*!40101 SET NAMES utf8 */").unwrap().cmd,
+            Command::Set(_)
+        ));
+        assert!(matches!(
+            parse("/*!99999 SET NAMES utf8 */").unwrap().cmd,
             Command::Empty
         ));
+        // The text is tokenized like the rest: bad text is a syntax error.
+        assert!(parse("SELECT 1 /*!40101 'unterminated */").is_err());
     }
 
     #[test]

@@ -595,6 +595,16 @@ impl Session {
                 self.use_db(db)?;
                 Ok(done(0, 0, 0, String::new()))
             }
+            Command::KeysToggle(n) => {
+                let (d, t) = crate::show::table_db(self, n, None)?;
+                self.engine().table(&d, &t)?;
+                self.warnings.push((
+                    "Note".into(),
+                    1031,
+                    format!("Table storage engine for '{t}' doesn't have this option"),
+                ));
+                Ok(done(0, 0, 1, String::new()))
+            }
             Command::Account(cmd) => {
                 if !matches!(**cmd, account::AccountCmd::ShowGrants(_)) {
                     self.implicit_commit()?;

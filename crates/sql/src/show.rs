@@ -216,7 +216,11 @@ pub fn virtual_table(s: &Session, db: &str, name: &str) -> Option<Virtual> {
     Some((cols, rows))
 }
 
-fn table_db(s: &Session, n: &ObjectName, db: Option<&str>) -> SqlResult<(String, String)> {
+pub(crate) fn table_db(
+    s: &Session,
+    n: &ObjectName,
+    db: Option<&str>,
+) -> SqlResult<(String, String)> {
     let (d, t) = split_name(n)?;
     let d = match (db, d) {
         (Some(x), _) => x.to_string(),
