@@ -99,6 +99,7 @@ pub(crate) const SESSION_VARS: &[(&str, &str)] = &[
     ("session_track_gtids", "OFF"),
     ("sql_auto_is_null", "OFF"),
     ("sql_mode", "ONLY_FULL_GROUP_BY,STRICT_TRANS_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION"),
+    ("sql_notes", "ON"),
     ("sql_safe_updates", "OFF"),
     ("sql_select_limit", "18446744073709551615"),
     ("sql_warnings", "OFF"),
