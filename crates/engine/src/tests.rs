@@ -74,6 +74,21 @@ fn s(x: &str) -> Value {
     Value::Bytes(x.as_bytes().to_vec())
 }
 
+/// The XIDs of every binlog file the index names, in order.
+fn binlog_xids(sim: &SimFs) -> Vec<u64> {
+    let idx = sim
+        .file_bytes(&cfg().datadir.join("binlog.index"))
+        .expect("index");
+    let mut out = Vec::new();
+    for line in String::from_utf8_lossy(&idx).lines() {
+        let name = line.trim().trim_start_matches("./");
+        if let Some(b) = sim.file_bytes(&cfg().datadir.join(name)) {
+            out.extend(crate::binlog::format::parse_events(&b).xids);
+        }
+    }
+    out
+}
+
 fn put(e: &Engine, t: &TableDef, id: i64, owner: &str, bal: i64) {
     let mut tx = e.begin(Isolation::RepeatableRead, false);
     tx.insert(
@@ -851,16 +866,7 @@ fn a_failed_sync_fails_the_whole_group_and_recovers_cleanly() {
             assert!(ids.contains(a), "{target}: acknowledged id {a} lost");
         }
         // The engine holds exactly what the binlog holds.
-        let mut binlog_xids = 0usize;
-        let idx = sim
-            .file_bytes(&cfg().datadir.join("binlog.index"))
-            .expect("index");
-        for line in String::from_utf8_lossy(&idx).lines() {
-            let name = line.trim().trim_start_matches("./");
-            if let Some(b) = sim.file_bytes(&cfg().datadir.join(name)) {
-                binlog_xids += crate::binlog::format::parse_events(&b).xids.len();
-            }
-        }
+        let binlog_xids = binlog_xids(&sim).len();
         // Every committed transaction is one insert (the table setup put
         // one row through a transaction too).
         assert_eq!(
@@ -1067,19 +1073,6 @@ fn a_rejected_auto_increment_value_does_not_move_the_counter() {
 #[test]
 fn a_binlog_transaction_whose_prepare_was_lost_is_cut_at_recovery() {
     let sim = SimFs::new(FlushMethod::Fsync);
-    let binlog_xids = |sim: &SimFs| -> Vec<u64> {
-        let idx = sim
-            .file_bytes(&cfg().datadir.join("binlog.index"))
-            .expect("index");
-        let mut out = Vec::new();
-        for line in String::from_utf8_lossy(&idx).lines() {
-            let name = line.trim().trim_start_matches("./");
-            if let Some(b) = sim.file_bytes(&cfg().datadir.join(name)) {
-                out.extend(crate::binlog::format::parse_events(&b).xids);
-            }
-        }
-        out
-    };
     let before;
     {
         let e = open(&sim);

@@ -195,12 +195,27 @@ impl GrantTables {
         Ok(out)
     }
 
+    /// Runs `f` in one transaction: committed if it succeeds, rolled back
+    /// if not.
+    fn in_txn(
+        &self,
+        f: impl FnOnce(&mut Txn) -> Result<(), EngineError>,
+    ) -> Result<(), EngineError> {
+        let mut tx = self.begin();
+        match f(&mut tx) {
+            Ok(()) => tx.commit().map(|_| ()),
+            Err(e) => {
+                tx.rollback();
+                Err(e)
+            }
+        }
+    }
+
     /// Writes one account (its `mysql.user` row and its `mysql.db` rows),
     /// replacing what was there.
     pub(crate) fn put(&self, user: &str, host: &str, a: &StoredAccount) -> Result<(), EngineError> {
-        let mut tx = self.begin();
-        let r = (|| {
-            Self::remove_in(&mut tx, &self.user, &self.db, user, host)?;
+        self.in_txn(|tx| {
+            Self::remove_in(tx, &self.user, &self.db, user, host)?;
             tx.insert(
                 &self.user,
                 vec![
@@ -218,26 +233,12 @@ impl GrantTables {
                 )?;
             }
             Ok(())
-        })();
-        match r {
-            Ok(()) => tx.commit().map(|_| ()),
-            Err(e) => {
-                tx.rollback();
-                Err(e)
-            }
-        }
+        })
     }
 
     /// Removes one account and its database grants.
     pub(crate) fn remove(&self, user: &str, host: &str) -> Result<(), EngineError> {
-        let mut tx = self.begin();
-        match Self::remove_in(&mut tx, &self.user, &self.db, user, host) {
-            Ok(()) => tx.commit().map(|_| ()),
-            Err(e) => {
-                tx.rollback();
-                Err(e)
-            }
-        }
+        self.in_txn(|tx| Self::remove_in(tx, &self.user, &self.db, user, host))
     }
 
     fn remove_in(

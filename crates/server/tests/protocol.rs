@@ -26,7 +26,8 @@ struct TestServer {
 
 static N: AtomicUsize = AtomicUsize::new(0);
 
-fn start(tweak: impl FnOnce(&mut ServerConfig)) -> TestServer {
+/// A new, empty directory for one test server.
+fn fresh_dir() -> PathBuf {
     let dir = std::env::temp_dir().join(format!(
         "quire-server-test-{}-{}",
         std::process::id(),
@@ -34,7 +35,11 @@ fn start(tweak: impl FnOnce(&mut ServerConfig)) -> TestServer {
     ));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    start_in(dir, false, tweak)
+    dir
+}
+
+fn start(tweak: impl FnOnce(&mut ServerConfig)) -> TestServer {
+    start_in(fresh_dir(), false, tweak)
 }
 
 /// A server on `dir` (kept if it exists); `persistent` = the accounts of
@@ -837,13 +842,7 @@ fn accounts_over_the_wire() {
 
 #[test]
 fn accounts_survive_a_restart_in_the_grant_tables() {
-    let dir = std::env::temp_dir().join(format!(
-        "quire-server-test-{}-{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::Relaxed)
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = fresh_dir();
     let login = |port: u16, pw: &str| {
         Client::connect_raw(port, "keep", pw, "mysql_native_password", BASE_CAPS, None)
     };
