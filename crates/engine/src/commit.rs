@@ -481,19 +481,6 @@ impl Inner {
         }
     }
 
-    /// Whether the group's redo fsync belongs to the sync stage, where it
-    /// runs beside the binlog fsync (trx_commit=1 with the grouped prepare
-    /// flush). At 2 the flush stage writes the redo (no fsync), at 0 it
-    /// leaves it to the background flush, in PER_TRANSACTION mode each
-    /// prepare flushed its own.
-    fn redo_sync_in_sync_stage(&self) -> bool {
-        self.settings
-            .flush_log_at_trx_commit
-            .load(Ordering::Acquire)
-            == 1
-            && !self.settings.prepare_flush_per_trx.load(Ordering::Relaxed)
-    }
-
     /// The flush stage, run by its leader holding the flush lock `g`: the
     /// group's redo (written at trx_commit=2; at 1 it is made durable in
     /// the sync stage), then the group's binlog events. The flush lock is
@@ -508,10 +495,17 @@ impl Inner {
     ) -> Result<bool> {
         self.store.shared().poison.check()?;
         let max_lsn = batch.iter().map(|t| t.prepare_lsn).max().unwrap_or(0);
+        // trx_commit=2: written before the binlog bytes, so that a process
+        // crash never leaves a binlog transaction without its prepare. At 1
+        // the fsync happens in the sync stage; at 0 the background flush.
         if !self.settings.prepare_flush_per_trx.load(Ordering::Relaxed)
-            && !self.redo_sync_in_sync_stage()
+            && self
+                .settings
+                .flush_log_at_trx_commit
+                .load(Ordering::Acquire)
+                == 2
         {
-            self.flush_redo_for_commit(max_lsn)?;
+            self.store.log().write_to(max_lsn)?;
         }
         {
             let a = p.binlog.active.lock();
@@ -561,33 +555,37 @@ impl Inner {
             }
         }
         let batch = p.sync.fetch();
-        // trx_commit=1: the group's PREPARE records become durable here,
-        // at the same time as its binlog bytes (two fsyncs in flight at
-        // once, see syncer.rs). Nobody in the group is acknowledged before
-        // both are done; if a crash leaves the binlog bytes without their
+        // The group's PREPARE records get what the setting asks for before
+        // anyone is acknowledged. At trx_commit=1 that is an fsync, issued
+        // at the same time as the binlog's (two fsyncs in flight at once,
+        // see syncer.rs); if a crash leaves the binlog bytes without their
         // prepares, recovery cuts the binlog back (see "Recovery" above).
-        let redo_lsn = self
-            .redo_sync_in_sync_stage()
-            .then(|| batch.iter().map(|t| t.prepare_lsn).max().unwrap_or(0));
+        // The setting is read here, not carried from the flush stage: if it
+        // changed in between, the stricter requirement still holds (work
+        // already done, like a PER_TRANSACTION prepare flush, makes these
+        // calls return at once).
+        let max_lsn = batch.iter().map(|t| t.prepare_lsn).max().unwrap_or(0);
+        let trx_commit = self
+            .settings
+            .flush_log_at_trx_commit
+            .load(Ordering::Acquire);
         let r = if will_sync {
             *p.sync_counter.lock() = 0;
-            if let Some(lsn) = redo_lsn {
-                p.redo_syncer.request(lsn);
+            if trx_commit == 1 {
+                p.redo_syncer.request(max_lsn);
             }
             let r = p.binlog.sync().map(|_| ());
-            match (r, redo_lsn) {
-                (Ok(()), Some(lsn)) => p.redo_syncer.wait(lsn),
-                (r, _) => r,
+            match r {
+                Ok(()) if trx_commit == 1 => p.redo_syncer.wait(max_lsn),
+                r => r,
             }
         } else {
             if sync_binlog > 1 {
                 *p.sync_counter.lock() += 1;
             }
-            match redo_lsn {
-                Some(lsn) => self.store.log().flush_to(lsn).map_err(EngineError::from),
-                None => Ok(()),
-            }
+            Ok(())
         };
+        let r = r.and_then(|()| self.flush_redo_for_commit(max_lsn));
         p.counters
             .binlog_group_commits
             .fetch_add(1, Ordering::Relaxed);
