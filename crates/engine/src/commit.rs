@@ -709,6 +709,10 @@ impl Inner {
     /// redo (applied, binlog durable, markers durable), then ROTATE.
     /// Called by the flush-stage leader (no new writes meanwhile).
     fn rotate(&self, p: &Pipeline) -> Result<()> {
+        // A previous flush leader may still be writing its group (it holds
+        // the file lock, not the flush lock): wait for it, so that its
+        // transactions are counted in flight below.
+        drop(p.binlog.active.lock());
         {
             let mut f = p.in_flight.lock();
             while *f > 0 {
@@ -722,6 +726,17 @@ impl Inner {
         self.store.log().flush_to(lsn)?;
         let mut a = p.binlog.active.lock();
         p.binlog.rotate_locked(&mut a)
+    }
+
+    /// `FLUSH BINARY LOGS`: closes the active file and starts the next
+    /// (no-op with the binary log off).
+    pub(crate) fn rotate_binlog(&self) -> Result<()> {
+        let Some(p) = self.pipeline.as_ref() else {
+            return Ok(());
+        };
+        self.store.shared().poison.check()?;
+        let _g = p.flush.lock.lock();
+        self.rotate(p)
     }
 
     /// Writes a DDL statement to the binlog (its own group, synced).

@@ -751,6 +751,13 @@ impl Engine {
         v
     }
 
+    /// `FLUSH BINARY LOGS`: every transaction of the active binlog file is
+    /// made decided, the file ends with ROTATE and the next one starts
+    /// (nothing happens with the binary log off, as in MySQL).
+    pub fn rotate_binlog(&self) -> Result<()> {
+        self.inner.rotate_binlog()
+    }
+
     /// The binary log, when log_bin is ON.
     pub fn binlog(&self) -> Option<&Binlog> {
         self.inner.pipeline.as_ref().map(|p| &p.binlog)

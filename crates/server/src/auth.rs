@@ -243,8 +243,29 @@ impl Accounts {
     /// The table kept in `engine`'s grant tables (`mysql.user`,
     /// `mysql.db`), created with `root@localhost` on a new data directory.
     pub fn persistent(engine: &Engine) -> Result<Accounts, EngineError> {
-        let (tables, stored) = GrantTables::open(engine)?;
-        let map = stored
+        let tables = GrantTables::open(engine)?;
+        let a = Accounts {
+            inner: Arc::new(RwLock::new(BTreeMap::new())),
+            tables: Some(tables),
+        };
+        a.reload()?;
+        Ok(a)
+    }
+
+    /// Whether changes survive a restart.
+    pub fn is_persistent(&self) -> bool {
+        self.tables.is_some()
+    }
+
+    /// `FLUSH PRIVILEGES`: replaces the table in memory with what the
+    /// grant tables hold now (picking up direct edits of `mysql.user`).
+    pub fn reload(&self) -> Result<(), EngineError> {
+        let Some(tables) = &self.tables else {
+            return Ok(());
+        };
+        let mut t = self.inner.write();
+        *t = tables
+            .load()?
             .into_iter()
             .map(|(k, a)| {
                 (
@@ -257,15 +278,7 @@ impl Accounts {
                 )
             })
             .collect();
-        Ok(Accounts {
-            inner: Arc::new(RwLock::new(map)),
-            tables: Some(tables),
-        })
-    }
-
-    /// Whether changes survive a restart.
-    pub fn is_persistent(&self) -> bool {
-        self.tables.is_some()
+        Ok(())
     }
 
     /// Applies `change` to account `(user, host)` (`None` = absent): the
@@ -431,6 +444,9 @@ impl quire_sql::AccountStore for Accounts {
     }
     fn is_persistent(&self) -> bool {
         Accounts::is_persistent(self)
+    }
+    fn reload(&self) -> Result<(), EngineError> {
+        Accounts::reload(self)
     }
 }
 

@@ -23,8 +23,8 @@
 //! as they were and the statement fails.
 //!
 //! As in MySQL, editing these tables with INSERT/UPDATE/DELETE does not
-//! change the accounts the server uses until it reloads them (MySQL:
-//! `FLUSH PRIVILEGES`; quire: a restart).
+//! change the accounts the server uses until it reloads them with
+//! `FLUSH PRIVILEGES` (or restarts).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -105,11 +105,7 @@ fn parse_hash(s: &str) -> Result<Option<[u8; 20]>, String> {
 impl GrantTables {
     /// Opens the tables, creating the schema with `root@localhost` (no
     /// password, all privileges) when the data directory has none yet.
-    /// Returns the tables and the accounts they hold.
-    #[allow(clippy::type_complexity)]
-    pub(crate) fn open(
-        engine: &Engine,
-    ) -> Result<(GrantTables, BTreeMap<(String, String), StoredAccount>), EngineError> {
+    pub(crate) fn open(engine: &Engine) -> Result<GrantTables, EngineError> {
         let created = engine.table("mysql", "user").is_err();
         if created {
             engine.create_database("mysql", true)?;
@@ -153,8 +149,7 @@ impl GrantTables {
             };
             t.put("root", "localhost", &root)?;
         }
-        let accounts = t.load()?;
-        Ok((t, accounts))
+        Ok(t)
     }
 
     fn begin(&self) -> Txn {
@@ -162,7 +157,7 @@ impl GrantTables {
     }
 
     /// Every account in the tables.
-    fn load(&self) -> Result<BTreeMap<(String, String), StoredAccount>, EngineError> {
+    pub(crate) fn load(&self) -> Result<BTreeMap<(String, String), StoredAccount>, EngineError> {
         let mut tx = self.begin();
         let mut out = BTreeMap::new();
         for row in tx.scan(&self.user, &Scan::default())? {

@@ -52,9 +52,9 @@
 //!   but not `IN_TRANS_READONLY`.
 //! * Cursors (COM_STMT_FETCH) are not supported; results are sent whole.
 //! * Accounts are kept in `mysql.user` / `mysql.db` with a subset of
-//!   MySQL's columns; editing those tables directly takes effect at the
-//!   next start (there is no FLUSH PRIVILEGES yet). Grants are recorded
-//!   but only account management checks them.
+//!   MySQL's columns; editing those tables directly takes effect at
+//!   `FLUSH PRIVILEGES`, as in MySQL. Grants are recorded but only
+//!   account management checks them.
 
 mod auth;
 pub mod codec;

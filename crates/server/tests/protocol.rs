@@ -889,6 +889,15 @@ fn accounts_survive_a_restart_in_the_grant_tables() {
         ]
     );
     assert_eq!(login(srv.port, "wrong").1.unwrap_err().code, 1045);
+    // A direct edit of the grant table counts after FLUSH PRIVILEGES.
+    let mut root = Client::connect(srv.port, BASE_CAPS);
+    root.query("UPDATE mysql.user SET authentication_string = '' WHERE User = 'keep'")
+        .unwrap();
+    login(srv.port, "pw1").1.expect("not reloaded yet");
+    root.query("FLUSH PRIVILEGES").unwrap();
+    login(srv.port, "")
+        .1
+        .expect("the edited (empty) password after the reload");
     let gone = Client::connect_raw(
         srv.port,
         "gone",

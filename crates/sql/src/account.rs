@@ -69,6 +69,11 @@ pub trait AccountStore: Send + Sync {
     fn is_persistent(&self) -> bool {
         false
     }
+    /// `FLUSH PRIVILEGES`: re-reads the accounts from where they are kept
+    /// (nothing to do for a store in memory).
+    fn reload(&self) -> Result<(), EngineError> {
+        Ok(())
+    }
     /// An account's privileges; `None` if it does not exist.
     fn grants(&self, user: &str, host: &str) -> Option<AccountGrants>;
     /// Every account, `(user, host)`, sorted.

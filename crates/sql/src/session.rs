@@ -25,7 +25,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
 use quire_engine::{ColumnType, Engine, EngineError, Isolation, LockMode, Txn, Value};
-use sqlparser::ast::{self, Expr, ObjectType, Statement};
+use sqlparser::ast::{self, Expr, FlushType, ObjectType, Statement};
 
 use crate::account::{self, AccountStore};
 use crate::exec::{self, Ctx, Virtual};
@@ -1051,7 +1051,20 @@ impl Session {
             Statement::LockTables { .. } | Statement::UnlockTables => {
                 Ok(done(0, 0, 0, String::new()))
             }
-            Statement::Flush { .. } => Ok(done(0, 0, 0, String::new())),
+            Statement::Flush { object_type, .. } => {
+                match object_type {
+                    FlushType::Privileges => {
+                        if let Some(a) = self.accounts.as_deref() {
+                            a.reload()?;
+                        }
+                    }
+                    // MySQL's FLUSH LOGS closes and reopens the binary log too.
+                    FlushType::BinaryLogs | FlushType::Logs => self.engine.rotate_binlog()?,
+                    // Tables, status, hosts, ...: nothing cached to drop.
+                    _ => {}
+                }
+                Ok(done(0, 0, 0, String::new()))
+            }
             Statement::Analyze { .. } | Statement::OptimizeTable { .. } => {
                 Err(EngineError::not_supported("ANALYZE/OPTIMIZE TABLE"))
             }
