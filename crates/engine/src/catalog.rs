@@ -39,6 +39,19 @@ pub struct ColumnDef {
     pub auto_increment: bool,
 }
 
+impl ColumnDef {
+    /// A column without DEFAULT clause or AUTO_INCREMENT.
+    pub fn new(name: &str, ty: ColumnType, nullable: bool) -> ColumnDef {
+        ColumnDef {
+            name: name.into(),
+            ty,
+            nullable,
+            default: None,
+            auto_increment: false,
+        }
+    }
+}
+
 /// A secondary index.
 #[derive(Debug, Clone, PartialEq)]
 pub struct IndexDef {

@@ -36,13 +36,7 @@ fn open(sim: &SimFs) -> Engine {
 }
 
 fn col(name: &str, ty: ColumnType, nullable: bool) -> ColumnDef {
-    ColumnDef {
-        name: name.into(),
-        ty,
-        nullable,
-        default: None,
-        auto_increment: false,
-    }
+    ColumnDef::new(name, ty, nullable)
 }
 
 fn int() -> ColumnType {

@@ -55,13 +55,7 @@ enum Workload {
 }
 
 fn col(name: &str, ty: ColumnType) -> ColumnDef {
-    ColumnDef {
-        name: name.into(),
-        ty,
-        nullable: false,
-        default: None,
-        auto_increment: false,
-    }
+    ColumnDef::new(name, ty, false)
 }
 
 fn rnd(s: &mut u64) -> u64 {

@@ -77,13 +77,7 @@ struct Totals {
 }
 
 fn col(name: &str, ty: ColumnType, nullable: bool) -> ColumnDef {
-    ColumnDef {
-        name: name.into(),
-        ty,
-        nullable,
-        default: None,
-        auto_increment: false,
-    }
+    ColumnDef::new(name, ty, nullable)
 }
 
 fn schema(e: &Engine) -> quire_engine::Result<(Arc<TableDef>, Arc<TableDef>)> {

@@ -50,13 +50,7 @@ pub(crate) struct GrantTables {
 }
 
 fn col(name: &str, ty: ColumnType) -> ColumnDef {
-    ColumnDef {
-        name: name.into(),
-        ty,
-        nullable: false,
-        default: None,
-        auto_increment: false,
-    }
+    ColumnDef::new(name, ty, false)
 }
 
 fn text(v: &Value) -> String {
