@@ -232,6 +232,7 @@ impl Engine {
                 Some(&REC_COMMIT) => {
                     let writes = decode_commit(payload).map_err(bad)?;
                     inner.replay(*end, &writes)?;
+                    inner.store.recovery_step()?;
                     rec.commits_replayed += 1;
                 }
                 Some(&REC_PREPARE) => prepares.push((*end, decode_prepare(payload).map_err(bad)?)),
@@ -263,6 +264,7 @@ impl Engine {
                 .collect();
             if commit {
                 inner.replay(end, &writes)?;
+                inner.store.recovery_step()?;
                 rec.prepared_committed += 1;
             } else {
                 undo.push((end, writes));
@@ -271,12 +273,13 @@ impl Engine {
         }
         for (end, writes) in undo.iter().rev() {
             inner.replay(*end, writes)?;
+            inner.store.recovery_step()?;
         }
-        if !logical.is_empty() {
-            // Make the replay durable in the trees: the records before the
-            // checkpoint are never read again.
-            inner.store.checkpoint()?;
-        }
+        // Until here the checkpoint is held at the first engine record
+        // (storage invariant 7): a crash during the replay above replays
+        // it all again. Now the replay goes to disk and the checkpoint
+        // moves past the records, which are never read again.
+        inner.store.finish_recovery()?;
         // Only now, with every decision durable, may a new binlog file
         // become the "last" one that a later recovery reads.
         if let Some(bc) = binlog_cfg {

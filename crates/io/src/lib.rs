@@ -228,4 +228,12 @@ pub trait Vfs: Send + Sync + fmt::Debug {
     fn direct_io_alignment(&self) -> usize;
     /// The flush method this Vfs applies.
     fn flush_method(&self) -> FlushMethod;
+    /// Whether the store should run its background work (page cleaner
+    /// rounds, checkpoints) at the deterministic points of recovery instead
+    /// of in a free-running thread while recovery replays. A simulated
+    /// machine says yes so that one seed replays one interleaving of the
+    /// replay with the cleaner; a real one says no.
+    fn steps_background(&self) -> bool {
+        false
+    }
 }

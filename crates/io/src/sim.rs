@@ -334,6 +334,7 @@ impl Counters {
 }
 
 /// An operation since the last sync, kept for the crash decision.
+#[derive(Clone)]
 enum Pending {
     Write { offset: u64, data: Vec<u8> },
     SetLen(u64),
@@ -341,7 +342,7 @@ enum Pending {
 
 /// The content of one file (an inode; several paths over time, several
 /// handles at once).
-#[derive(Default)]
+#[derive(Default, Clone)]
 struct Node {
     volatile: Vec<u8>,
     durable: Vec<u8>,
@@ -459,6 +460,8 @@ struct Shared {
     control_active: AtomicBool,
     control: Mutex<Control>,
     stats: Counters,
+    /// See [`Vfs::steps_background`].
+    steps_background: AtomicBool,
 }
 
 impl Shared {
@@ -583,6 +586,7 @@ impl SimFs {
                     rng: Rng::new(0),
                 }),
                 stats: Counters::default(),
+                steps_background: AtomicBool::new(false),
             }),
         }
     }
@@ -601,6 +605,42 @@ impl SimFs {
         let mut c = self.shared.control.lock();
         c.countdown = Some(ops);
         self.shared.set_active(&c);
+    }
+
+    /// A second machine whose disk holds a copy of this one's files, in
+    /// the same state (durable and volatile bytes, pending operations);
+    /// nothing is shared from then on. A crash test forks the disk after a
+    /// crash to try recovery from one state many times (one interrupted
+    /// recovery per I/O operation). Paths that share a file here share
+    /// one in the copy. Stale handles of this machine do not reach it.
+    pub fn fork(&self) -> SimFs {
+        let ns = self.shared.ns.lock();
+        let copy = SimFs::new(self.shared.flush_method);
+        copy.set_steps_background(self.steps_background());
+        {
+            let mut to = copy.shared.ns.lock();
+            let mut seen: Vec<(*const Mutex<Node>, NodeRef)> = Vec::new();
+            for (path, node) in &ns.files {
+                let key = Arc::as_ptr(node);
+                let new = match seen.iter().find(|(k, _)| *k == key) {
+                    Some((_, n)) => n.clone(),
+                    None => {
+                        let n: NodeRef = Arc::new(Mutex::new(node.lock().clone()));
+                        seen.push((key, n.clone()));
+                        n
+                    }
+                };
+                to.files.insert(path.clone(), new);
+            }
+            to.dirs = ns.dirs.clone();
+        }
+        copy
+    }
+
+    /// Asks the store to run its background work at the deterministic
+    /// points of recovery (see [`Vfs::steps_background`]).
+    pub fn set_steps_background(&self, on: bool) {
+        self.shared.steps_background.store(on, Ordering::Release);
     }
 
     /// Cancels an armed power-off point. A machine already down stays down
@@ -1013,6 +1053,9 @@ impl Vfs for SimFs {
     fn flush_method(&self) -> FlushMethod {
         self.shared.flush_method
     }
+    fn steps_background(&self) -> bool {
+        self.shared.steps_background.load(Ordering::Acquire)
+    }
 }
 
 fn os_err(op: &'static str, path: &Path, errno: i32, msg: &str) -> IoError {
@@ -1277,6 +1320,33 @@ mod tests {
 
     fn power(sector: usize) -> CrashMode {
         CrashMode::Power { sector }
+    }
+
+    #[test]
+    fn fork_copies_the_disk_and_shares_nothing() {
+        let fs = fs(FlushMethod::Fsync);
+        fs.set_steps_background(true);
+        let f = open(&fs, "/db/t.ibd", FileKind::Data);
+        f.write_at(b"durable", 0).expect("write");
+        assert!(f.sync().expect("sync"));
+        f.write_at(b"pending", 0).expect("write");
+        let copy = fs.fork();
+        assert!(copy.steps_background());
+        assert_eq!(copy.pending_ops(&p("/db/t.ibd")), 1);
+        assert_eq!(copy.file_bytes(&p("/db/t.ibd")).expect("file"), b"pending");
+        assert_eq!(
+            copy.durable_bytes(&p("/db/t.ibd")).expect("file"),
+            b"durable"
+        );
+        // A crash of the copy leaves the original as it was, and the
+        // original's handle never reaches the copy.
+        copy.crash(power(SECTOR), 3);
+        f.write_at(b"later!!", 0).expect("write");
+        assert_eq!(fs.file_bytes(&p("/db/t.ibd")).expect("file"), b"later!!");
+        assert_eq!(fs.pending_ops(&p("/db/t.ibd")), 2);
+        assert_eq!(copy.pending_ops(&p("/db/t.ibd")), 0);
+        assert_ne!(copy.file_bytes(&p("/db/t.ibd")).expect("file"), b"later!!");
+        assert!(copy.exists(&p("/db")).expect("exists"));
     }
 
     #[test]

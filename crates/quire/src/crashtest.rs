@@ -61,6 +61,15 @@ pub struct Args {
     /// Print a line per crash.
     #[arg(long)]
     verbose: bool,
+    /// engine/binlog: after every N-th crash, interrupt the recovery of
+    /// that disk at each of its I/O operations in turn, each followed by
+    /// a full recovery judged against the model (0: never).
+    #[arg(long, default_value_t = 10)]
+    recovery_sweep_every: u64,
+    /// engine/binlog: at most this many interruption points per sweep,
+    /// evenly spread over the recovery's I/O operations.
+    #[arg(long, default_value_t = 400)]
+    recovery_sweep_points: u64,
 }
 
 const INDEX: &str = "crashtest";
@@ -122,12 +131,18 @@ pub fn run(a: Args, mut cfg: Config) -> Result<ExitCode, Box<dyn std::error::Err
         "storage" => {}
         "engine" | "binlog" => {
             return crate::crashtest_engine::run(
-                seed,
-                a.crashes,
-                a.threads.max(1),
-                crash_power,
-                a.verbose,
-                a.layer == "binlog",
+                crate::crashtest_engine::Options {
+                    seed,
+                    crashes: a.crashes,
+                    threads: a.threads.max(1),
+                    power: crash_power,
+                    verbose: a.verbose,
+                    binlog: a.layer == "binlog",
+                    sweep: crate::crashtest_engine::Sweep {
+                        every: a.recovery_sweep_every,
+                        max_points: a.recovery_sweep_points,
+                    },
+                },
                 cfg,
             )
         }

@@ -37,7 +37,7 @@ use std::time::{Duration, Instant};
 use parking_lot::Mutex;
 use quire_config::Config;
 use quire_engine::{
-    ColumnDef, ColumnType, Engine, Isolation, LockMode, Scan, TableDef, Txn, Value,
+    ColumnDef, ColumnType, Engine, EngineRecovery, Isolation, LockMode, Scan, TableDef, Txn, Value,
 };
 use quire_io::{Rng, SimFs, Vfs};
 
@@ -74,6 +74,102 @@ struct Totals {
     engine_binlog_diff: u64,
     /// Binlog transactions cut at recovery because their prepare was lost.
     binlog_cut: u64,
+    /// Recoveries interrupted by a recovery sweep.
+    sweep_points: u64,
+}
+
+/// Recovery sweeps: after every `every`-th crash (0: never), the disk as
+/// the crash left it is forked and recovery is interrupted at each of its
+/// I/O operations in turn (at most `max_points`, evenly spread), each
+/// interrupted recovery followed by a full one that is judged against the
+/// model. This is what finds a recovery that is not idempotent: a step
+/// that makes something durable too early (a checkpoint past records not
+/// yet replayed) is one I/O operation among hundreds.
+pub struct Sweep {
+    pub every: u64,
+    pub max_points: u64,
+}
+
+#[derive(Default)]
+struct SweepResult {
+    interrupted: u64,
+    problems: Vec<String>,
+}
+
+/// The end of the valid redo log on the crashed disk `sim`: what a
+/// recovery of a fork of it reports (the disk itself is not touched).
+fn log_end_after_crash(sim: &SimFs, cfg: &Config) -> Result<u64, Box<dyn std::error::Error>> {
+    let fork = sim.fork();
+    let (e, _) = Engine::open(Arc::new(fork), cfg)?;
+    let end = e.store().report().end_lsn;
+    let _ = e.close(false);
+    Ok(end)
+}
+
+/// See [`Sweep`]. `sim` is the crashed disk (not changed).
+fn recovery_sweep(
+    judge: &Judge,
+    sim: &SimFs,
+    sweep: &Sweep,
+    power: bool,
+    rng: &mut Rng,
+    pending: &[Commit],
+    base: &State,
+) -> Result<SweepResult, Box<dyn std::error::Error>> {
+    let mut out = SweepResult::default();
+    // How many I/O operations an uninterrupted recovery of this disk does.
+    let probe = sim.fork();
+    let vfs: Arc<dyn Vfs> = Arc::new(probe.clone());
+    let before = probe.stats().ops;
+    let (e, _) = Engine::open(vfs, judge.cfg)?;
+    let ops = probe.stats().ops - before;
+    let _ = e.close(false);
+    drop(e);
+    let points = ops.min(sweep.max_points.max(1));
+    for i in 0..points {
+        let k = i * ops / points;
+        let fork = sim.fork();
+        let vfs: Arc<dyn Vfs> = Arc::new(fork.clone());
+        fork.arm_crash_after(k);
+        match Engine::open(vfs.clone(), judge.cfg) {
+            Err(_) if fork.is_down() => {}
+            Err(err) => {
+                out.problems.push(format!(
+                    "recovery failed (sweep point {k} of {ops}) without a crash: {err}"
+                ));
+                continue;
+            }
+            Ok((e, _)) => {
+                // The background threads did I/O of their own: this point
+                // fell after the end of recovery.
+                let _ = e.close(false);
+                drop(e);
+                if !fork.is_down() {
+                    fork.arm_crash_after(0);
+                }
+            }
+        }
+        out.interrupted += 1;
+        crash(&fork, power, rng);
+        fork.disarm();
+        let (e, rec) = match Engine::open(vfs, judge.cfg) {
+            Ok(x) => x,
+            Err(err) => {
+                out.problems.push(format!(
+                    "recovery after a crash at I/O {k} of {ops} of the previous recovery failed: {err}"
+                ));
+                continue;
+            }
+        };
+        let v = judge.verdict(&e, &fork, &rec, pending, base);
+        for p in v.problems {
+            out.problems.push(format!(
+                "recovery interrupted at I/O {k} of {ops}, then: {p}"
+            ));
+        }
+        let _ = e.close(false);
+    }
+    Ok(out)
 }
 
 fn col(name: &str, ty: ColumnType, nullable: bool) -> ColumnDef {
@@ -195,139 +291,101 @@ fn binlog_xids(sim: &SimFs, dir: &std::path::Path) -> std::collections::HashSet<
     out
 }
 
-pub fn run(
-    seed: u64,
-    crashes: u64,
-    threads: usize,
-    power: bool,
-    verbose: bool,
+/// What the harness knows when it judges one recovery.
+struct Judge<'a> {
+    cfg: &'a Config,
     binlog: bool,
-    mut cfg: Config,
-) -> Result<ExitCode, Box<dyn std::error::Error>> {
-    let d = Config::default();
-    cfg.log_bin = binlog;
-    if binlog && cfg.max_binlog_size == d.max_binlog_size {
-        // Small files: rotations happen within a short run.
-        cfg.max_binlog_size = 16 << 10;
-    }
-    if cfg.innodb_buffer_pool_size == d.innodb_buffer_pool_size {
-        cfg.innodb_buffer_pool_size = 8 << 20;
-    }
-    if cfg.innodb_redo_log_capacity == d.innodb_redo_log_capacity {
-        cfg.innodb_redo_log_capacity = 8 << 20;
-    }
-    if cfg.innodb_log_buffer_size == d.innodb_log_buffer_size {
-        cfg.innodb_log_buffer_size = 1 << 20;
-    }
-    if cfg.innodb_page_size == d.innodb_page_size {
-        cfg.innodb_page_size = 4096;
-        cfg.innodb_log_write_ahead_size = cfg.innodb_log_write_ahead_size.min(4096);
-    }
-    cfg.datadir = PathBuf::from("/sim/data");
-    cfg.innodb_doublewrite_dir = None;
-    let trx_commit = cfg.innodb_flush_log_at_trx_commit;
-    let t0 = Instant::now();
-    let mut rng = Rng::new(seed);
-    let mut tot = Totals::default();
-    let sim = SimFs::new(cfg.innodb_flush_method);
-    let vfs: Arc<dyn Vfs> = Arc::new(sim.clone());
+    trx_commit: u32,
+    crashed_in_process_mode: bool,
+    crash_at: Instant,
+    verbose: bool,
+    /// End of the valid log as the last workload crash left it (found by a
+    /// recovery of a fork of the disk), when known.
+    log_end: Option<u64>,
+}
 
-    // Initial state, made durable.
-    let mut base: State = {
-        let (e, _) = Engine::open(vfs.clone(), &cfg)?;
-        let (acc, items) = schema(&e)?;
-        let mut tx = e.begin(Isolation::RepeatableRead, false);
-        for i in 0..ACCOUNTS {
-            tx.insert(
-                &acc,
-                vec![Some(Value::Int(i)), Some(Value::Int(START_BALANCE))],
-            )?;
-        }
-        tx.commit()?;
-        e.store().sync_log()?;
-        let st = read_all(&e, &acc, &items)?;
-        e.close(true)?;
-        st
-    };
-    let mut pending: Vec<Commit> = Vec::new();
-    let mut crash_at = Instant::now();
-    let mut crashed_in_process_mode = false;
-    let mut last_rec;
+/// One recovery judged against the model.
+#[derive(Default)]
+struct Verdict {
+    problems: Vec<String>,
+    /// The recovered rows, when they could be read.
+    got: Option<State>,
+    applied: u64,
+    lost_acked: u64,
+    binlog_diff: u64,
+}
 
-    while tot.crashes < crashes {
-        let crash_in_recovery = rng.chance(0.08);
-        if crash_in_recovery {
-            sim.arm_crash_after(rng.below(30));
-        }
-        let opened = Engine::open(vfs.clone(), &cfg);
-        let e = match opened {
-            Err(_) if sim.is_down() => {
-                tot.recovery_crashes += 1;
-                tot.crashes += 1;
-                crash(&sim, power, &mut rng);
-                continue;
-            }
-            Err(err) => {
-                tot.violations += 1;
-                println!(
-                    "VIOLATION after crash {}: recovery failed: {err}",
-                    tot.crashes
-                );
-                break;
-            }
-            Ok((e, r)) => {
-                tot.binlog_cut += r.binlog_cut_transactions;
-                last_rec = r;
-                e
+impl Judge<'_> {
+    /// Compares the recovered engine with `base` plus the commits of
+    /// `pending` (sorted by CSN) that recovery must keep.
+    fn verdict(
+        &self,
+        e: &Engine,
+        sim: &SimFs,
+        rec: &EngineRecovery,
+        pending: &[Commit],
+        base: &State,
+    ) -> Verdict {
+        let trx_commit = self.trx_commit;
+        let mut v = Verdict::default();
+        let (acc, items) = match (e.table("bank", "accounts"), e.table("bank", "items")) {
+            (Ok(a), Ok(i)) => (a, i),
+            (Err(err), _) | (_, Err(err)) => {
+                v.problems
+                    .push(format!("tables missing after recovery: {err}"));
+                return v;
             }
         };
-        sim.disarm();
-        let (acc, items) = (e.table("bank", "accounts")?, e.table("bank", "items")?);
-        let recovered_end = e.store().report().end_lsn;
+        // The end of the log the crash left, not what this recovery reports:
+        // an interrupted recovery before it may have appended redo of its
+        // own past that end, reusing the LSNs of records the crash tore.
+        let recovered_end = self
+            .log_end
+            .unwrap_or(e.store().report().end_lsn)
+            .min(e.store().report().end_lsn);
 
         // Expected: base + the commits recovery must keep, in commit order.
         // Binlog off: those whose commit record is in the recovered log.
         // Binlog on: those whose prepare is in the recovered log AND whose
         // XID is in the binary log (XA recovery); in the binlog but not in
         // the engine counts as engine_binlog_diff.
-        pending.sort_by_key(|c| c.csn);
-        let in_binlog = if binlog {
-            binlog_xids(&sim, &cfg.datadir)
+        let in_binlog = if self.binlog {
+            binlog_xids(sim, &self.cfg.datadir)
         } else {
             Default::default()
         };
         let mut expect = base.clone();
-        let mut problems = Vec::new();
-        let mut applied = 0u64;
-        for c in &pending {
-            if binlog && in_binlog.contains(&c.xid) && c.csn > recovered_end {
-                tot.engine_binlog_diff += 1;
+        for c in pending {
+            if self.binlog && in_binlog.contains(&c.xid) && c.csn > recovered_end {
+                v.binlog_diff += 1;
                 if trx_commit == 1 {
-                    problems.push(format!("xid {} is in the binlog but its prepare is not in the redo log (1/N must not diverge)", c.xid));
+                    v.problems.push(format!("xid {} is in the binlog but its prepare is not in the redo log (1/N must not diverge)", c.xid));
                 }
             }
-            let kept = c.csn <= recovered_end && (!binlog || in_binlog.contains(&c.xid));
+            let kept = c.csn <= recovered_end && (!self.binlog || in_binlog.contains(&c.xid));
             if !kept {
                 if let Some(at) = c.acked_at {
-                    tot.lost_acked += 1;
-                    let sync_binlog = cfg.sync_binlog;
-                    let must_keep = if binlog {
+                    v.lost_acked += 1;
+                    let sync_binlog = self.cfg.sync_binlog;
+                    let must_keep = if self.binlog {
                         // DESIGN.md: 1/1 loses nothing; 2/1, 1/0, 1/N lose
                         // nothing on a process crash; 0/any may lose ~1 s.
                         (trx_commit == 1 && sync_binlog == 1)
-                            || (crashed_in_process_mode && trx_commit != 0)
+                            || (self.crashed_in_process_mode && trx_commit != 0)
                     } else {
-                        trx_commit == 1 || (trx_commit == 2 && crashed_in_process_mode)
+                        trx_commit == 1 || (trx_commit == 2 && self.crashed_in_process_mode)
                     };
-                    let window = crash_at.saturating_duration_since(at);
+                    let window = self.crash_at.saturating_duration_since(at);
                     if must_keep {
-                        problems.push(format!(
-                            "acknowledged commit csn {} lost (innodb_flush_log_at_trx_commit={trx_commit}, {} crash)",
-                            c.csn,
-                            if crashed_in_process_mode { "process" } else { "power" }
-                        ));
-                    } else if (trx_commit == 0 || !binlog) && window > Duration::from_millis(2500) {
-                        problems.push(format!(
+                        v.problems.push(format!(
+                        "acknowledged commit csn {} lost (innodb_flush_log_at_trx_commit={trx_commit}, {} crash)",
+                        c.csn,
+                        if self.crashed_in_process_mode { "process" } else { "power" }
+                    ));
+                    } else if (trx_commit == 0 || !self.binlog)
+                        && window > Duration::from_millis(2500)
+                    {
+                        v.problems.push(format!(
                             "commit acknowledged {:.2} s before the crash was lost (promise: ~1 s)",
                             window.as_secs_f64()
                         ));
@@ -335,7 +393,7 @@ pub fn run(
                 }
                 continue;
             }
-            applied += 1;
+            v.applied += 1;
             for (tag, pk, row) in &c.writes {
                 match row {
                     Some(r) => {
@@ -347,9 +405,10 @@ pub fn run(
                 }
             }
         }
-        tot.recovered_commits += applied;
-        match read_all(&e, &acc, &items) {
-            Err(err) => problems.push(format!("reading after recovery failed: {err}")),
+        match read_all(e, &acc, &items) {
+            Err(err) => v
+                .problems
+                .push(format!("reading after recovery failed: {err}")),
             Ok(got) => {
                 if got != expect {
                     let missing = expect.keys().filter(|k| !got.contains_key(*k)).count();
@@ -358,21 +417,24 @@ pub fn run(
                         .iter()
                         .filter(|(k, v)| expect.get(*k).is_some_and(|x| x != *v))
                         .count();
-                    problems.push(format!(
-                        "state differs from the commits up to LSN {recovered_end}: {missing} rows missing, {extra} extra, {differ} different"
-                    ));
-                    if verbose {
+                    v.problems.push(format!(
+                    "state differs from the commits up to LSN {recovered_end}: {missing} rows missing, {extra} extra, {differ} different"
+                ));
+                    if self.verbose {
                         println!(
-                            "  engine recovery: prepared_committed={} rolled_back={} binlog_truncated={} commits_replayed={}",
-                            last_rec.prepared_committed,
-                            last_rec.prepared_rolled_back,
-                            last_rec.binlog_truncated_bytes,
-                            last_rec.commits_replayed
-                        );
-                        if let Some(index) = sim.file_bytes(&cfg.datadir.join("binlog.index")) {
+                        "  engine recovery: prepared_committed={} rolled_back={} binlog_truncated={} commits_replayed={}",
+                        rec.prepared_committed,
+                        rec.prepared_rolled_back,
+                        rec.binlog_truncated_bytes,
+                        rec.commits_replayed
+                    );
+                        if let Some(index) = sim.file_bytes(&self.cfg.datadir.join("binlog.index"))
+                        {
                             for line in String::from_utf8_lossy(&index).lines().rev().take(3) {
                                 let name = line.trim().trim_start_matches("./");
-                                let b = sim.file_bytes(&cfg.datadir.join(name)).unwrap_or_default();
+                                let b = sim
+                                    .file_bytes(&self.cfg.datadir.join(name))
+                                    .unwrap_or_default();
                                 let p = quire_engine::binlog::format::parse_events(&b);
                                 println!(
                                     "  {name}: len={} xids={:?} complete_end={} err={:?}",
@@ -405,15 +467,15 @@ pub fn run(
                                     .find(|w| (w.0, &w.1) == (k.0, &k.1))
                                     .map(|w| w.2.clone());
                                 println!(
-                                    "    xid {} key {} in_binlog {} durable {} acked {} err {:?} wrote {:?}",
-                                    c.xid,
-                                    c.csn,
-                                    in_binlog.contains(&c.xid),
-                                    c.csn <= recovered_end,
-                                    c.acked_at.is_some(),
-                                    c.err,
-                                    w
-                                );
+                                "    xid {} key {} in_binlog {} durable {} acked {} err {:?} wrote {:?}",
+                                c.xid,
+                                c.csn,
+                                in_binlog.contains(&c.xid),
+                                c.csn <= recovered_end,
+                                c.acked_at.is_some(),
+                                c.err,
+                                w
+                            );
                             }
                         }
                     }
@@ -424,7 +486,7 @@ pub fn run(
                     .map(|(_, v)| int(&v[1]))
                     .sum();
                 if total != ACCOUNTS * START_BALANCE {
-                    problems.push(format!(
+                    v.problems.push(format!(
                         "total balance {total} != {}",
                         ACCOUNTS * START_BALANCE
                     ));
@@ -435,16 +497,156 @@ pub fn run(
                         .filter(|(k, _)| k.0 == tag)
                         .map(|(k, v)| (k.1.clone(), v.clone()))
                         .collect();
-                    if let Err(m) = check_indexes(&e, t, &rows) {
-                        problems.push(m);
+                    if let Err(m) = check_indexes(e, t, &rows) {
+                        v.problems.push(m);
                     }
                 }
-                base = got;
+                v.got = Some(got);
             }
         }
-        if !problems.is_empty() {
+        v
+    }
+}
+
+/// What `quire crashtest --layer engine|binlog` was asked to do.
+pub struct Options {
+    pub seed: u64,
+    pub crashes: u64,
+    pub threads: usize,
+    /// Power loss (else process crash).
+    pub power: bool,
+    pub verbose: bool,
+    /// The `binlog` layer (else `engine`).
+    pub binlog: bool,
+    pub sweep: Sweep,
+}
+
+pub fn run(opts: Options, mut cfg: Config) -> Result<ExitCode, Box<dyn std::error::Error>> {
+    let Options {
+        seed,
+        crashes,
+        threads,
+        power,
+        verbose,
+        binlog,
+        sweep,
+    } = opts;
+    let d = Config::default();
+    cfg.log_bin = binlog;
+    if binlog && cfg.max_binlog_size == d.max_binlog_size {
+        // Small files: rotations happen within a short run.
+        cfg.max_binlog_size = 16 << 10;
+    }
+    if cfg.innodb_buffer_pool_size == d.innodb_buffer_pool_size {
+        cfg.innodb_buffer_pool_size = 8 << 20;
+    }
+    if cfg.innodb_redo_log_capacity == d.innodb_redo_log_capacity {
+        cfg.innodb_redo_log_capacity = 8 << 20;
+    }
+    if cfg.innodb_log_buffer_size == d.innodb_log_buffer_size {
+        cfg.innodb_log_buffer_size = 1 << 20;
+    }
+    if cfg.innodb_page_size == d.innodb_page_size {
+        cfg.innodb_page_size = 4096;
+        cfg.innodb_log_write_ahead_size = cfg.innodb_log_write_ahead_size.min(4096);
+    }
+    cfg.datadir = PathBuf::from("/sim/data");
+    cfg.innodb_doublewrite_dir = None;
+    let trx_commit = cfg.innodb_flush_log_at_trx_commit;
+    let t0 = Instant::now();
+    let mut rng = Rng::new(seed);
+    let mut tot = Totals::default();
+    let sim = SimFs::new(cfg.innodb_flush_method);
+    // The page cleaner runs its rounds at the replay's recovery points
+    // (Store::recovery_step), so a crash inside recovery meets the
+    // interleavings a real process has, replayed by the seed.
+    sim.set_steps_background(true);
+    let vfs: Arc<dyn Vfs> = Arc::new(sim.clone());
+
+    // Initial state, made durable.
+    let mut base: State = {
+        let (e, _) = Engine::open(vfs.clone(), &cfg)?;
+        let (acc, items) = schema(&e)?;
+        let mut tx = e.begin(Isolation::RepeatableRead, false);
+        for i in 0..ACCOUNTS {
+            tx.insert(
+                &acc,
+                vec![Some(Value::Int(i)), Some(Value::Int(START_BALANCE))],
+            )?;
+        }
+        tx.commit()?;
+        e.store().sync_log()?;
+        let st = read_all(&e, &acc, &items)?;
+        e.close(true)?;
+        st
+    };
+    let mut pending: Vec<Commit> = Vec::new();
+    let mut crash_at = Instant::now();
+    let mut crashed_in_process_mode = false;
+    let mut last_rec;
+
+    // I/O operations of the longest recovery seen: crashes inside recovery
+    // are spread over all of them, not only its first steps.
+    let mut recovery_ops: u64 = 30;
+    let mut log_end: Option<u64> = None;
+    let mut recovery_streak = 0u32;
+    while tot.crashes < crashes {
+        // A crash inside recovery, and often another inside the recovery
+        // of that one.
+        let crash_in_recovery = rng.chance(if recovery_streak > 0 { 0.5 } else { 0.25 });
+        if crash_in_recovery {
+            sim.arm_crash_after(rng.below(recovery_ops));
+        }
+        let ops_before = sim.stats().ops;
+        let opened = Engine::open(vfs.clone(), &cfg);
+        let e = match opened {
+            Err(_) if sim.is_down() => {
+                tot.recovery_crashes += 1;
+                tot.crashes += 1;
+                recovery_streak += 1;
+                crash(&sim, power, &mut rng);
+                continue;
+            }
+            Err(err) => {
+                tot.violations += 1;
+                println!(
+                    "VIOLATION after crash {}: recovery failed: {err}",
+                    tot.crashes
+                );
+                break;
+            }
+            Ok((e, r)) => {
+                recovery_ops = recovery_ops.max(sim.stats().ops - ops_before);
+                recovery_streak = 0;
+                tot.binlog_cut += r.binlog_cut_transactions;
+                last_rec = r;
+                e
+            }
+        };
+        sim.disarm();
+        let (acc, items) = (e.table("bank", "accounts")?, e.table("bank", "items")?);
+        pending.sort_by_key(|c| c.csn);
+        let judge = Judge {
+            cfg: &cfg,
+            binlog,
+            trx_commit,
+            crashed_in_process_mode,
+            crash_at,
+            verbose,
+            log_end,
+        };
+        let v = judge.verdict(&e, &sim, &last_rec, &pending, &base);
+        let recovered_end = e.store().report().end_lsn;
+        let applied = v.applied;
+        tot.engine_binlog_diff += v.binlog_diff;
+        tot.lost_acked += v.lost_acked;
+        tot.recovered_commits += v.applied;
+        if let Some(got) = v.got {
+            base = got;
+        }
+        if !v.problems.is_empty() {
             tot.violations += 1;
-            for p in &problems {
+            for p in &v.problems {
                 println!("VIOLATION after crash {}: {p}", tot.crashes);
             }
         }
@@ -505,6 +707,28 @@ pub fn run(
         crashed_in_process_mode = !power;
         crash(&sim, power, &mut rng);
         tot.crashes += 1;
+        log_end = Some(log_end_after_crash(&sim, &cfg)?);
+        if sweep.every > 0 && tot.crashes % sweep.every == 0 {
+            pending.sort_by_key(|c| c.csn);
+            let judge = Judge {
+                cfg: &cfg,
+                binlog,
+                trx_commit,
+                crashed_in_process_mode,
+                crash_at,
+                verbose,
+                log_end,
+            };
+            let r = recovery_sweep(&judge, &sim, &sweep, power, &mut rng, &pending, &base)?;
+            tot.recovery_crashes += r.interrupted;
+            tot.sweep_points += r.interrupted;
+            if !r.problems.is_empty() {
+                tot.violations += 1;
+                for p in r.problems.iter().take(5) {
+                    println!("VIOLATION after crash {}: {p}", tot.crashes);
+                }
+            }
+        }
     }
     let binlog_part = if binlog {
         format!(
@@ -520,7 +744,7 @@ pub fn run(
         String::new()
     };
     println!(
-        "layer={} crashes={} violations={} lost_acked={}{binlog_part} acked={} in_doubt={} recovered_commits={} recovery_crashes={} trx_commit={trx_commit} crash={} elapsed_s={:.1} seed={seed}",
+        "layer={} crashes={} violations={} lost_acked={}{binlog_part} acked={} in_doubt={} recovered_commits={} recovery_crashes={} sweep_points={} trx_commit={trx_commit} crash={} elapsed_s={:.1} seed={seed}",
         if binlog { "binlog" } else { "engine" },
         tot.crashes,
         tot.violations,
@@ -529,6 +753,7 @@ pub fn run(
         tot.in_doubt,
         tot.recovered_commits,
         tot.recovery_crashes,
+        tot.sweep_points,
         if power { "power" } else { "process" },
         t0.elapsed().as_secs_f64()
     );

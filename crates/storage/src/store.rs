@@ -21,13 +21,38 @@
 //!    log, each mini-transaction's records are applied to the pages whose
 //!    LSN is older. A page that fails its checksum here (OFF, or damage the
 //!    doublewrite buffer did not cover) refuses start-up, naming the page.
-//! 3. **Flush and checkpoint** at the end of the log: all recovered pages
-//!    go to disk (through the doublewrite buffer), then the checkpoint
-//!    moves to the end of the log.
+//! 3. **Flush and checkpoint**: all recovered pages go to disk (through
+//!    the doublewrite buffer), then the checkpoint moves, through
+//!    `make_checkpoint` like any other, to the end of the log, or to the
+//!    first *engine frame* (a logical record the caller replays after
+//!    `open_with` returns) when there is one: a pin holds it there until
+//!    the caller has replayed every frame and calls
+//!    [`Store::finish_recovery`].
 //!
 //! A crash at any point of this repeats it from the old checkpoint: pages
 //! already written carry their LSN and are skipped, torn writes are covered
-//! by the doublewrite buffer. Recovery is idempotent.
+//! by the doublewrite buffer, engine frames are read again. Recovery is
+//! idempotent.
+//!
+//! ## Invariant 7: the checkpoint never passes effects that are not durable
+//!
+//! ```text
+//!   redo:  ... | frame F (logical) | ... | mtrs applying F | ...
+//!                ^ pinned from append      ^ may sit after the checkpoint,
+//!                  until applied             on pages not yet written
+//! ```
+//!
+//! An engine frame stands for page changes made later by other mtrs. The
+//! checkpoint may pass the frame only when those changes can no longer be
+//! lost: the frame is unpinned only after they are in the log buffer, and
+//! `make_checkpoint` reads the pins *before* the current LSN and makes the
+//! redo durable up to that LSN (not just to the checkpoint) before it
+//! writes the checkpoint. Recovery holds one pin at the first frame it
+//! found until the caller's replay is done. `RedoLog::checkpoint` is
+//! private to this crate, so no other path can write a checkpoint.
+//! (Before this rule, recovery checkpointed at the end of the log before
+//! the engine replayed its records: a second crash during the replay lost
+//! acknowledged commits.)
 //!
 //! ## Keeping checkpoint age bounded
 //!
@@ -62,6 +87,8 @@ use crate::space;
 use crate::stats::Stats;
 
 pub const SYSTEM_SPACE_FILE: &str = "ibdata1";
+/// Present while a data directory is being created (see `open_with`).
+pub const INIT_MARKER: &str = "#quire_init_unfinished";
 const INITIAL_SPACE_PAGES: u32 = 64;
 
 /// What opening found and did.
@@ -76,6 +103,10 @@ pub struct RecoveryReport {
     pub torn_restored: u64,
     /// Time spent scanning and applying redo.
     pub redo_apply_duration: Duration,
+    /// Start LSN of the first engine frame between the checkpoint and the
+    /// end of the log (the checkpoint stays there until the caller's
+    /// `finish_recovery`).
+    pub first_logical_lsn: Option<Lsn>,
     /// Time the whole open took.
     pub duration: Duration,
     pub notes: Vec<String>,
@@ -166,15 +197,25 @@ impl Shared {
         // get here, and a checkpoint computed earlier must never be written
         // after a newer one (checkpoints only move forward).
         let _one = self.checkpoint_lock.lock();
-        // Read the LSN first: an mtr appended after this read has its pages
-        // on the flush list before the next read sees the list.
+        // Invariant 7 (see the module doc): the checkpoint passes an engine
+        // frame only once the page changes it stands for are durable.
+        // 1. The pins first: a frame not pinned now has been applied, so
+        //    its page changes are mtrs already in the log buffer...
+        let pinned = self.pins.lock().first_key_value().map(|(&l, _)| l);
+        // 2. ... below this LSN, read after the pins. Read before the flush
+        //    list: an mtr appended after this read has its pages on the
+        //    flush list before the next read sees the list.
         let lsn = self.log.lsn();
         let mut ck = self.pool.oldest_modification().unwrap_or(lsn).min(lsn);
-        if let Some((&pinned, _)) = self.pins.lock().first_key_value() {
+        if let Some(pinned) = pinned {
             ck = ck.min(pinned);
         }
         if ck > self.log.checkpoint_lsn() {
-            self.log.flush_to(ck)?;
+            // 3. Redo durable to `lsn`, not just to `ck`: the mtrs that
+            //    applied a frame before `ck` may lie after `ck` (on pages
+            //    not yet written), and once the checkpoint passes the frame
+            //    they are the only record of its effects.
+            self.log.flush_to(lsn)?;
             self.log.checkpoint(ck)?;
         }
         Ok(())
@@ -213,6 +254,11 @@ pub struct Store {
     shared: Arc<Shared>,
     cleaner: Mutex<Option<JoinHandle<()>>>,
     report: RecoveryReport,
+    /// Holds the checkpoint at the first engine frame recovery found,
+    /// until the caller has replayed them all (`finish_recovery`).
+    recovery_pin: Mutex<Option<CheckpointPin>>,
+    /// The cleaner is paused and steps at `recovery_step` (SimFs).
+    stepped_recovery: AtomicBool,
 }
 
 impl std::fmt::Debug for Store {
@@ -258,9 +304,21 @@ impl Store {
         let datadir = cfg.datadir.clone();
         let data_path = datadir.join(SYSTEM_SPACE_FILE);
         let redo_dir = datadir.join("#innodb_redo");
+        // Creating a data directory is all-or-nothing: a marker made durable
+        // first and removed last says it is unfinished. Nothing in an
+        // unfinished one was ever acknowledged (no commit runs before open
+        // returns), so the next start removes what it holds and begins
+        // again: a crash or ENOSPC during initialisation never leaves a
+        // directory that cannot be opened.
+        let marker = datadir.join(INIT_MARKER);
+        let unfinished = vfs.exists(&marker)?;
+        if unfinished {
+            remove_unfinished(&vfs, &data_path, &redo_dir)?;
+        }
         let has_data = vfs.exists(&data_path)?;
         let has_redo = vfs.exists(&redo_dir)?;
         let create = match (has_data, has_redo) {
+            _ if unfinished => true,
             (false, false) => true,
             (true, true) => false,
             (d, _) => {
@@ -274,8 +332,14 @@ impl Store {
                 )))
             }
         };
-        if create {
+        if create && !unfinished {
             vfs.create_dir_all(&datadir)?;
+            let m = vfs.open(&marker, OpenOptions::create(FileKind::Other))?;
+            m.sync()?;
+            vfs.sync_dir(&datadir)?;
+            if let Some(parent) = datadir.parent().filter(|p| !p.as_os_str().is_empty()) {
+                vfs.sync_dir(parent)?;
+            }
         }
         let stats = Arc::new(Stats::default());
         let poison = Arc::new(Poison::default());
@@ -361,6 +425,7 @@ impl Store {
                 d.reset()?;
             }
             let mut pages_applied = 0u64;
+            let mut first_logical: Option<Lsn> = None;
             let t_redo = Instant::now();
             let (log, rec) = RedoLog::open(
                 vfs.clone(),
@@ -374,6 +439,7 @@ impl Store {
                         Ok(())
                     }
                     Some(&mtr::FRAME_LOGICAL) => {
+                        first_logical.get_or_insert(start);
                         logical(start, end, &payload[1..]);
                         Ok(())
                     }
@@ -391,9 +457,12 @@ impl Store {
             if let Some(n) = rec.note.clone() {
                 report.notes.push(n);
             }
+            report.first_logical_lsn = first_logical;
             pool.set_log(log.clone());
+            // The recovered pages go to disk now; the checkpoint moves
+            // below, through make_checkpoint like every other, so it stops
+            // at the first engine frame the caller has still to replay.
             pool.flush_all()?;
-            log.checkpoint(rec.end_lsn)?;
             pool.set_recovering(false);
             log
         };
@@ -410,10 +479,24 @@ impl Store {
             pins: Mutex::new(std::collections::BTreeMap::new()),
             checkpoint_lock: Mutex::new(()),
         });
+        // Engine frames found by recovery are replayed by the caller after
+        // this returns: one pin at the first of them holds the checkpoint
+        // until `finish_recovery` (invariant 7).
+        let recovery_pin = report.first_logical_lsn.map(|lsn| {
+            *shared.pins.lock().entry(lsn).or_insert(0) += 1;
+            CheckpointPin {
+                shared: shared.clone(),
+                lsn,
+            }
+        });
         if create {
             bootstrap(&shared)?;
             vfs.sync_dir(&datadir)?;
+            // Everything is durable: the directory is finished.
+            vfs.remove_file(&marker)?;
+            vfs.sync_dir(&datadir)?;
         } else {
+            shared.make_checkpoint()?;
             let g = shared.pool.read(PageId::new(0, 0)).map_err(|e| {
                 StorageError::BadDatadir(format!(
                     "{}: cannot read the tablespace header ({e}); if initialisation of this data directory was interrupted, remove it and start again",
@@ -435,12 +518,49 @@ impl Store {
             }
         }
         report.duration = t0.elapsed();
+        // On a simulated machine the cleaner waits while the caller replays
+        // and runs its rounds at the replay's recovery points instead
+        // (`recovery_step`), so one seed gives one interleaving.
+        let stepped = recovery_pin.is_some() && vfs.steps_background();
+        if stepped {
+            shared.cleaner.paused.store(true, Ordering::Release);
+        }
         let handle = cleaner::start(shared.clone());
         Ok(Store {
             shared,
             cleaner: Mutex::new(Some(handle)),
             report,
+            recovery_pin: Mutex::new(recovery_pin),
+            stepped_recovery: AtomicBool::new(stepped),
         })
+    }
+
+    /// A point of the caller's replay of the engine frames where the
+    /// background work may run. On a real machine the page cleaner runs
+    /// in its thread whenever it likes and this does nothing; on one that
+    /// steps background work (SimFs) it is one cleaner round here: a batch
+    /// of the oldest dirty pages written and a checkpoint attempt, exactly
+    /// what the thread could do at that moment of a real recovery.
+    pub fn recovery_step(&self) -> Result<()> {
+        if !self.stepped_recovery.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        let sh = &self.shared;
+        sh.pool.flush_batch(4, Lsn::MAX)?;
+        sh.make_checkpoint()
+    }
+
+    /// Ends recovery: the caller has replayed every engine frame the open
+    /// handed it. Releases the pin that held the checkpoint at the first
+    /// of them, writes every page and checkpoints at the end of the log;
+    /// from here on the frames before it are never read again.
+    pub fn finish_recovery(&self) -> Result<()> {
+        drop(self.recovery_pin.lock().take());
+        self.checkpoint()?;
+        if self.stepped_recovery.swap(false, Ordering::AcqRel) {
+            self.shared.cleaner.paused.store(false, Ordering::Release);
+        }
+        Ok(())
     }
 
     pub fn report(&self) -> &RecoveryReport {
@@ -644,6 +764,25 @@ impl Drop for Store {
 }
 
 /// Formats a new system space: header page, empty index directory.
+/// Removes what an unfinished initialisation created (the system
+/// tablespace and the redo files; leftover doublewrite files are reset by
+/// the creation itself), keeping the marker.
+fn remove_unfinished(vfs: &Arc<dyn Vfs>, data_path: &Path, redo_dir: &Path) -> Result<()> {
+    if vfs.exists(data_path)? {
+        vfs.remove_file(data_path)?;
+    }
+    if vfs.is_dir(redo_dir)? {
+        for name in vfs.list_dir(redo_dir)? {
+            vfs.remove_file(&redo_dir.join(name))?;
+        }
+        vfs.sync_dir(redo_dir)?;
+    }
+    if let Some(dir) = data_path.parent() {
+        vfs.sync_dir(dir)?;
+    }
+    Ok(())
+}
+
 fn bootstrap(shared: &Arc<Shared>) -> Result<()> {
     let ps = shared.pool.page_size() as u32;
     let mut mtr = Mtr::new(&shared.pool);

@@ -345,3 +345,58 @@ fn startup_errors_name_the_setting() {
     let e = Store::open(vfs, &nodir).expect_err("missing doublewrite dir");
     assert!(e.to_string().contains("innodb_doublewrite_dir"), "{e}");
 }
+
+/// Creating a data directory is all-or-nothing: a crash at any I/O
+/// operation of the creation, or ENOSPC on any of its writes, leaves a
+/// directory that the next start either finds empty or finishes.
+#[test]
+fn interrupted_creation_is_finished_by_the_next_start() {
+    let cfg = test_config(4096);
+    // How many operations a creation takes.
+    let probe = SimFs::new(FlushMethod::Fsync);
+    let before = probe.stats().ops;
+    open(&probe, &cfg).close(true).expect("close");
+    let ops = probe.stats().ops - before;
+    assert!(ops > 10, "a creation does I/O ({ops} operations)");
+    for k in (0..ops).step_by((ops / 40).max(1) as usize) {
+        for power in [true, false] {
+            let sim = SimFs::new(FlushMethod::Fsync);
+            sim.arm_crash_after(k);
+            let vfs: Arc<dyn Vfs> = Arc::new(sim.clone());
+            let first = Store::open(vfs.clone(), &cfg);
+            assert!(
+                first.is_err() || sim.is_down() || k >= ops - 1,
+                "crash at {k}"
+            );
+            drop(first);
+            let mode = if power {
+                CrashMode::Power { sector: 512 }
+            } else {
+                CrashMode::Process
+            };
+            sim.crash(mode, k);
+            sim.disarm();
+            let store = Store::open(vfs, &cfg)
+                .unwrap_or_else(|e| panic!("start after a crash at creation I/O {k}: {e}"));
+            let t = store.create_index("after").expect("usable");
+            t.put(b"k", b"v").expect("put");
+            store.close(true).expect("close");
+        }
+    }
+    // ENOSPC on the n-th write: an error now, a working directory once
+    // there is space again.
+    for nth in [1u64, 2, 5, 20, 60] {
+        let sim = SimFs::new(FlushMethod::Fsync);
+        sim.inject(Fault::write(FaultKind::Enospc, nth));
+        let vfs: Arc<dyn Vfs> = Arc::new(sim.clone());
+        match Store::open(vfs.clone(), &cfg) {
+            Err(e) => assert!(e.to_string().contains("No space left"), "{e}"),
+            Ok(s) => s.close(true).expect("close"),
+        }
+        sim.clear_faults();
+        let store = Store::open(vfs, &cfg)
+            .unwrap_or_else(|e| panic!("start after ENOSPC on write {nth}: {e}"));
+        store.create_index("after").expect("usable");
+        store.close(true).expect("close");
+    }
+}

@@ -843,7 +843,11 @@ impl RedoLog {
     ///
     /// If `lsn` is below the current checkpoint or above `flushed_lsn`
     /// (a caller bug: the checkpoint only moves forward, over durable redo).
-    pub fn checkpoint(&self, lsn: Lsn) -> Result<()> {
+    ///
+    /// Crate-private: the one caller is `Shared::make_checkpoint`, which
+    /// decides *where* a checkpoint may go (storage invariant 7); nothing
+    /// outside the store can write one past records still needed.
+    pub(crate) fn checkpoint(&self, lsn: Lsn) -> Result<()> {
         self.check_poison()?;
         let mut c = self.ckpt.lock();
         assert!(
