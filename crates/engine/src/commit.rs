@@ -413,6 +413,11 @@ impl Inner {
         writes: Vec<TxWrite>,
     ) -> (Option<u64>, Result<u64>) {
         let p = self.pipeline.as_ref().expect("binlog pipeline");
+        if let Some(w) = writes.first() {
+            if let Err(e) = self.reserve_space(&w.table, writes.len()) {
+                return (None, Err(e));
+            }
+        }
         let record = encode_prepare(trx_id, &writes);
         let (prepare_lsn, pin) = match self.store.append_logical(&record, |_, _| {}) {
             Ok(x) => x,

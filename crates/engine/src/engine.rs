@@ -1243,6 +1243,11 @@ impl Inner {
         trx: u64,
         writes: Vec<ApplyWrite>,
     ) -> (Option<u64>, Result<()>) {
+        if let Some(w) = writes.first() {
+            if let Err(e) = self.reserve_space(&w.0, writes.len()) {
+                return (None, Err(e));
+            }
+        }
         let rec_writes: Vec<RecWrite> = writes.iter().map(|w| w.1.clone()).collect();
         let record = encode_commit(trx, &rec_writes);
         let mut st = self.commit.lock();
@@ -1269,6 +1274,25 @@ impl Inner {
     }
 
     /// Durability of a commit at `csn` per innodb_flush_log_at_trx_commit.
+    /// Before a commit's first durable step: room in the tablespace for
+    /// its `n_writes` row writes, so that a full disk fails this commit
+    /// with MySQL's 1114 (nothing written, the transaction rolled back)
+    /// instead of failing it half-applied, and later commits work again
+    /// once space is freed. An estimate: a page per two row writes plus
+    /// the store's margin; a transaction that outruns it grows the file
+    /// while applying, where ENOSPC still poisons.
+    pub(crate) fn reserve_space(&self, table: &TableDef, n_writes: usize) -> Result<()> {
+        match self.store.reserve_pages(n_writes as u64 / 2 + 1) {
+            Ok(()) => Ok(()),
+            Err(quire_storage::StorageError::Full(_)) => Err(EngineError::new(
+                1114,
+                "HY000",
+                format!("The table '{}' is full", table.name),
+            )),
+            Err(e) => Err(e.into()),
+        }
+    }
+
     pub(crate) fn make_durable(&self, csn: u64) -> Result<()> {
         match self
             .settings

@@ -1138,3 +1138,74 @@ fn flush_binary_logs_rotates_and_recovers() {
     }
     assert_eq!(binlog_xids(&sim).len(), 3, "one XID per committed row");
 }
+
+/// A full disk is an error to the client, not a poisoned engine: commits
+/// that need the tablespace to grow fail with 1114 and change nothing, and
+/// once space is freed the next commits work without a restart. (Binlog
+/// on and off.)
+#[test]
+fn a_full_disk_fails_commits_with_1114_and_writes_resume_when_space_is_freed() {
+    for log_bin in [true, false] {
+        let sim = SimFs::new(FlushMethod::Fsync);
+        let vfs: Arc<dyn Vfs> = Arc::new(sim.clone());
+        let c = Config { log_bin, ..cfg() };
+        let e = Engine::open(vfs.clone(), &c).expect("open").0;
+        let t = accounts(&e);
+        // Growing ibdata1 fails from now on, as on a full device.
+        sim.inject(
+            quire_io::Fault::write(quire_io::FaultKind::Enospc, 1)
+                .on_path("ibdata1")
+                .make_sticky(),
+        );
+        let mut refused = 0;
+        let mut committed = Vec::new();
+        for id in 0..4000i64 {
+            let mut tx = e.begin(Isolation::RepeatableRead, false);
+            tx.insert(
+                &t,
+                vec![
+                    Some(Value::Int(id)),
+                    Some(s(&format!("owner{id}"))),
+                    Some(Value::Int(id)),
+                ],
+            )
+            .expect("insert (buffered)");
+            match tx.commit() {
+                Ok(_) => committed.push(id),
+                Err(err) => {
+                    assert_eq!(err.code, 1114, "{err}");
+                    assert!(err.message.contains("is full"), "{err}");
+                    refused += 1;
+                    if refused > 5 {
+                        break;
+                    }
+                }
+            }
+        }
+        assert!(refused > 0, "the disk never filled (log_bin={log_bin})");
+        // Space is freed: writes resume without a restart.
+        sim.clear_faults();
+        put(&e, &t, 100_000, "after", 7);
+        let mut tx = e.begin(Isolation::RepeatableRead, true);
+        assert_eq!(
+            balance(&tx.get(&t, &[Value::Int(100_000)]).expect("get")),
+            7
+        );
+        for id in &committed {
+            assert!(tx.get(&t, &[Value::Int(*id)]).expect("get").is_some());
+        }
+        drop(tx);
+        e.close(true).expect("close");
+        // And everything acknowledged is there after a reopen.
+        drop(e);
+        let e = Engine::open(vfs, &c).expect("reopen").0;
+        let t = e.table("bank", "accounts").expect("table");
+        let mut tx = e.begin(Isolation::RepeatableRead, true);
+        for id in committed.iter().chain([100_000i64].iter()) {
+            assert!(
+                tx.get(&t, &[Value::Int(*id)]).expect("get").is_some(),
+                "id {id}"
+            );
+        }
+    }
+}

@@ -97,6 +97,12 @@ pub enum IoError {
 }
 
 impl IoError {
+    /// The device or file system is full (ENOSPC): the operation did not
+    /// happen, and may succeed once space is freed.
+    pub fn is_no_space(&self) -> bool {
+        matches!(self, IoError::Os { errno, .. } if *errno == 28)
+    }
+
     /// The errno when there is one (EIO = 5, ENOSPC = 28, ...).
     pub fn errno(&self) -> Option<i32> {
         match self {
@@ -202,6 +208,16 @@ pub trait File: Send + Sync + fmt::Debug {
     /// Sets the length (grows with zeros or truncates). Durable after the
     /// next `sync`.
     fn set_len(&self, len: u64) -> Result<()>;
+    /// Grows the file to at least `len` bytes with its blocks reserved on
+    /// the device (`posix_fallocate`), so later writes inside it cannot
+    /// fail for want of space; never shrinks. Fails with ENOSPC *before*
+    /// anything depends on the space. Durable after the next `sync`.
+    fn allocate(&self, len: u64) -> Result<()> {
+        if self.len()? < len {
+            self.set_len(len)?;
+        }
+        Ok(())
+    }
     /// Current length in bytes.
     fn len(&self) -> Result<u64>;
     /// Path it was opened with (for messages).

@@ -431,6 +431,32 @@ impl File for OsFile {
         Ok(())
     }
 
+    fn allocate(&self, len: u64) -> Result<()> {
+        let old = self.len()?;
+        if old >= len {
+            return Ok(());
+        }
+        let fd = std::os::unix::io::AsRawFd::as_raw_fd(&self.file);
+        // SAFETY: fd is this file's open descriptor; posix_fallocate only
+        // reads its arguments.
+        let rc = unsafe { libc::posix_fallocate(fd, 0, len as libc::off_t) };
+        match rc {
+            0 => {}
+            // A file system without fallocate: plain growth.
+            libc::EOPNOTSUPP | libc::EINVAL => return self.set_len(len),
+            errno => {
+                return Err(map_err(
+                    "fallocate",
+                    &self.path,
+                    io::Error::from_raw_os_error(errno),
+                ))
+            }
+        }
+        self.max_len_seen.store(len, Ordering::Release);
+        self.size_changed.store(true, Ordering::Release);
+        Ok(())
+    }
+
     fn len(&self) -> Result<u64> {
         Ok(self
             .file

@@ -1284,6 +1284,21 @@ impl File for SimFile {
         Ok(())
     }
 
+    fn allocate(&self, len: u64) -> Result<()> {
+        self.check_live("fallocate")?;
+        if self.len()? >= len {
+            return Ok(());
+        }
+        // Reserving blocks is where a full device says ENOSPC: injected
+        // write faults (Fault::write) fire here too.
+        match self.shared.hook(Op::Write, &self.path) {
+            Verdict::Go => {}
+            Verdict::Fail(e) => return Err(e),
+            Verdict::PowerOff(_) => return Err(crashed("fallocate", &self.path)),
+        }
+        self.set_len(len)
+    }
+
     fn len(&self) -> Result<u64> {
         self.check_live("stat")?;
         let node = self.node.lock();

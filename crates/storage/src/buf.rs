@@ -180,6 +180,9 @@ pub struct BufferPool {
     log: OnceLock<Arc<RedoLog>>,
     dblwr: Option<Arc<Doublewrite>>,
     recovering: AtomicBool,
+    /// High-water mark of the system tablespace as allocation last saw it
+    /// (pages in use or freed; the file beyond it is spare room).
+    hwm_pages: AtomicU32,
     pub stats: Arc<Stats>,
     pub poison: Arc<Poison>,
 }
@@ -294,6 +297,7 @@ impl BufferPool {
             dirty_count: AtomicUsize::new(0),
             flush_mutex: Mutex::new(()),
             spaces: RwLock::new(HashMap::new()),
+            hwm_pages: AtomicU32::new(0),
             log: OnceLock::new(),
             dblwr,
             recovering: AtomicBool::new(false),
@@ -323,6 +327,14 @@ impl BufferPool {
     }
     pub fn set_recovering(&self, on: bool) {
         self.recovering.store(on, Ordering::Release);
+    }
+
+    /// Records that allocation reached page `hwm` (exclusive).
+    pub(crate) fn note_hwm(&self, hwm: u32) {
+        self.hwm_pages.fetch_max(hwm, Ordering::AcqRel);
+    }
+    pub(crate) fn hwm_pages(&self) -> u32 {
+        self.hwm_pages.load(Ordering::Acquire)
     }
 
     pub fn add_space(&self, space: u32, file: Arc<SpaceFile>) {

@@ -50,6 +50,11 @@ pub enum StorageError {
     #[error("{0}")]
     BadDatadir(String),
 
+    /// The device is full (ENOSPC) where nothing had changed yet: the
+    /// write was refused, and may be retried once space is freed.
+    #[error("{0}")]
+    Full(String),
+
     /// The store was shut down.
     #[error("the store is shut down")]
     Shutdown,

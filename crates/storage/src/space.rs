@@ -128,11 +128,16 @@ pub fn allocate(mtr: &mut Mtr<'_>, space: u32) -> Result<(u32, Slot)> {
         let new_size = h.size_pages.saturating_add(grow);
         let pool = mtr.pool();
         let sf = pool.space_file(space)?;
+        // Usually a no-op: Store::reserve_pages keeps the file ahead of
+        // the high-water mark before commits start (an ENOSPC there is an
+        // error to the client); running out here, inside a mini-
+        // transaction that may have changed pages, poisons the store.
         pool.poison
-            .guard(sf.file.set_len(new_size as u64 * pool.page_size() as u64))?;
+            .guard(sf.file.allocate(new_size as u64 * pool.page_size() as u64))?;
         mtr.write_u32(hs, OFF_SIZE, new_size);
     }
     mtr.write_u32(hs, OFF_HWM, p + 1);
+    mtr.pool().note_hwm(p + 1);
     let s = mtr.latch_new(PageId::new(space, p))?;
     Ok((p, s))
 }

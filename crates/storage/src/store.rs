@@ -66,7 +66,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -131,6 +131,10 @@ pub struct Shared {
     pins: Mutex<std::collections::BTreeMap<Lsn, u32>>,
     /// Serialises checkpoint computation and writing.
     checkpoint_lock: Mutex<()>,
+    /// Pages the system tablespace file is known to hold (a lower bound;
+    /// see `Store::reserve_pages`), and one grower at a time.
+    file_pages: AtomicU64,
+    grow_lock: Mutex<()>,
 }
 
 impl std::fmt::Debug for Shared {
@@ -478,6 +482,8 @@ impl Store {
             shutdown: AtomicBool::new(false),
             pins: Mutex::new(std::collections::BTreeMap::new()),
             checkpoint_lock: Mutex::new(()),
+            file_pages: AtomicU64::new(0),
+            grow_lock: Mutex::new(()),
         });
         // Engine frames found by recovery are replayed by the caller after
         // this returns: one pin at the first of them holds the checkpoint
@@ -516,6 +522,7 @@ impl Store {
                     h.page_size
                 )));
             }
+            shared.pool.note_hwm(h.hwm);
         }
         report.duration = t0.elapsed();
         // On a simulated machine the cleaner waits while the caller replays
@@ -548,6 +555,50 @@ impl Store {
         let sh = &self.shared;
         sh.pool.flush_batch(4, Lsn::MAX)?;
         sh.make_checkpoint()
+    }
+
+    /// Makes sure the system tablespace file has room for `pages` more
+    /// pages (plus a margin) past its high-water mark, reserving blocks on
+    /// the device (fallocate) when it does not. Called before a commit
+    /// makes its first durable step, so that a full disk is an error the
+    /// client sees (`StorageError::Full`, nothing written, nothing
+    /// poisoned) and the next commit after space is freed simply works;
+    /// other I/O errors poison as usual. One atomic comparison when there
+    /// is room.
+    pub fn reserve_pages(&self, pages: u64) -> Result<()> {
+        const MARGIN_PAGES: u64 = 64;
+        let sh = &self.shared;
+        let need = sh.pool.hwm_pages() as u64 + pages + MARGIN_PAGES;
+        if sh.file_pages.load(Ordering::Acquire) >= need {
+            return Ok(());
+        }
+        let _one = sh.grow_lock.lock();
+        sh.poison.check()?;
+        let ps = sh.pool.page_size() as u64;
+        let sf = sh.pool.space_file(0)?;
+        let have = sh.poison.guard(sf.file.len())? / ps;
+        if have >= need {
+            sh.file_pages.fetch_max(have, Ordering::AcqRel);
+            return Ok(());
+        }
+        // Grow in steps as allocation does (1/8 of the size, 64..4096
+        // pages), at least to what is needed.
+        let target = need.max(have + (have / 8).clamp(64, 4096));
+        match sf.file.allocate(target * ps) {
+            Ok(()) => {
+                sh.file_pages.fetch_max(target, Ordering::AcqRel);
+                Ok(())
+            }
+            Err(e) if e.is_no_space() => Err(StorageError::Full(format!(
+                "no space left to grow {} to {} pages: {e}",
+                sf.path.display(),
+                target
+            ))),
+            Err(e) => {
+                sh.poison.set(&e.to_string());
+                Err(e.into())
+            }
+        }
     }
 
     /// Ends recovery: the caller has replayed every engine frame the open
