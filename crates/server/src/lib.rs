@@ -66,6 +66,7 @@ pub mod handshake;
 pub mod packet;
 pub mod resultset;
 mod server;
+mod sessions;
 mod split;
 mod status;
 mod stream;
