@@ -375,3 +375,49 @@ fn shutdown_statement_stops_the_server() {
     t.join().unwrap();
     assert!(a.closed());
 }
+
+/// `mariadb-admin processlist`, `kill` and `shutdown` against the server
+/// (skipped where the tool is not installed).
+#[test]
+fn mariadb_admin_processlist_kill_shutdown() {
+    let tool = "/usr/bin/mariadb-admin";
+    if !std::path::Path::new(tool).exists() {
+        eprintln!("no {tool}; skipped");
+        return;
+    }
+    let mut srv = start("sess-admin", |_| {});
+    let port = srv.port.to_string();
+    let admin = |args: &[&str]| {
+        let out = std::process::Command::new(tool)
+            .args(["-h127.0.0.1", "-P", port.as_str(), "-uroot", "--skip-ssl"])
+            .args(args)
+            .output()
+            .unwrap();
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let mut victim = Client::root(srv.port);
+    victim.ok("CREATE DATABASE admin_db");
+    victim.ok("USE admin_db");
+    let (ok, out, err) = admin(&["processlist"]);
+    assert!(ok, "processlist: {out} {err}");
+    assert!(out.contains("admin_db") && out.contains("Sleep"), "{out}");
+    let (ok, out, err) = admin(&["kill", &victim.id.to_string()]);
+    assert!(ok, "kill: {out} {err}");
+    assert!(victim.closed(), "killed by mariadb-admin");
+    let (ok, out, err) = admin(&["shutdown"]);
+    assert!(ok, "shutdown: {out} {err}");
+    let t = srv.thread.take().unwrap();
+    let t0 = Instant::now();
+    while !t.is_finished() && t0.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(
+        t.is_finished(),
+        "server stopped after mariadb-admin shutdown"
+    );
+    t.join().unwrap();
+}
