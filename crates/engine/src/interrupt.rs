@@ -213,7 +213,7 @@ impl Interrupt {
             return Ok(());
         }
         let n = self.0.ticks.fetch_add(1, Ordering::Relaxed);
-        if n % u64::from(CHECK_EVERY) == 0 {
+        if n.is_multiple_of(u64::from(CHECK_EVERY)) {
             self.check()
         } else {
             Ok(())
@@ -278,6 +278,38 @@ mod tests {
         i.reset_query();
         assert!(i.check().is_ok());
         assert!(!i.has_deadline());
+    }
+
+    #[test]
+    fn kill_ends_a_row_lock_wait_and_leaves_the_queue() {
+        use crate::lock::{LockManager, LockMode};
+        let lm = Arc::new(LockManager::new());
+        lm.lock(1, b"row", LockMode::Exclusive, Duration::from_secs(1))
+            .expect("T1 gets the lock");
+        let i = Interrupt::new();
+        let (lm2, i2) = (Arc::clone(&lm), i.clone());
+        let waiter = std::thread::spawn(move || {
+            lm2.lock_interruptible(
+                2,
+                b"row",
+                LockMode::Exclusive,
+                Duration::from_secs(60),
+                Some(&i2),
+            )
+        });
+        let t0 = Instant::now();
+        while i.stage() != Stage::RowLock && t0.elapsed() < Duration::from_secs(10) {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        assert_eq!(i.stage(), Stage::RowLock, "the waiter reports its stage");
+        i.kill(Kill::Query);
+        let r = waiter.join().expect("waiter thread");
+        assert_eq!(r.map_err(|e| e.code), Err(1317));
+        assert!(t0.elapsed() < Duration::from_secs(30));
+        assert_eq!(i.stage(), Stage::None);
+        // The waiter left the queue: T1's release empties the table.
+        lm.release_all(1);
+        assert_eq!(lm.len(), 0);
     }
 
     #[test]

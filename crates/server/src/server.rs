@@ -5,8 +5,12 @@
 //!     bind TCP (bind_address:port) [+ Unix socket]
 //!     loop until shutdown:
 //!       accept (non-blocking, 5 ms nap when idle)
-//!         active >= max_connections ?  -> ERR 1040, close
-//!         otherwise spawn "quire-conn-<id>" thread -> conn::run
+//!         limits as of now (SET GLOBAL max_connections/max_allowed_packet
+//!           apply to new connections, sessions.rs)
+//!         active >= max_connections + 1 ?  -> ERR 1040, close
+//!         active == max_connections ? -> the extra slot: after auth only
+//!           CONNECTION_ADMIN/SUPER stays (MySQL's rule), others ERR 1040
+//!         spawn "quire-conn-<id>" thread (thread_stack bytes) -> conn::run
 //!     shutdown: stop accepting, shut every live socket down (blocked reads
 //!               see EOF, sessions roll back), wait for the threads
 //!               (up to 30 s), remove the socket file, return
@@ -15,7 +19,8 @@
 //! One OS thread per connection keeps the code simple and the hot path
 //! short (a blocking read, the statement, one write); a few hundred
 //! connections (sysbench's 256 threads) are a few hundred mostly idle
-//! threads with 8 MiB of reserved (not committed) stack each.
+//! threads with `thread_stack` (default 8 MiB) of reserved, not committed,
+//! stack each.
 
 use std::collections::HashMap;
 use std::io;

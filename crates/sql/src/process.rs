@@ -169,15 +169,17 @@ impl std::fmt::Debug for Proc {
     }
 }
 
-fn cut(s: &str, max_bytes: usize) -> String {
-    if s.len() <= max_bytes {
-        return s.to_string();
-    }
-    let mut end = max_bytes;
+fn cut(s: &str) -> String {
+    s[..info_len(s)].to_string()
+}
+
+/// How many bytes of `s` the process list keeps (a char boundary).
+pub fn info_len(s: &str) -> usize {
+    let mut end = s.len().min(MAX_INFO);
     while end > 0 && !s.is_char_boundary(end) {
         end -= 1;
     }
-    s[..end].to_string()
+    end
 }
 
 impl Proc {
@@ -235,7 +237,7 @@ impl Proc {
     /// A command starts (`info`: the statement text, if any).
     pub fn begin(&self, cmd: Cmd, info: Option<&str>) {
         if let Ok(mut m) = self.m.lock() {
-            m.info = info.map(|s| cut(s, MAX_INFO));
+            m.info = info.map(cut);
             m.since = Instant::now();
         }
         self.phase.store(Phase::None as u8, Ordering::Relaxed);
@@ -251,7 +253,7 @@ impl Proc {
     /// queries report each piece).
     pub fn set_info(&self, info: &str) {
         if let Ok(mut m) = self.m.lock() {
-            m.info = Some(cut(info, MAX_INFO));
+            m.info = Some(cut(info));
         }
     }
 

@@ -122,6 +122,8 @@ struct Prepared {
     parsed: Parsed,
     /// `/*+ MAX_EXECUTION_TIME(n) */` of the statement text.
     hint_ms: Option<u64>,
+    /// The statement text, for the process list's Info while it executes.
+    text: Arc<str>,
 }
 
 /// One connection's SQL state.
@@ -409,7 +411,15 @@ impl Session {
         self.next_stmt = self.next_stmt.wrapping_add(1).max(1);
         let params = parsed.params;
         let hint_ms = process::hint_max_execution_time(sql);
-        self.prepared.insert(id, Prepared { parsed, hint_ms });
+        let text: Arc<str> = Arc::from(&sql[..process::info_len(sql)]);
+        self.prepared.insert(
+            id,
+            Prepared {
+                parsed,
+                hint_ms,
+                text,
+            },
+        );
         Ok(PreparedInfo {
             id,
             params,
@@ -435,6 +445,9 @@ impl Session {
         }
         let parsed = p.parsed.clone();
         self.hint_ms = p.hint_ms;
+        if let Some(pr) = &self.proc {
+            pr.set_info(&p.text);
+        }
         self.interrupt.reset_query();
         let _cur = process::enter_statement(&self.interrupt, self.proc.as_ref());
         self.run(&parsed, &params)
