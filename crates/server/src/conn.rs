@@ -551,6 +551,10 @@ impl Conn {
                 self.stmts.clear();
                 c.prepared_stmt_count.fetch_sub(n, Relaxed);
                 let mut session = self.new_session();
+                if let Some(g) = &self.proc {
+                    // Same connection: same id, same KILL target.
+                    session.set_process(Arc::clone(&g.proc));
+                }
                 if let Some(db) = db {
                     let _ = session.use_db(&db);
                 }

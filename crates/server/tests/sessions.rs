@@ -104,6 +104,21 @@ fn processlist_shows_sleep_and_kill_query_wakes_it() {
     // Negative SLEEP is an error in strict mode.
     assert_eq!(a.query("SELECT SLEEP(-1)").unwrap_err().0, 1210);
     assert_eq!(a.value("SELECT SLEEP(0)"), Some("0".into()));
+    // COM_RESET_CONNECTION keeps the connection's id and its entry.
+    a.send(&[0x1f]);
+    a.reply().expect("reset");
+    assert_eq!(a.value("SELECT CONNECTION_ID()"), Some(a_id.to_string()));
+    let h = std::thread::spawn(move || {
+        let r = a.query("SELECT SLEEP(20)");
+        (a, r)
+    });
+    wait_for(10, || {
+        proc_row(&mut b, a_id).filter(|(_, s, _)| s == "User sleep")
+    })
+    .expect("sleeping after the reset");
+    b.ok(&format!("KILL QUERY {a_id}"));
+    let (_a, r) = h.join().unwrap();
+    assert_eq!(r.unwrap(), vec![vec![Some("1".into())]]);
 }
 
 #[test]
