@@ -345,6 +345,10 @@ pub struct Config {
     pub max_connections: u32,
     /// `max_allowed_packet`: default 64M, range 1K .. 1G. Dynamic.
     pub max_allowed_packet: u64,
+    /// `thread_stack`: bytes of stack per connection thread. Default 8M
+    /// (MySQL: 1M; quire's recursive SQL layer needs more), range
+    /// 128K .. 1G. Not dynamic.
+    pub thread_stack: u64,
     /// `wait_timeout`: idle seconds before a connection is closed. Default
     /// 28800, range 1 .. 31536000. Dynamic.
     pub wait_timeout: u64,
@@ -391,6 +395,7 @@ impl Default for Config {
             max_connections: 151,
             max_allowed_packet: 67_108_864,
             wait_timeout: 28_800,
+            thread_stack: 8 << 20,
         }
     }
 }

@@ -600,6 +600,15 @@ pub static REGISTRY: &[VarInfo] = &[
         set: |c, v| c.sync_binlog = v.as_u32(),
     },
     VarInfo {
+        name: "thread_stack",
+        kind: bytes(131_072, 1 << 30, 1024),
+        default: "8388608",
+        dynamic: false,
+        help: "Stack size of each connection thread (MySQL's default is 1M; quire's SQL layer gets 8M).",
+        get: |c| Value::Uint(c.thread_stack),
+        set: |c, v| c.thread_stack = v.as_u64(),
+    },
+    VarInfo {
         name: "wait_timeout",
         kind: uint(1, 31_536_000),
         default: "28800",

@@ -122,6 +122,7 @@ fn defaults_print_as_show_variables_does() {
         ("server_id", "1"),
         ("socket", ""),
         ("sync_binlog", "1"),
+        ("thread_stack", "8388608"),
         ("wait_timeout", "28800"),
     ];
     let expected: Vec<(&str, String)> = expected.iter().map(|(n, v)| (*n, v.to_string())).collect();
@@ -156,6 +157,7 @@ fn dynamic_flags_follow_mysql() {
         "bind_address",
         "port",
         "socket",
+        "thread_stack",
     ];
     for info in registry() {
         assert_eq!(

@@ -141,6 +141,8 @@ use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
 
+use crate::interrupt::{Interrupt, Stage, WAIT_SLICE};
+
 use crate::error::EngineError;
 
 /// Transaction identifier, as the engine assigns it.
@@ -553,6 +555,22 @@ impl LockManager {
         mode: LockMode,
         timeout: Duration,
     ) -> Result<bool, EngineError> {
+        self.lock_interruptible(txn, name, mode, timeout, None)
+    }
+
+    /// [`Self::lock`] whose wait also ends when `interrupt` is killed
+    /// (KILL QUERY/CONNECTION: 1317; max_execution_time: 3024): the
+    /// waiter wakes every [`WAIT_SLICE`] to look, leaves the queue and
+    /// returns the error, like a timeout. While it waits the interrupt's
+    /// stage is `waiting for row lock`.
+    pub fn lock_interruptible(
+        &self,
+        txn: TxnId,
+        name: &[u8],
+        mode: LockMode,
+        timeout: Duration,
+        interrupt: Option<&Interrupt>,
+    ) -> Result<bool, EngineError> {
         let shard_no = shard_index(name);
         let shard = &self.shards[shard_no];
         let mut map = shard.map.lock();
@@ -618,7 +636,33 @@ impl LockManager {
         }
         drop(map);
 
-        if slot.wait(start.checked_add(timeout)) {
+        let deadline = start.checked_add(timeout);
+        let mut stop: Option<EngineError> = None;
+        let granted = match interrupt {
+            None => slot.wait(deadline),
+            Some(i) => {
+                let _stage = i.enter(Stage::RowLock);
+                loop {
+                    let now = Instant::now();
+                    let slice = now + WAIT_SLICE;
+                    let until = match deadline {
+                        Some(d) if d <= slice => d,
+                        _ => slice,
+                    };
+                    if slot.wait(Some(until)) {
+                        break true;
+                    }
+                    if let Err(e) = i.check() {
+                        stop = Some(e);
+                        break false;
+                    }
+                    if deadline.is_some_and(|d| Instant::now() >= d) {
+                        break false;
+                    }
+                }
+            }
+        };
+        if granted {
             self.finish_wait(start);
             return Ok(true);
         }
@@ -643,7 +687,7 @@ impl LockManager {
         }
         drop(map);
         self.finish_wait(start);
-        Err(lock_wait_timeout_error())
+        Err(stop.unwrap_or_else(lock_wait_timeout_error))
     }
 
     /// Bookkeeping after a grant without queueing on an existing entry.

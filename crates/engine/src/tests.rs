@@ -1209,3 +1209,55 @@ fn a_full_disk_fails_commits_with_1114_and_writes_resume_when_space_is_freed() {
         }
     }
 }
+
+#[test]
+fn kill_before_commit_rolls_back_but_a_commit_in_the_pipeline_completes() {
+    use crate::interrupt::{Interrupt, Kill, Stage};
+    let sim = SimFs::new(FlushMethod::Fsync);
+    let e = open(&sim);
+    let t = accounts(&e);
+    // Killed before the commit starts: nothing reaches the redo log, 1317.
+    let i = Interrupt::new();
+    let mut tx = e.begin(Isolation::RepeatableRead, false);
+    tx.set_interrupt(Some(i.clone()));
+    tx.insert(
+        &t,
+        vec![Some(Value::Int(1)), Some(s("a")), Some(Value::Int(10))],
+    )
+    .expect("insert");
+    i.kill(Kill::Query);
+    assert_eq!(tx.commit().map_err(|e| e.code), Err(1317));
+    let mut r = e.begin(Isolation::RepeatableRead, true);
+    assert_eq!(r.get(&t, &[Value::Int(1)]).expect("get"), None);
+    r.rollback();
+    // Killed while it waits in the group commit (held there by the sync
+    // delay): the commit is not abandoned, as in MySQL.
+    e.set_global("binlog_group_commit_sync_delay", "500000")
+        .expect("sync delay");
+    let i = Interrupt::new();
+    let mut tx = e.begin(Isolation::RepeatableRead, false);
+    tx.set_interrupt(Some(i.clone()));
+    tx.insert(
+        &t,
+        vec![Some(Value::Int(2)), Some(s("b")), Some(Value::Int(20))],
+    )
+    .expect("insert");
+    let h = std::thread::spawn(move || tx.commit());
+    let t0 = Instant::now();
+    while i.stage() != Stage::HandlerCommit && t0.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    assert_eq!(
+        i.stage(),
+        Stage::HandlerCommit,
+        "waiting for handler commit"
+    );
+    i.kill(Kill::Connection);
+    assert!(h.join().expect("committer").is_ok(), "the commit completes");
+    assert_eq!(i.stage(), Stage::None);
+    let mut r = e.begin(Isolation::RepeatableRead, true);
+    assert_eq!(balance(&r.get(&t, &[Value::Int(2)]).expect("get")), 20);
+    r.rollback();
+    e.set_global("binlog_group_commit_sync_delay", "0")
+        .expect("sync delay");
+}

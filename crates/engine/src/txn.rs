@@ -34,6 +34,7 @@ use crate::catalog::{IndexDef, TableDef};
 use crate::commit::TxWrite;
 use crate::engine::{display_vals, has_null, sec_key, Inner, RecWrite};
 use crate::error::{EngineError, Result};
+use crate::interrupt::{Interrupt, Stage};
 use crate::lock::LockMode;
 use crate::mvcc;
 use crate::types::{self, ColumnType, Value};
@@ -116,6 +117,9 @@ pub struct Txn {
     writes: BTreeMap<WKey, Write>,
     undo: Vec<(WKey, Option<Write>)>,
     done: bool,
+    /// The connection's kill flag (KILL, max_execution_time), polled in
+    /// lock waits and scans; see `interrupt.rs`.
+    interrupt: Option<Interrupt>,
 }
 
 fn row_lock_name(table: u32, pk: &[u8]) -> Vec<u8> {
@@ -151,6 +155,27 @@ impl Txn {
             writes: BTreeMap::new(),
             undo: Vec::new(),
             done: false,
+            interrupt: None,
+        }
+    }
+
+    /// Attaches the connection's interrupt: lock waits and scans of this
+    /// transaction then stop with 1317/3024 when it is killed.
+    pub fn set_interrupt(&mut self, i: Option<Interrupt>) {
+        self.interrupt = i;
+    }
+
+    /// The attached interrupt, if any.
+    pub fn interrupt(&self) -> Option<&Interrupt> {
+        self.interrupt.as_ref()
+    }
+
+    /// A safe point for callers' row loops: `Err` (1317/3024) once the
+    /// attached interrupt is killed; cheap enough to call per row.
+    pub fn tick(&self) -> Result<()> {
+        match &self.interrupt {
+            Some(i) => i.tick(),
+            None => Ok(()),
         }
     }
 
@@ -235,7 +260,13 @@ impl Txn {
     fn lock(&self, name: &[u8], mode: LockMode) -> Result<()> {
         self.e
             .locks
-            .lock(self.id, name, mode, self.e.lock_timeout())
+            .lock_interruptible(
+                self.id,
+                name,
+                mode,
+                self.e.lock_timeout(),
+                self.interrupt.as_ref(),
+            )
             .map(|_| ())
     }
 
@@ -744,6 +775,7 @@ impl Txn {
             if want.is_some_and(|w| found.len() >= w) {
                 break;
             }
+            self.tick()?;
             let (k, v) = e?;
             let pk = match &idx {
                 None => k.clone(),
@@ -837,6 +869,16 @@ impl Txn {
     /// (binlog on). A commit that failed after that is *in doubt*: not
     /// acknowledged, yet recovery may keep it. Crash tests use this.
     pub fn commit_detailed(mut self) -> (Option<u64>, Result<u64>) {
+        // The last point where a KILL may still stop the commit: nothing
+        // of it is in the redo log yet (see interrupt.rs).
+        if !self.writes.is_empty() {
+            if let Some(Err(e)) = self.interrupt.as_ref().map(|i| i.check()) {
+                self.finish_rollback();
+                return (None, Err(e));
+            }
+        }
+        let interrupt = self.interrupt.clone();
+        let _stage = interrupt.as_ref().map(|i| i.enter(Stage::HandlerCommit));
         self.done = true;
         let writes = std::mem::take(&mut self.writes);
         let result: (Option<u64>, Result<u64>) = if writes.is_empty() {

@@ -89,6 +89,7 @@ pub fn run(_a: Args, cfg: Config) -> Result<ExitCode, Box<dyn std::error::Error>
         max_connections: cfg.max_connections,
         max_allowed_packet: cfg.max_allowed_packet,
         wait_timeout_s: cfg.wait_timeout,
+        thread_stack: usize::try_from(cfg.thread_stack).unwrap_or(usize::MAX),
     };
     let served = serve(engine.clone(), scfg, shutdown.clone());
     STOP.store(true, Ordering::SeqCst);

@@ -92,7 +92,10 @@ pub mod com {
     pub const INIT_DB: u8 = 0x02;
     pub const QUERY: u8 = 0x03;
     pub const FIELD_LIST: u8 = 0x04;
+    pub const SHUTDOWN: u8 = 0x08;
     pub const STATISTICS: u8 = 0x09;
+    pub const PROCESS_INFO: u8 = 0x0a;
+    pub const PROCESS_KILL: u8 = 0x0c;
     pub const DEBUG: u8 = 0x0d;
     pub const PING: u8 = 0x0e;
     pub const CHANGE_USER: u8 = 0x11;

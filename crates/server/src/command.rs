@@ -63,6 +63,12 @@ pub enum Command<'a> {
     SetOption(u16),
     ResetConnection,
     ChangeUser,
+    /// COM_SHUTDOWN (mysqladmin shutdown).
+    Shutdown,
+    /// COM_PROCESS_INFO (= SHOW PROCESSLIST).
+    ProcessInfo,
+    /// COM_PROCESS_KILL (= KILL CONNECTION id).
+    ProcessKill(u32),
     /// Any other command byte (answered with ERR 1047).
     Unknown(u8),
 }
@@ -109,6 +115,9 @@ pub fn decode_client_packet(payload: &[u8]) -> Result<Command<'_>, ProtocolError
         com::SET_OPTION => Command::SetOption(r.u16()?),
         com::RESET_CONNECTION => Command::ResetConnection,
         com::CHANGE_USER => Command::ChangeUser,
+        com::SHUTDOWN => Command::Shutdown,
+        com::PROCESS_INFO => Command::ProcessInfo,
+        com::PROCESS_KILL => Command::ProcessKill(r.u32()?),
         other => Command::Unknown(other),
     })
 }

@@ -56,6 +56,7 @@ use crate::resultset::{
     write_binary_row, write_column_def, write_eof, write_err, write_ok, write_param_def,
     write_text_row,
 };
+use crate::sessions;
 use crate::split::{hex_binary_literals, split_statements};
 use crate::status::{self as st, counters};
 use crate::stream::Stream;
@@ -77,6 +78,12 @@ pub(crate) struct ConnParams {
     pub from: ClientHost,
     pub max_allowed_packet: usize,
     pub wait_timeout: Option<Duration>,
+    /// `ip:port` (or `localhost`) for the process list.
+    pub host: String,
+    /// The connection beyond max_connections: only CONNECTION_ADMIN stays.
+    pub extra_slot: bool,
+    /// The server's stop flag (SHUTDOWN, COM_SHUTDOWN).
+    pub shutdown: Arc<std::sync::atomic::AtomicBool>,
 }
 
 struct Stmt {
@@ -105,6 +112,8 @@ struct Conn {
     /// Bytes already added to the global counters.
     counted_in: u64,
     counted_out: u64,
+    /// This connection's process-list entry (removed when dropped).
+    proc: Option<sessions::ProcGuard>,
 }
 
 /// Runs one connection to its end. Never panics outward (the caller also
@@ -129,6 +138,7 @@ pub(crate) fn run(stream: Stream, p: ConnParams) {
         multi_statements: false,
         counted_in: 0,
         counted_out: 0,
+        proc: None,
     };
     match c.connect() {
         Ok(true) => {
@@ -156,6 +166,13 @@ fn add(c: &std::sync::atomic::AtomicU64, n: u64) {
 }
 
 impl Conn {
+    /// KILL CONNECTION reached this connection: it ends now.
+    fn killed(&self) -> bool {
+        self.session
+            .as_ref()
+            .is_some_and(|s| s.interrupt().killed() == quire_engine::Kill::Connection)
+    }
+
     fn flush(&mut self) -> Result<(), ProtocolError> {
         let Conn { r, w, .. } = self;
         w.flush_to(r.get_mut().get_mut())?;
@@ -303,6 +320,12 @@ impl Conn {
             self.flush()?;
             return Ok(false);
         };
+        if self.p.extra_slot && !sessions::may_use_extra(&self.p.accounts, &who.user, &who.host) {
+            add(&counters().connection_errors_max_connections, 1);
+            self.send_err(1040, "08004", "Too many connections");
+            self.flush()?;
+            return Ok(false);
+        }
         self.user = who.user;
         self.account_host = who.host;
         let mut session = self.new_session();
@@ -314,6 +337,15 @@ impl Conn {
                 return Ok(false);
             }
         }
+        self.proc = sessions::register(
+            self.p.id,
+            &self.user,
+            &self.account_host,
+            &self.p.host,
+            &mut session,
+            self.r.get_ref().get_ref(),
+            &self.p.shutdown,
+        );
         self.session = Some(session);
         self.send_ok(0, 0, 0, "", false);
         self.flush()?;
@@ -333,11 +365,20 @@ impl Conn {
                 return;
             }
             self.w.seq = self.r.seq;
+            if let Some(g) = &self.proc {
+                sessions::begin(&g.proc, &buf);
+            }
             let flow = self.dispatch(&buf);
+            if let Some(g) = &self.proc {
+                g.proc.end();
+            }
             let flushed = self.flush();
             self.count_bytes();
             if buf.capacity() > 1 << 20 {
                 buf = Vec::with_capacity(4096);
+            }
+            if self.killed() {
+                return;
             }
             match (flow, flushed) {
                 (Ok(Flow::Continue), Ok(())) => {}
@@ -510,11 +551,36 @@ impl Conn {
                 self.stmts.clear();
                 c.prepared_stmt_count.fetch_sub(n, Relaxed);
                 let mut session = self.new_session();
+                if let Some(g) = &self.proc {
+                    // Same connection: same id, same KILL target.
+                    session.set_process(Arc::clone(&g.proc));
+                }
                 if let Some(db) = db {
                     let _ = session.use_db(&db);
                 }
                 self.session = Some(session);
                 self.send_ok(0, 0, 0, "", false);
+            }
+            Command::Shutdown => match self.guarded(|s| s.shutdown()) {
+                Err(()) => return Ok(Flow::Close),
+                Ok(Ok(_)) => self.send_end(false),
+                Ok(Err(e)) => self.send_engine_err(&e),
+            },
+            Command::ProcessInfo => {
+                add(&c.questions, 1);
+                match self.guarded(|s| s.execute("SHOW PROCESSLIST")) {
+                    Err(()) => return Ok(Flow::Close),
+                    Ok(Ok(out)) => self.send_output(out, false, false)?,
+                    Ok(Err(e)) => self.send_engine_err(&e),
+                }
+            }
+            Command::ProcessKill(id) => {
+                add(&c.questions, 1);
+                match self.guarded(|s| s.execute(&format!("KILL CONNECTION {id}"))) {
+                    Err(()) => return Ok(Flow::Close),
+                    Ok(Ok(_)) => self.send_ok(0, 0, 0, "", false),
+                    Ok(Err(e)) => self.send_engine_err(&e),
+                }
             }
             Command::ChangeUser | Command::Unknown(_) => {
                 self.send_err(1047, "08S01", "Unknown command");
@@ -554,6 +620,11 @@ impl Conn {
         for (i, stmt) in pieces.into_iter().enumerate() {
             add(&counters().questions, 1);
             let more = i + 1 < n;
+            if n > 1 {
+                if let Some(g) = &self.proc {
+                    g.proc.set_info(stmt);
+                }
+            }
             match self.guarded(|s| s.execute(stmt)) {
                 Err(()) => return Ok(Flow::Close),
                 Ok(Ok(out)) => self.send_output(out, false, more)?,

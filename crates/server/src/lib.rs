@@ -9,6 +9,8 @@
 //!
 //! ```text
 //!   client ──TCP/Unix──> [server.rs] accept loop, max_connections, shutdown
+//!                             │ [sessions.rs] limits, extra connection,
+//!                             │   process-list entry, KILL/SHUTDOWN hooks
 //!                             │ one thread per connection
 //!                             v
 //!                        [conn.rs] state machine: handshake ─> auth ─> commands
@@ -51,6 +53,13 @@
 //! * The status flags carry `AUTOCOMMIT` and `IN_TRANS` from the session
 //!   but not `IN_TRANS_READONLY`.
 //! * Cursors (COM_STMT_FETCH) are not supported; results are sent whole.
+//! * `performance_schema.threads` lists foreground (connection) threads
+//!   only, with THREAD_ID = PROCESSLIST_ID.
+//! * KILL does not abandon a commit once its prepare record is written
+//!   (MySQL lets such a commit finish too); it is checked once before.
+//! * Until the privilege module lands, PROCESS, CONNECTION_ADMIN/SUPER and
+//!   SHUTDOWN are held by accounts with `ALL PRIVILEGES ON *.*`
+//!   (`quire_sql::process::has_global_privilege` is the one hook).
 //! * Accounts are kept in `mysql.user` / `mysql.db` with a subset of
 //!   MySQL's columns; editing those tables directly takes effect at
 //!   `FLUSH PRIVILEGES`, as in MySQL. Grants are recorded but only
@@ -66,6 +75,7 @@ pub mod handshake;
 pub mod packet;
 pub mod resultset;
 mod server;
+mod sessions;
 mod split;
 mod status;
 mod stream;

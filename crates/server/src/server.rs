@@ -5,8 +5,12 @@
 //!     bind TCP (bind_address:port) [+ Unix socket]
 //!     loop until shutdown:
 //!       accept (non-blocking, 5 ms nap when idle)
-//!         active >= max_connections ?  -> ERR 1040, close
-//!         otherwise spawn "quire-conn-<id>" thread -> conn::run
+//!         limits as of now (SET GLOBAL max_connections/max_allowed_packet
+//!           apply to new connections, sessions.rs)
+//!         active >= max_connections + 1 ?  -> ERR 1040, close
+//!         active == max_connections ? -> the extra slot: after auth only
+//!           CONNECTION_ADMIN/SUPER stays (MySQL's rule), others ERR 1040
+//!         spawn "quire-conn-<id>" thread (thread_stack bytes) -> conn::run
 //!     shutdown: stop accepting, shut every live socket down (blocked reads
 //!               see EOF, sessions roll back), wait for the threads
 //!               (up to 30 s), remove the socket file, return
@@ -15,7 +19,8 @@
 //! One OS thread per connection keeps the code simple and the hot path
 //! short (a blocking read, the statement, one write); a few hundred
 //! connections (sysbench's 256 threads) are a few hundred mostly idle
-//! threads with 8 MiB of reserved (not committed) stack each.
+//! threads with `thread_stack` (default 8 MiB) of reserved, not committed,
+//! stack each.
 
 use std::collections::HashMap;
 use std::io;
@@ -33,6 +38,7 @@ use quire_engine::Engine;
 use crate::auth::{accounts, Accounts, ClientHost};
 use crate::conn::{self, ConnParams};
 use crate::error::ServerError;
+use crate::sessions::Limits;
 use crate::status::{self, counters};
 use crate::stream::Stream;
 
@@ -51,6 +57,9 @@ pub struct ServerConfig {
     pub max_allowed_packet: u64,
     /// `wait_timeout` in seconds (default 28800; 0 = never).
     pub wait_timeout_s: u64,
+    /// `thread_stack`: stack size of each connection thread in bytes
+    /// (default 8 MiB, see `sessions.rs`; at least 128 KiB).
+    pub thread_stack: usize,
 }
 
 impl Default for ServerConfig {
@@ -62,6 +71,7 @@ impl Default for ServerConfig {
             max_connections: 151,
             max_allowed_packet: 64 << 20,
             wait_timeout_s: 28800,
+            thread_stack: crate::sessions::DEFAULT_THREAD_STACK,
         }
     }
 }
@@ -123,12 +133,18 @@ pub fn serve_with_accounts(
         Some(path) => Some(bind_unix(path)?),
         None => None,
     };
+    let limits = Limits::new(
+        &engine,
+        cfg.max_connections,
+        usize::try_from(cfg.max_allowed_packet).unwrap_or(usize::MAX),
+    );
     let server = Server {
         engine,
         accounts,
-        max_allowed_packet: usize::try_from(cfg.max_allowed_packet).unwrap_or(usize::MAX),
+        limits,
         wait_timeout: (cfg.wait_timeout_s > 0).then(|| Duration::from_secs(cfg.wait_timeout_s)),
-        max_connections: cfg.max_connections,
+        thread_stack: cfg.thread_stack.max(crate::sessions::MIN_THREAD_STACK),
+        shutdown: shutdown.clone(),
         active: Arc::new(AtomicU32::new(0)),
         live: Arc::new(Mutex::new(HashMap::new())),
     };
@@ -139,7 +155,12 @@ pub fn serve_with_accounts(
             Ok((s, peer)) => {
                 accepted = true;
                 let _ = s.set_nodelay(true);
-                server.start(Stream::Tcp(s), client_host(peer), &mut threads);
+                server.start(
+                    Stream::Tcp(s),
+                    client_host(peer),
+                    peer.to_string(),
+                    &mut threads,
+                );
             }
             Err(e) => accept_error(e),
         }
@@ -147,7 +168,12 @@ pub fn serve_with_accounts(
             match u.accept() {
                 Ok((s, _)) => {
                     accepted = true;
-                    server.start(Stream::Unix(s), ClientHost::Socket, &mut threads);
+                    server.start(
+                        Stream::Unix(s),
+                        ClientHost::Socket,
+                        "localhost".to_string(),
+                        &mut threads,
+                    );
                 }
                 Err(e) => accept_error(e),
             }
@@ -218,9 +244,11 @@ fn bind_unix(path: &Path) -> Result<UnixListener, ServerError> {
 struct Server {
     engine: Engine,
     accounts: Accounts,
-    max_allowed_packet: usize,
+    limits: Limits,
     wait_timeout: Option<Duration>,
-    max_connections: u32,
+    thread_stack: usize,
+    /// The accept loop's stop flag (SHUTDOWN / COM_SHUTDOWN set it).
+    shutdown: Arc<AtomicBool>,
     active: Arc<AtomicU32>,
     /// A clone of every live connection's socket, to shut down on exit.
     live: Arc<Mutex<HashMap<u32, Stream>>>,
@@ -230,14 +258,21 @@ struct Server {
 static NEXT_ID: AtomicU32 = AtomicU32::new(1);
 
 impl Server {
-    fn start(&self, stream: Stream, from: ClientHost, threads: &mut Vec<JoinHandle<()>>) {
+    fn start(
+        &self,
+        stream: Stream,
+        from: ClientHost,
+        host: String,
+        threads: &mut Vec<JoinHandle<()>>,
+    ) {
         let c = counters();
         status::add(&c.connections, 1);
-        if self.active.load(Ordering::Relaxed) >= self.max_connections {
+        let (max_connections, max_allowed_packet) = self.limits.current(&self.engine);
+        let Ok(extra_slot) = crate::sessions::admit(&self.active, max_connections) else {
             status::add(&c.connection_errors_max_connections, 1);
             conn::refuse_too_many(stream);
             return;
-        }
+        };
         let id = NEXT_ID.fetch_add(1, Ordering::Relaxed).max(1);
         self.active.fetch_add(1, Ordering::Relaxed);
         status::connected();
@@ -249,14 +284,17 @@ impl Server {
             engine: self.engine.clone(),
             accounts: self.accounts.clone(),
             from,
-            max_allowed_packet: self.max_allowed_packet,
+            max_allowed_packet,
             wait_timeout: self.wait_timeout,
+            host,
+            extra_slot,
+            shutdown: self.shutdown.clone(),
         };
         let active = self.active.clone();
         let live = self.live.clone();
         let spawned = std::thread::Builder::new()
             .name(format!("quire-conn-{id}"))
-            .stack_size(8 << 20)
+            .stack_size(self.thread_stack)
             .spawn(move || {
                 if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                     conn::run(stream, params)

@@ -65,11 +65,16 @@ pub fn uptime_secs() -> u64 {
 }
 
 /// Counters the server owns, by their MySQL names, sorted by name
-/// (`Threads_running` is the SQL layer's; `Uptime` is included).
+/// (`Threads_running` counts the process list's non-sleeping connections;
+/// `Uptime` is included).
 pub fn server_status() -> Vec<(String, u64)> {
     let mut v = counters().snapshot();
     v.push(("Uptime".to_string(), uptime_secs()));
     v.push(("Uptime_since_flush_status".to_string(), uptime_secs()));
+    v.push((
+        "Threads_running".to_string(),
+        crate::sessions::threads_running(),
+    ));
     v.sort();
     v
 }

@@ -535,6 +535,9 @@ fn max_connections() {
     let srv = start(|c| c.max_connections = 2);
     let a = Client::connect(srv.port, BASE_CAPS);
     let _b = Client::connect(srv.port, BASE_CAPS);
+    // One connection beyond max_connections is kept for an account with
+    // CONNECTION_ADMIN/SUPER (root), as in MySQL; the next one is refused.
+    let _extra = Client::connect(srv.port, BASE_CAPS);
     let (mut c, r) = Client::connect_raw(
         srv.port,
         "root",

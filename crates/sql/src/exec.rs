@@ -729,6 +729,8 @@ fn join_rows(
     };
     let mut matched = false;
     for vals in candidates {
+        // A safe point for KILL QUERY / max_execution_time (interrupt.rs).
+        txn.tick()?;
         for (k, v) in vals.into_iter().enumerate().take(s.width) {
             row[s.offset + k] = v;
         }

@@ -141,6 +141,7 @@ pub enum F {
     Rand,
     Crc32,
     Md5,
+    Sleep,
 }
 
 /// A compiled expression.
@@ -937,6 +938,10 @@ impl Compiler<'_> {
                 want(1, 1)?;
                 F::Md5
             }
+            "SLEEP" => {
+                want(1, 1)?;
+                F::Sleep
+            }
             _ => {
                 return Err(EngineError::new(
                     1305,
@@ -1529,7 +1534,9 @@ impl E {
                     .collect();
                 Value::Bytes(parts.join(sep.as_slice()))
             }
-            _ if null_in && !matches!(f, F::NullIf | F::Greatest | F::Least | F::Rand) => {
+            _ if null_in
+                && !matches!(f, F::NullIf | F::Greatest | F::Least | F::Rand | F::Sleep) =>
+            {
                 Value::Null
             }
             F::Length => Value::Int(bytes_of(&v0).len() as i64),
@@ -1721,6 +1728,7 @@ impl E {
                 Value::UInt(u64::from(!c))
             }
             F::Md5 => return Err(EngineError::not_supported("MD5()")),
+            F::Sleep => crate::process::sleep(v0.to_f64().unwrap_or(f64::NAN))?,
             F::Coalesce | F::IfNull | F::If => Value::Null,
         })
     }
@@ -1920,6 +1928,7 @@ pub fn infer(e: &E, cols: &[ColInfo], aggs: &[AggSpec]) -> ColumnType {
             match f {
                 F::Length | F::CharLength | F::Locate | F::Sign => int,
                 F::Crc32 => ColumnType::BigInt { unsigned: true },
+                F::Sleep => ColumnType::BigInt { unsigned: false },
                 F::Coalesce | F::IfNull | F::NullIf | F::Greatest | F::Least | F::Abs => args
                     .iter()
                     .find(|a| !matches!(a, E::Lit(Value::Null)))

@@ -23,6 +23,7 @@ mod dialect;
 mod exec;
 mod expr;
 mod parse;
+pub mod process;
 pub mod session;
 mod show;
 

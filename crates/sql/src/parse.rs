@@ -107,7 +107,9 @@ pub enum Show {
     Engines,
     Charset,
     Collation,
-    Processlist,
+    Processlist {
+        full: bool,
+    },
 }
 
 /// A parsed statement.
@@ -796,7 +798,7 @@ fn parse_show(p: &mut Parser) -> Result<Show, ParserError> {
             parse_filter(p)?;
             Show::Collation
         }
-        "PROCESSLIST" => Show::Processlist,
+        "PROCESSLIST" => Show::Processlist { full },
         _ => return p.expected("a SHOW statement quire knows", t),
     };
     Ok(show)

@@ -24,13 +24,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
-use quire_engine::{ColumnType, Engine, EngineError, Isolation, LockMode, Txn, Value};
+use quire_engine::{ColumnType, Engine, EngineError, Interrupt, Isolation, LockMode, Txn, Value};
 use sqlparser::ast::{self, Expr, FlushType, ObjectType, Statement};
 
 use crate::account::{self, AccountStore};
 use crate::exec::{self, Ctx, Virtual};
 use crate::expr::{self, Compiler, Env, Row};
 use crate::parse::{self, Command, Parsed, Scope, SetItem};
+use crate::process::{self, Phase, Proc};
 use crate::{ColumnMeta, Output, PreparedInfo, SqlResult};
 
 /// Statement counters the SQL layer keeps (SHOW STATUS `Com_*`).
@@ -119,6 +120,10 @@ pub(crate) const SESSION_VARS: &[(&str, &str)] = &[
 
 struct Prepared {
     parsed: Parsed,
+    /// `/*+ MAX_EXECUTION_TIME(n) */` of the statement text.
+    hint_ms: Option<u64>,
+    /// The statement text, for the process list's Info while it executes.
+    text: Arc<str>,
 }
 
 /// One connection's SQL state.
@@ -144,6 +149,12 @@ pub struct Session {
     warnings: Vec<(String, u16, String)>,
     prepared: HashMap<u32, Prepared>,
     next_stmt: u32,
+    /// KILL / max_execution_time reach the engine through this (process.rs).
+    interrupt: Interrupt,
+    /// This connection's process-list entry (set by the server).
+    proc: Option<Arc<Proc>>,
+    /// The running statement's MAX_EXECUTION_TIME hint.
+    hint_ms: Option<u64>,
 }
 
 fn iso_name(i: Isolation) -> &'static str {
@@ -290,7 +301,22 @@ impl Session {
             warnings: Vec::new(),
             prepared: HashMap::new(),
             next_stmt: 1,
+            interrupt: Interrupt::new(),
+            proc: None,
+            hint_ms: None,
         }
+    }
+    /// The session's interrupt: `KILL` sets it, statements poll it.
+    pub fn interrupt(&self) -> &Interrupt {
+        &self.interrupt
+    }
+    /// Links the session to its process-list entry: `CONNECTION_ID()`
+    /// becomes the entry's id and the entry's interrupt is used.
+    pub fn set_process(&mut self, p: Arc<Proc>) {
+        self.conn_id = p.id;
+        self.interrupt = p.interrupt().clone();
+        p.set_db(self.db.as_deref());
+        self.proc = Some(p);
     }
     pub fn engine(&self) -> &Engine {
         &self.engine
@@ -327,6 +353,9 @@ impl Session {
         match found {
             Some(_) => {
                 self.db = Some(db.to_string());
+                if let Some(p) = &self.proc {
+                    p.set_db(Some(db));
+                }
                 Ok(())
             }
             None => Err(EngineError::new(
@@ -339,11 +368,37 @@ impl Session {
     /// COM_QUERY: one statement (a trailing ';' is allowed).
     pub fn execute(&mut self, sql: &str) -> SqlResult<Output> {
         counters().questions.fetch_add(1, Ordering::Relaxed);
+        self.interrupt.reset_query();
+        if process::is_shutdown(sql) {
+            return self.shutdown();
+        }
         let parsed = parse::parse(sql)?;
         if parsed.params > 0 {
             return Err(parse::syntax_error("?"));
         }
+        self.hint_ms = process::hint_max_execution_time(sql);
+        let _cur = process::enter_statement(&self.interrupt, self.proc.as_ref());
         self.run(&parsed, &[])
+    }
+    /// `SHUTDOWN` / COM_SHUTDOWN: needs the SHUTDOWN privilege.
+    pub fn shutdown(&mut self) -> SqlResult<Output> {
+        if !process::has_global_privilege(
+            self.accounts.as_deref(),
+            &self.user,
+            &self.account_host,
+            process::GlobalPriv::Shutdown,
+        ) {
+            return Err(EngineError::new(
+                1227,
+                "42000",
+                "Access denied; you need (at least one of) the SHUTDOWN privilege(s) for this operation",
+            ));
+        }
+        match &self.proc {
+            Some(p) => p.request_shutdown()?,
+            None => return Err(EngineError::not_supported("SHUTDOWN without a server")),
+        }
+        Ok(done(0, 0, 0, String::new()))
     }
     /// COM_STMT_PREPARE.
     pub fn prepare(&mut self, sql: &str) -> SqlResult<PreparedInfo> {
@@ -355,7 +410,16 @@ impl Session {
         let id = self.next_stmt;
         self.next_stmt = self.next_stmt.wrapping_add(1).max(1);
         let params = parsed.params;
-        self.prepared.insert(id, Prepared { parsed });
+        let hint_ms = process::hint_max_execution_time(sql);
+        let text: Arc<str> = Arc::from(&sql[..process::info_len(sql)]);
+        self.prepared.insert(
+            id,
+            Prepared {
+                parsed,
+                hint_ms,
+                text,
+            },
+        );
         Ok(PreparedInfo {
             id,
             params,
@@ -380,6 +444,12 @@ impl Session {
             ));
         }
         let parsed = p.parsed.clone();
+        self.hint_ms = p.hint_ms;
+        if let Some(pr) = &self.proc {
+            pr.set_info(&p.text);
+        }
+        self.interrupt.reset_query();
+        let _cur = process::enter_statement(&self.interrupt, self.proc.as_ref());
         self.run(&parsed, &params)
     }
     /// COM_STMT_CLOSE.
@@ -494,7 +564,9 @@ impl Session {
     fn begin_txn(&mut self, read_only: bool) -> Txn {
         let iso = self.next_isolation.take().unwrap_or(self.isolation);
         let ro = self.next_read_only.take().unwrap_or(read_only);
-        self.engine.begin(iso, ro)
+        let mut t = self.engine.begin(iso, ro);
+        t.set_interrupt(Some(self.interrupt.clone()));
+        t
     }
 
     /// Runs `f` inside the session's transaction (see the module docs).
@@ -836,7 +908,17 @@ impl Session {
                 } else {
                     None
                 };
-                let rs = self.with_ctx(params, |cx, txn| exec::select(cx, txn, q, lock))?;
+                let limit_ms = self.max_execution_ms();
+                if limit_ms > 0 {
+                    self.interrupt
+                        .set_deadline(Some(std::time::Duration::from_millis(limit_ms)));
+                }
+                if let Some(pr) = &self.proc {
+                    pr.set_phase(Phase::SendingData);
+                }
+                let rs = self.with_ctx(params, |cx, txn| exec::select(cx, txn, q, lock));
+                self.interrupt.set_deadline(None);
+                let rs = rs?;
                 Ok(Output::Rows {
                     columns: rs.columns,
                     rows: rs.rows,
@@ -1019,6 +1101,20 @@ impl Session {
                 }
                 Ok(done(0, 0, 0, String::new()))
             }
+            Statement::Kill { modifier, id } => {
+                let query_only = matches!(modifier, Some(ast::KillType::Query));
+                if matches!(modifier, Some(ast::KillType::Mutation)) {
+                    return Err(parse::syntax_error("MUTATION"));
+                }
+                process::kill(
+                    self.accounts.as_deref(),
+                    &self.user,
+                    &self.account_host,
+                    *id,
+                    query_only,
+                )?;
+                Ok(done(0, 0, 0, String::new()))
+            }
             Statement::Explain { .. } | Statement::ExplainTable { .. } => {
                 Err(EngineError::not_supported("EXPLAIN"))
             }
@@ -1162,6 +1258,24 @@ impl Session {
 
     pub(crate) fn warnings(&self) -> &[(String, u16, String)] {
         &self.warnings
+    }
+
+    /// The running SELECT's time limit in ms: its MAX_EXECUTION_TIME hint,
+    /// else the `max_execution_time` variable (0 = none).
+    fn max_execution_ms(&self) -> u64 {
+        if let Some(h) = self.hint_ms {
+            return h;
+        }
+        match self.sysvar("max_execution_time", Scope::Session) {
+            Ok(Value::Int(i)) => u64::try_from(i).unwrap_or(0),
+            Ok(Value::UInt(u)) => u,
+            _ => 0,
+        }
+    }
+
+    /// The account's identity for privilege checks (user, host pattern).
+    pub(crate) fn account(&self) -> (&str, &str) {
+        (&self.user, &self.account_host)
     }
 }
 

@@ -197,6 +197,16 @@ pub fn virtual_table(s: &Session, db: &str, name: &str) -> Option<Virtual> {
             .collect();
         return Some((cols, rows));
     }
+    if db == "information_schema" && name == "processlist" {
+        let (user, host) = s.account();
+        let rows = crate::process::visible_rows(s.account_store(), user, host);
+        return Some(crate::process::information_schema(&rows));
+    }
+    if db == "performance_schema" && name == "threads" {
+        let (user, host) = s.account();
+        let rows = crate::process::visible_rows(s.account_store(), user, host);
+        return Some(crate::process::performance_schema_threads(&rows));
+    }
     if db != "performance_schema" {
         return None;
     }
@@ -566,11 +576,15 @@ pub fn show(s: &mut Session, sh: &Show) -> SqlResult<Output> {
                 text("1"),
             ]],
         )),
-        Show::Processlist => Ok(rows_out(
-            &[
-                "Id", "User", "Host", "db", "Command", "Time", "State", "Info",
-            ],
-            Vec::new(),
-        )),
+        Show::Processlist { full } => {
+            let (user, host) = s.account();
+            let rows = crate::process::visible_rows(s.account_store(), user, host);
+            Ok(rows_out(
+                &[
+                    "Id", "User", "Host", "db", "Command", "Time", "State", "Info",
+                ],
+                crate::process::show_rows(&rows, *full),
+            ))
+        }
     }
 }
