@@ -861,7 +861,7 @@ fn privileges_are_enforced_and_survive_a_restart() {
             "CREATE DATABASE sbtest",
             "CREATE DATABASE other",
             "CREATE TABLE sbtest.t (id INT PRIMARY KEY, k INT, pad INT)",
-            "CREATE TABLE other.t (id INT PRIMARY KEY)",
+            "CREATE TABLE other.t (id INT PRIMARY KEY, pad INT)",
             "CREATE USER 'app'@'%' IDENTIFIED BY 'pw'",
             "GRANT ALL ON sbtest.* TO 'app'@'%'",
             "GRANT SELECT (id) ON other.t TO 'app'@'%'",
