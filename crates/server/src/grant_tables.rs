@@ -526,6 +526,126 @@ impl GrantTables {
 mod tests {
     use super::*;
 
+    fn engine(name: &str) -> (Engine, std::path::PathBuf) {
+        let dir =
+            std::env::temp_dir().join(format!("quire-grant-tables-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let cfg = quire_config::Config {
+            datadir: dir.join("data"),
+            innodb_buffer_pool_size: 16 << 20,
+            innodb_redo_log_capacity: 8 << 20,
+            log_bin: false,
+            ..quire_config::Config::default()
+        };
+        let vfs: Arc<dyn quire_io::Vfs> = Arc::new(quire_io::OsFs::new(
+            cfg.innodb_flush_method,
+            cfg.innodb_use_fdatasync,
+        ));
+        let (e, _) = Engine::open(vfs, &cfg).expect("open engine");
+        (e, dir)
+    }
+
+    /// A data directory from before privileges were kept: mysql.user with
+    /// only Super_priv, mysql.db with no privilege columns. Opening it
+    /// rebuilds both tables with the accounts and their grants intact.
+    #[test]
+    fn legacy_layout_is_converted() {
+        let (e, dir) = engine("legacy");
+        e.create_database("mysql", true).unwrap();
+        let user = e
+            .create_table(
+                "mysql",
+                "user",
+                vec![
+                    col("Host", vc(255)),
+                    col("User", vc(32)),
+                    col("plugin", vc(64)),
+                    col("authentication_string", vc(41)),
+                    col("Super_priv", ColumnType::Char { len: 1 }),
+                ],
+                vec![0, 1],
+                vec![],
+                false,
+            )
+            .unwrap();
+        let db = e
+            .create_table(
+                "mysql",
+                "db",
+                vec![col("Host", vc(255)), col("Db", vc(64)), col("User", vc(32))],
+                vec![0, 1, 2],
+                vec![],
+                false,
+            )
+            .unwrap();
+        let pw = hash_text(&Some([7; 20]));
+        let mut tx = e.begin(Isolation::RepeatableRead, false);
+        for (h, u, sup) in [("localhost", "root", "Y"), ("%", "app", "N")] {
+            let a = if u == "app" { pw.as_str() } else { "" };
+            tx.insert(
+                &user,
+                vec![
+                    Some(bytes(h)),
+                    Some(bytes(u)),
+                    Some(bytes("mysql_native_password")),
+                    Some(bytes(a)),
+                    Some(bytes(sup)),
+                ],
+            )
+            .unwrap();
+        }
+        tx.insert(
+            &db,
+            vec![Some(bytes("%")), Some(bytes("shop")), Some(bytes("app"))],
+        )
+        .unwrap();
+        tx.commit().unwrap();
+
+        let t = GrantTables::open(&e).unwrap();
+        let all = t.load().unwrap();
+        let root = &all[&("root".to_string(), "localhost".to_string())];
+        assert!(root.privs.is_all() && root.privs.global.has(Privs::GRANT));
+        let app = &all[&("app".to_string(), "%".to_string())];
+        assert_eq!(app.stage2, Some([7; 20]));
+        assert!(app.privs.global.is_empty());
+        assert_eq!(app.privs.dbs, vec![("shop".to_string(), Privs::DB_ALL)]);
+        assert!(e
+            .table("mysql", "user")
+            .unwrap()
+            .column("Select_priv")
+            .is_some());
+        // Opening again changes nothing.
+        let again = GrantTables::open(&e).unwrap().load().unwrap();
+        assert_eq!(again, all);
+        // Every level round-trips through the tables.
+        let mut p = AccountPrivs {
+            global: Privs::RELOAD.union(Privs::BINLOG_ADMIN).union(Privs::GRANT),
+            ..Default::default()
+        };
+        p.grant_db("shop", Privs::SELECT.union(Privs::GRANT));
+        p.grant_table(
+            "shop",
+            "t",
+            Privs::DELETE.union(Privs::CREATE_VIEW),
+            &[("a".into(), Privs::SELECT.union(Privs::UPDATE))],
+        );
+        p.grant_table("shop", "u", Privs::NONE, &[("b".into(), Privs::INSERT)]);
+        let acct = StoredAccount {
+            stage2: None,
+            privs: p,
+        };
+        t.put("app", "%", &acct).unwrap();
+        let loaded = t.load().unwrap();
+        assert_eq!(loaded[&("app".to_string(), "%".to_string())], acct);
+        t.remove("app", "%").unwrap();
+        assert!(!t
+            .load()
+            .unwrap()
+            .contains_key(&("app".to_string(), "%".to_string())));
+        let _ = e.close(true);
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
     #[test]
     fn hash_text_round_trips() {
         let h = Some([0xAB; 20]);
