@@ -10,7 +10,8 @@
 # Usage: BIN=target/release/quire bench/privilege-overhead.sh
 # Knobs: BIN [target/release/quire], SECONDS_PER_RUN [20], THREADS [8],
 #        RUNS [2], TABLES [2], TABLE_SIZE [10000], PORT [random 34000-34999],
-#        WORKDIR_PARENT [/var/tmp]
+#        WORKDIR_PARENT [/var/tmp],
+#        WORKLOADS ["oltp_point_select oltp_update_non_index"]
 set -euo pipefail
 
 BIN=${BIN:-target/release/quire}
@@ -21,6 +22,7 @@ TABLES=${TABLES:-2}
 TABLE_SIZE=${TABLE_SIZE:-10000}
 PORT=${PORT:-$((34000 + RANDOM % 1000))}
 WORKDIR_PARENT=${WORKDIR_PARENT:-/var/tmp}
+WORKLOADS=${WORKLOADS:-"oltp_point_select oltp_update_non_index"}
 
 WORK=$(mktemp -d "$WORKDIR_PARENT/quire-priv.XXXXXX")
 "$BIN" serve --datadir="$WORK/data" --port="$PORT" >"$WORK/serve.log" 2>&1 &
@@ -43,7 +45,7 @@ sb() { # workload user password command
 sb oltp_common root '' prepare >/dev/null
 
 printf '%-24s %-5s %4s %12s\n' workload user run tps
-for wl in oltp_point_select oltp_update_non_index; do
+for wl in $WORKLOADS; do
     declare -A sum=([root]=0 [sb]=0)
     for run in $(seq "$RUNS"); do
         for who in root sb; do
