@@ -41,15 +41,21 @@
 //! in-memory table changes. [`Accounts::new`] (tests, embedded use) is a
 //! table in memory only.
 //!
-//! Grants are recorded (`SHOW GRANTS`) but only account management checks
-//! them; any authenticated account may read and write every table.
+//! Each account carries its privileges at every level
+//! ([`quire_sql::AccountPrivs`], behind an `Arc`); the SQL layer checks
+//! them on every statement (`privilege.rs`). Every change to the table
+//! moves a version number ([`quire_sql::AccountStore::privilege_version`])
+//! so sessions re-read their privileges only after GRANT, REVOKE, an
+//! account change or FLUSH PRIVILEGES.
 
 use std::collections::BTreeMap;
 use std::net::IpAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use parking_lot::RwLock;
 use quire_engine::{Engine, EngineError};
+use quire_sql::privilege::{AccountPrivs, Privs};
 
 use crate::grant_tables::{GrantTables, StoredAccount};
 
@@ -194,9 +200,8 @@ impl AccountError {
 struct Account {
     /// `SHA1(SHA1(password))`, `None` for no password.
     stage2: Option<[u8; 20]>,
-    all_privileges: bool,
-    /// `GRANT ALL ON db.*` databases.
-    databases: std::collections::BTreeSet<String>,
+    /// Privileges at every level.
+    privs: Arc<AccountPrivs>,
 }
 
 /// The account table (cheap to clone; clones share the table).
@@ -205,6 +210,8 @@ pub struct Accounts {
     inner: Arc<RwLock<BTreeMap<(String, String), Account>>>,
     /// Where changes are made durable (`None`: memory only).
     tables: Option<GrantTables>,
+    /// Moves on every change (the privilege version sessions compare).
+    version: Arc<AtomicU64>,
 }
 
 impl Default for Accounts {
@@ -228,13 +235,13 @@ impl Accounts {
         let a = Accounts {
             inner: Arc::new(RwLock::new(BTreeMap::new())),
             tables: None,
+            version: Arc::new(AtomicU64::new(1)),
         };
         a.inner.write().insert(
             ("root".to_string(), "localhost".to_string()),
             Account {
                 stage2: None,
-                all_privileges: true,
-                databases: Default::default(),
+                privs: Arc::new(AccountPrivs::from_legacy(true, &[])),
             },
         );
         a
@@ -247,6 +254,7 @@ impl Accounts {
         let a = Accounts {
             inner: Arc::new(RwLock::new(BTreeMap::new())),
             tables: Some(tables),
+            version: Arc::new(AtomicU64::new(1)),
         };
         a.reload()?;
         Ok(a)
@@ -272,12 +280,12 @@ impl Accounts {
                     k,
                     Account {
                         stage2: a.stage2,
-                        all_privileges: a.all_privileges,
-                        databases: a.databases,
+                        privs: Arc::new(a.privs),
                     },
                 )
             })
             .collect();
+        self.version.fetch_add(1, Ordering::Release);
         Ok(())
     }
 
@@ -309,8 +317,7 @@ impl Accounts {
                     &key.1,
                     &StoredAccount {
                         stage2: a.stage2,
-                        all_privileges: a.all_privileges,
-                        databases: a.databases.clone(),
+                        privs: (*a.privs).clone(),
                     },
                 )?,
                 None => tables.remove(&key.0, &key.1)?,
@@ -324,6 +331,7 @@ impl Accounts {
                 t.remove(&key);
             }
         }
+        self.version.fetch_add(1, Ordering::Release);
         Ok(())
     }
 
@@ -334,8 +342,7 @@ impl Accounts {
         self.change("CREATE USER", user, host, false, |_| {
             Some(Account {
                 stage2,
-                all_privileges: false,
-                databases: Default::default(),
+                privs: Default::default(),
             })
         })
     }
@@ -356,22 +363,54 @@ impl Accounts {
     /// `GRANT ALL [PRIVILEGES] ON *.* TO 'user'@'host'`.
     pub fn grant_all(&self, user: &str, host: &str) -> Result<(), AccountError> {
         self.change("GRANT", user, host, true, |old| {
+            old.cloned().map(|a| {
+                let mut p = (*a.privs).clone();
+                p.global = p
+                    .global
+                    .union(AccountPrivs::from_legacy(true, &[]).global)
+                    .minus(Privs::GRANT)
+                    .union(a.privs.global.and(Privs::GRANT));
+                Account {
+                    privs: Arc::new(p),
+                    ..a
+                }
+            })
+        })
+    }
+
+    /// `GRANT ALL [PRIVILEGES] ON db.* TO 'user'@'host'`.
+    pub fn grant_all_on_db(&self, user: &str, host: &str, db: &str) -> Result<(), AccountError> {
+        self.change("GRANT", user, host, true, |old| {
+            old.cloned().map(|a| {
+                let mut p = (*a.privs).clone();
+                p.grant_db(db, Privs::DB_ALL);
+                Account {
+                    privs: Arc::new(p),
+                    ..a
+                }
+            })
+        })
+    }
+
+    /// Replaces an account's privileges (GRANT / REVOKE).
+    pub fn set_privileges(
+        &self,
+        user: &str,
+        host: &str,
+        privs: &AccountPrivs,
+    ) -> Result<(), AccountError> {
+        self.change("GRANT", user, host, true, |old| {
             old.cloned().map(|a| Account {
-                all_privileges: true,
+                privs: Arc::new(privs.clone()),
                 ..a
             })
         })
     }
 
-    /// `GRANT ALL [PRIVILEGES] ON db.* TO 'user'@'host'` (recorded for
-    /// SHOW GRANTS; not enforced).
-    pub fn grant_all_on_db(&self, user: &str, host: &str, db: &str) -> Result<(), AccountError> {
-        self.change("GRANT", user, host, true, |old| {
-            old.cloned().map(|mut a| {
-                a.databases.insert(db.to_string());
-                a
-            })
-        })
+    /// An account's privileges, `None` if there is no such account.
+    pub fn privileges(&self, user: &str, host: &str) -> Option<Arc<AccountPrivs>> {
+        let key = (user.to_string(), host.to_ascii_lowercase());
+        self.inner.read().get(&key).map(|a| a.privs.clone())
     }
 
     /// An account's grants, `None` if there is no such account.
@@ -381,8 +420,8 @@ impl Accounts {
             .read()
             .get(&key)
             .map(|a| quire_sql::AccountGrants {
-                all_privileges: a.all_privileges,
-                databases: a.databases.iter().cloned().collect(),
+                all_privileges: a.privs.is_all(),
+                databases: a.privs.all_dbs(),
             })
     }
 
@@ -414,7 +453,7 @@ impl Accounts {
         native_password_check(acct.stage2.as_ref(), scramble, token).then(|| Authenticated {
             user: key.0.clone(),
             host: key.1.clone(),
-            all_privileges: acct.all_privileges,
+            all_privileges: acct.privs.is_all(),
         })
     }
 }
@@ -447,6 +486,20 @@ impl quire_sql::AccountStore for Accounts {
     }
     fn reload(&self) -> Result<(), EngineError> {
         Accounts::reload(self)
+    }
+    fn privileges(&self, user: &str, host: &str) -> Option<Arc<AccountPrivs>> {
+        Accounts::privileges(self, user, host)
+    }
+    fn privilege_version(&self) -> u64 {
+        self.version.load(Ordering::Acquire)
+    }
+    fn set_privileges(
+        &self,
+        user: &str,
+        host: &str,
+        privs: &AccountPrivs,
+    ) -> Result<bool, EngineError> {
+        store_result(Accounts::set_privileges(self, user, host, privs))
     }
 }
 

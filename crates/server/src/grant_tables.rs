@@ -1,4 +1,4 @@
-//! # Grant tables: accounts kept in `mysql.user` and `mysql.db`
+//! # Grant tables: accounts and privileges kept in the `mysql` schema
 //!
 //! A MySQL server keeps its accounts in ordinary tables of the `mysql`
 //! schema, so they survive a restart and `SELECT User, Host FROM
@@ -6,47 +6,59 @@
 //! it uses (MySQL's names):
 //!
 //! ```text
-//!   mysql.user  Host VARCHAR(255), User VARCHAR(32)          PRIMARY KEY (Host, User)
-//!               plugin VARCHAR(64)                 'mysql_native_password'
-//!               authentication_string VARCHAR(41)  '*' + 40 hex digits of SHA1(SHA1(pw)), '' = none
-//!               Super_priv CHAR(1)                 'Y' = ALL PRIVILEGES ON *.*, else 'N'
-//!   mysql.db    Host VARCHAR(255), Db VARCHAR(64), User VARCHAR(32)
-//!                                                  PRIMARY KEY (Host, Db, User)
-//!                                                  one row per GRANT ALL ON db.*
+//!   mysql.user          Host, User                       PRIMARY KEY (Host, User)
+//!                       Select_priv ... Drop_role_priv   CHAR(1) 'Y'/'N', one per static privilege
+//!                       plugin                           'mysql_native_password'
+//!                       authentication_string            '*' + 40 hex digits of SHA1(SHA1(pw)), '' = none
+//!   mysql.db            Host, Db, User                   PRIMARY KEY (Host, Db, User)
+//!                       Select_priv ... Trigger_priv     the database-level privileges
+//!   mysql.tables_priv   Host, Db, User, Table_name       PRIMARY KEY (Host, Db, User, Table_name)
+//!                       Grantor, Table_priv, Column_priv SET text: 'Select,Insert'
+//!   mysql.columns_priv  Host, Db, User, Table_name, Column_name, Column_priv
+//!   mysql.global_grants USER, HOST, PRIV, WITH_GRANT_OPTION   dynamic privileges
 //! ```
 //!
-//! The server creates them (with `root@localhost`, no password) on the
-//! first start of a data directory and loads them at every start. Every
-//! account statement writes its rows in one engine transaction *before*
-//! the in-memory table changes, under the table's write lock, so the two
-//! never disagree after a statement returns: an engine error leaves both
-//! as they were and the statement fails.
+//! Columns are found by name, so a row layout with more columns reads the
+//! same. The server creates the tables (with `root@localhost`, no
+//! password, every privilege) on the first start of a data directory and
+//! loads them at every start. A data directory from before privileges
+//! were kept (`mysql.user` with only `Super_priv`, `mysql.db` with no
+//! privilege columns) is converted on open: its accounts are read, the
+//! two tables are rebuilt and the accounts written back (`Super_priv =
+//! 'Y'` becoming every privilege, a `mysql.db` row `ALL` on that
+//! database). Every account statement writes its rows in one engine
+//! transaction *before* the in-memory table changes, under the table's
+//! write lock, so the two never disagree after a statement returns: an
+//! engine error leaves both as they were and the statement fails.
 //!
-//! As in MySQL, editing these tables with INSERT/UPDATE/DELETE does not
-//! change the accounts the server uses until it reloads them with
-//! `FLUSH PRIVILEGES` (or restarts).
+//! As in MySQL, editing these tables with INSERT/UPDATE/DELETE (which
+//! needs the privileges on them) does not change the accounts the server
+//! uses until it reloads them with `FLUSH PRIVILEGES` (or restarts).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use quire_engine::{
     ColumnDef, ColumnType, Engine, EngineError, Isolation, Scan, TableDef, Txn, Value,
 };
+use quire_sql::privilege::{from_set, to_set, AccountPrivs, Privs, TablePrivs, PRIVILEGES};
 
 /// One account as the grant tables hold it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct StoredAccount {
     pub stage2: Option<[u8; 20]>,
-    pub all_privileges: bool,
-    pub databases: BTreeSet<String>,
+    pub privs: AccountPrivs,
 }
 
-/// The two tables of an open engine.
+/// The grant tables of an open engine.
 #[derive(Debug, Clone)]
 pub(crate) struct GrantTables {
     engine: Engine,
     user: Arc<TableDef>,
     db: Arc<TableDef>,
+    tables_priv: Arc<TableDef>,
+    columns_priv: Arc<TableDef>,
+    global_grants: Arc<TableDef>,
 }
 
 fn col(name: &str, ty: ColumnType) -> ColumnDef {
@@ -62,6 +74,10 @@ fn text(v: &Value) -> String {
 
 fn bytes(s: &str) -> Value {
     Value::Bytes(s.as_bytes().to_vec())
+}
+
+fn yn(b: bool) -> Value {
+    bytes(if b { "Y" } else { "N" })
 }
 
 /// `*` + 40 upper-case hex digits, MySQL's form of a native password hash.
@@ -96,35 +112,124 @@ fn parse_hash(s: &str) -> Result<Option<[u8; 20]>, String> {
     Ok(Some(out))
 }
 
+/// The static privileges with a `mysql.user` column, in MySQL's order.
+fn user_priv_columns() -> impl Iterator<Item = (&'static str, Privs)> {
+    PRIVILEGES
+        .iter()
+        .filter_map(|p| p.column.map(|c| (c, p.bit)))
+}
+
+/// The privileges with a `mysql.db` column.
+fn db_priv_columns() -> impl Iterator<Item = (&'static str, Privs)> {
+    user_priv_columns().filter(|(_, b)| Privs::DB_ALL.union(Privs::GRANT).has(*b))
+}
+
+/// A row's value by column name ("" when the table has no such column).
+fn get(def: &TableDef, row: &[Value], name: &str) -> String {
+    def.column(name)
+        .and_then(|i| row.get(i))
+        .map(text)
+        .unwrap_or_default()
+}
+
+/// A row for `def` from (column, value) pairs; other columns get ''.
+fn row_of(def: &TableDef, vals: &[(&str, Value)]) -> Vec<Option<Value>> {
+    def.columns
+        .iter()
+        .map(|c| {
+            Some(
+                vals.iter()
+                    .find(|(n, _)| c.name.eq_ignore_ascii_case(n))
+                    .map(|(_, v)| v.clone())
+                    .unwrap_or_else(|| bytes(if c.name.ends_with("_priv") { "N" } else { "" })),
+            )
+        })
+        .collect()
+}
+
+fn vc(len: u32) -> ColumnType {
+    ColumnType::Varchar { len }
+}
+
+fn user_columns() -> Vec<ColumnDef> {
+    let mut v = vec![col("Host", vc(255)), col("User", vc(32))];
+    for (c, _) in user_priv_columns() {
+        v.push(col(c, ColumnType::Char { len: 1 }));
+    }
+    v.push(col("plugin", vc(64)));
+    v.push(col("authentication_string", vc(41)));
+    v
+}
+
+fn db_columns() -> Vec<ColumnDef> {
+    let mut v = vec![col("Host", vc(255)), col("Db", vc(64)), col("User", vc(32))];
+    for (c, _) in db_priv_columns() {
+        v.push(col(c, ColumnType::Char { len: 1 }));
+    }
+    v
+}
+
 impl GrantTables {
     /// Opens the tables, creating the schema with `root@localhost` (no
-    /// password, all privileges) when the data directory has none yet.
+    /// password, all privileges) when the data directory has none yet,
+    /// and converting the layout of an older data directory.
     pub(crate) fn open(engine: &Engine) -> Result<GrantTables, EngineError> {
         let created = engine.table("mysql", "user").is_err();
         if created {
             engine.create_database("mysql", true)?;
         }
-        let user = engine.create_table(
+        let legacy = match engine.table("mysql", "user") {
+            Ok(u) if u.column("Select_priv").is_none() => Some(Self::read_legacy(engine, &u)?),
+            _ => None,
+        };
+        if legacy.is_some() {
+            engine.drop_table("mysql", "user")?;
+            if engine.table("mysql", "db").is_ok() {
+                engine.drop_table("mysql", "db")?;
+            }
+        }
+        let user =
+            engine.create_table("mysql", "user", user_columns(), vec![0, 1], vec![], true)?;
+        let db = engine.create_table("mysql", "db", db_columns(), vec![0, 1, 2], vec![], true)?;
+        let tables_priv = engine.create_table(
             "mysql",
-            "user",
+            "tables_priv",
             vec![
-                col("Host", ColumnType::Varchar { len: 255 }),
-                col("User", ColumnType::Varchar { len: 32 }),
-                col("plugin", ColumnType::Varchar { len: 64 }),
-                col("authentication_string", ColumnType::Varchar { len: 41 }),
-                col("Super_priv", ColumnType::Char { len: 1 }),
+                col("Host", vc(255)),
+                col("Db", vc(64)),
+                col("User", vc(32)),
+                col("Table_name", vc(64)),
+                col("Grantor", vc(288)),
+                col("Table_priv", vc(255)),
+                col("Column_priv", vc(255)),
             ],
-            vec![0, 1],
+            vec![0, 1, 2, 3],
             vec![],
             true,
         )?;
-        let db = engine.create_table(
+        let columns_priv = engine.create_table(
             "mysql",
-            "db",
+            "columns_priv",
             vec![
-                col("Host", ColumnType::Varchar { len: 255 }),
-                col("Db", ColumnType::Varchar { len: 64 }),
-                col("User", ColumnType::Varchar { len: 32 }),
+                col("Host", vc(255)),
+                col("Db", vc(64)),
+                col("User", vc(32)),
+                col("Table_name", vc(64)),
+                col("Column_name", vc(64)),
+                col("Column_priv", vc(255)),
+            ],
+            vec![0, 1, 2, 3, 4],
+            vec![],
+            true,
+        )?;
+        let global_grants = engine.create_table(
+            "mysql",
+            "global_grants",
+            vec![
+                col("USER", vc(32)),
+                col("HOST", vc(255)),
+                col("PRIV", vc(32)),
+                col("WITH_GRANT_OPTION", ColumnType::Char { len: 1 }),
             ],
             vec![0, 1, 2],
             vec![],
@@ -134,16 +239,69 @@ impl GrantTables {
             engine: engine.clone(),
             user,
             db,
+            tables_priv,
+            columns_priv,
+            global_grants,
         };
         if created {
             let root = StoredAccount {
                 stage2: None,
-                all_privileges: true,
-                databases: BTreeSet::new(),
+                privs: AccountPrivs::from_legacy(true, &[]),
             };
             t.put("root", "localhost", &root)?;
         }
+        if let Some(accounts) = legacy {
+            for ((user, host), a) in accounts {
+                t.put(&user, &host, &a)?;
+            }
+        }
         Ok(t)
+    }
+
+    /// The accounts of the layout before privileges were kept
+    /// (`Super_priv` = ALL ON *.*, a `mysql.db` row = ALL ON db.*).
+    fn read_legacy(
+        engine: &Engine,
+        user: &TableDef,
+    ) -> Result<BTreeMap<(String, String), StoredAccount>, EngineError> {
+        let mut tx = engine.begin(Isolation::RepeatableRead, false);
+        let mut out = BTreeMap::new();
+        for row in tx.scan(user, &Scan::default())? {
+            let v = &row.values;
+            let (host, name) = (
+                get(user, v, "Host").to_ascii_lowercase(),
+                get(user, v, "User"),
+            );
+            let stage2 = parse_hash(&get(user, v, "authentication_string")).map_err(|e| {
+                EngineError::new(
+                    1805,
+                    "HY000",
+                    format!("mysql.user row '{name}'@'{host}': {e}"),
+                )
+            })?;
+            let all = get(user, v, "Super_priv") == "Y";
+            out.insert(
+                (name, host),
+                StoredAccount {
+                    stage2,
+                    privs: AccountPrivs::from_legacy(all, &[]),
+                },
+            );
+        }
+        if let Ok(db) = engine.table("mysql", "db") {
+            for row in tx.scan(&db, &Scan::default())? {
+                let v = &row.values;
+                let key = (
+                    get(&db, v, "User"),
+                    get(&db, v, "Host").to_ascii_lowercase(),
+                );
+                if let Some(a) = out.get_mut(&key) {
+                    a.privs.grant_db(&get(&db, v, "Db"), Privs::DB_ALL);
+                }
+            }
+        }
+        tx.rollback();
+        Ok(out)
     }
 
     fn begin(&self) -> Txn {
@@ -154,30 +312,79 @@ impl GrantTables {
     pub(crate) fn load(&self) -> Result<BTreeMap<(String, String), StoredAccount>, EngineError> {
         let mut tx = self.begin();
         let mut out = BTreeMap::new();
-        for row in tx.scan(&self.user, &Scan::default())? {
+        let u = &self.user;
+        for row in tx.scan(u, &Scan::default())? {
             let v = &row.values;
-            let (host, user) = (text(&v[0]).to_ascii_lowercase(), text(&v[1]));
-            let stage2 = parse_hash(&text(&v[3])).map_err(|e| {
+            let (host, user) = (get(u, v, "Host").to_ascii_lowercase(), get(u, v, "User"));
+            let stage2 = parse_hash(&get(u, v, "authentication_string")).map_err(|e| {
                 EngineError::new(
                     1805,
                     "HY000",
                     format!("mysql.user row '{user}'@'{host}': {e}"),
                 )
             })?;
-            out.insert(
-                (user, host),
-                StoredAccount {
-                    stage2,
-                    all_privileges: text(&v[4]) == "Y",
-                    databases: BTreeSet::new(),
-                },
-            );
+            let mut privs = AccountPrivs::default();
+            for (c, bit) in user_priv_columns() {
+                if get(u, v, c).eq_ignore_ascii_case("Y") {
+                    privs.global = privs.global.union(bit);
+                }
+            }
+            out.insert((user, host), StoredAccount { stage2, privs });
         }
-        for row in tx.scan(&self.db, &Scan::default())? {
+        let g = &self.global_grants;
+        for row in tx.scan(g, &Scan::default())? {
             let v = &row.values;
-            let key = (text(&v[2]), text(&v[0]).to_ascii_lowercase());
+            let key = (get(g, v, "USER"), get(g, v, "HOST").to_ascii_lowercase());
+            if let (Some(a), Some(p)) = (
+                out.get_mut(&key),
+                quire_sql::privilege::by_name(&get(g, v, "PRIV")),
+            ) {
+                if Privs::DYNAMIC.has(p.bit) {
+                    a.privs.global = a.privs.global.union(p.bit);
+                }
+            }
+        }
+        let d = &self.db;
+        for row in tx.scan(d, &Scan::default())? {
+            let v = &row.values;
+            let key = (get(d, v, "User"), get(d, v, "Host").to_ascii_lowercase());
             if let Some(a) = out.get_mut(&key) {
-                a.databases.insert(text(&v[1]));
+                let mut p = Privs::NONE;
+                for (c, bit) in db_priv_columns() {
+                    if get(d, v, c).eq_ignore_ascii_case("Y") {
+                        p = p.union(bit);
+                    }
+                }
+                a.privs.grant_db(&get(d, v, "Db"), p);
+            }
+        }
+        let t = &self.tables_priv;
+        for row in tx.scan(t, &Scan::default())? {
+            let v = &row.values;
+            let key = (get(t, v, "User"), get(t, v, "Host").to_ascii_lowercase());
+            if let Some(a) = out.get_mut(&key) {
+                a.privs.grant_table(
+                    &get(t, v, "Db"),
+                    &get(t, v, "Table_name"),
+                    from_set(&get(t, v, "Table_priv")),
+                    &[],
+                );
+            }
+        }
+        let c = &self.columns_priv;
+        for row in tx.scan(c, &Scan::default())? {
+            let v = &row.values;
+            let key = (get(c, v, "User"), get(c, v, "Host").to_ascii_lowercase());
+            if let Some(a) = out.get_mut(&key) {
+                a.privs.grant_table(
+                    &get(c, v, "Db"),
+                    &get(c, v, "Table_name"),
+                    Privs::NONE,
+                    &[(
+                        get(c, v, "Column_name"),
+                        from_set(&get(c, v, "Column_priv")),
+                    )],
+                );
             }
         }
         tx.rollback();
@@ -200,53 +407,116 @@ impl GrantTables {
         }
     }
 
-    /// Writes one account (its `mysql.user` row and its `mysql.db` rows),
-    /// replacing what was there.
+    /// Writes one account (its rows in every grant table), replacing what
+    /// was there.
     pub(crate) fn put(&self, user: &str, host: &str, a: &StoredAccount) -> Result<(), EngineError> {
         self.in_txn(|tx| {
-            Self::remove_in(tx, &self.user, &self.db, user, host)?;
-            tx.insert(
-                &self.user,
-                vec![
-                    Some(bytes(host)),
-                    Some(bytes(user)),
-                    Some(bytes("mysql_native_password")),
-                    Some(bytes(&hash_text(&a.stage2))),
-                    Some(bytes(if a.all_privileges { "Y" } else { "N" })),
-                ],
-            )?;
-            for d in &a.databases {
+            self.remove_in(tx, user, host)?;
+            let mut vals: Vec<(&str, Value)> = vec![("Host", bytes(host)), ("User", bytes(user))];
+            for (c, bit) in user_priv_columns() {
+                vals.push((c, yn(a.privs.global.has(bit))));
+            }
+            vals.push(("plugin", bytes("mysql_native_password")));
+            vals.push(("authentication_string", bytes(&hash_text(&a.stage2))));
+            tx.insert(&self.user, row_of(&self.user, &vals))?;
+            let grant_opt = a.privs.global.has(Privs::GRANT);
+            for p in a.privs.global.and(Privs::DYNAMIC).iter() {
                 tx.insert(
-                    &self.db,
-                    vec![Some(bytes(host)), Some(bytes(d)), Some(bytes(user))],
+                    &self.global_grants,
+                    row_of(
+                        &self.global_grants,
+                        &[
+                            ("USER", bytes(user)),
+                            ("HOST", bytes(host)),
+                            ("PRIV", bytes(p.name)),
+                            ("WITH_GRANT_OPTION", yn(grant_opt)),
+                        ],
+                    ),
                 )?;
+            }
+            for (d, privs) in &a.privs.dbs {
+                let mut vals: Vec<(&str, Value)> = vec![
+                    ("Host", bytes(host)),
+                    ("Db", bytes(d)),
+                    ("User", bytes(user)),
+                ];
+                for (c, bit) in db_priv_columns() {
+                    vals.push((c, yn(privs.has(bit))));
+                }
+                tx.insert(&self.db, row_of(&self.db, &vals))?;
+            }
+            for TablePrivs {
+                db,
+                table,
+                privs,
+                columns,
+            } in &a.privs.tables
+            {
+                let col_union = columns.iter().fold(Privs::NONE, |x, (_, p)| x.union(*p));
+                tx.insert(
+                    &self.tables_priv,
+                    row_of(
+                        &self.tables_priv,
+                        &[
+                            ("Host", bytes(host)),
+                            ("Db", bytes(db)),
+                            ("User", bytes(user)),
+                            ("Table_name", bytes(table)),
+                            ("Grantor", bytes("")),
+                            ("Table_priv", bytes(&to_set(*privs))),
+                            ("Column_priv", bytes(&to_set(col_union))),
+                        ],
+                    ),
+                )?;
+                for (c, p) in columns {
+                    tx.insert(
+                        &self.columns_priv,
+                        row_of(
+                            &self.columns_priv,
+                            &[
+                                ("Host", bytes(host)),
+                                ("Db", bytes(db)),
+                                ("User", bytes(user)),
+                                ("Table_name", bytes(table)),
+                                ("Column_name", bytes(c)),
+                                ("Column_priv", bytes(&to_set(*p))),
+                            ],
+                        ),
+                    )?;
+                }
             }
             Ok(())
         })
     }
 
-    /// Removes one account and its database grants.
+    /// Removes one account and all its grants.
     pub(crate) fn remove(&self, user: &str, host: &str) -> Result<(), EngineError> {
-        self.in_txn(|tx| Self::remove_in(tx, &self.user, &self.db, user, host))
+        self.in_txn(|tx| self.remove_in(tx, user, host))
     }
 
-    fn remove_in(
-        tx: &mut Txn,
-        user_t: &TableDef,
-        db_t: &TableDef,
-        user: &str,
-        host: &str,
-    ) -> Result<(), EngineError> {
-        let k = Txn::encode_pk(user_t, &[bytes(host), bytes(user)])?;
-        tx.delete(user_t, &k)?;
-        let grants: Vec<Vec<u8>> = tx
-            .scan(db_t, &Scan::default())?
-            .into_iter()
-            .filter(|r| text(&r.values[0]) == host && text(&r.values[2]) == user)
-            .map(|r| r.key)
-            .collect();
-        for k in grants {
-            tx.delete(db_t, &k)?;
+    fn remove_in(&self, tx: &mut Txn, user: &str, host: &str) -> Result<(), EngineError> {
+        for t in [
+            &self.user,
+            &self.db,
+            &self.tables_priv,
+            &self.columns_priv,
+            &self.global_grants,
+        ] {
+            // Column names match case-insensitively (global_grants has
+            // HOST/USER).
+            let (hc, uc) = ("Host", "User");
+            let keys: Vec<Vec<u8>> = tx
+                .scan(t, &Scan::default())?
+                .into_iter()
+                .filter(|r| {
+                    get(t, &r.values, hc).eq_ignore_ascii_case(host)
+                        && get(t, &r.values, uc) == user
+                })
+                .map(|r| r.key)
+                .collect();
+            for k in keys {
+                tx.delete(t, &k)?;
+            }
         }
         Ok(())
     }
@@ -255,6 +525,126 @@ impl GrantTables {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn engine(name: &str) -> (Engine, std::path::PathBuf) {
+        let dir =
+            std::env::temp_dir().join(format!("quire-grant-tables-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let cfg = quire_config::Config {
+            datadir: dir.join("data"),
+            innodb_buffer_pool_size: 16 << 20,
+            innodb_redo_log_capacity: 8 << 20,
+            log_bin: false,
+            ..quire_config::Config::default()
+        };
+        let vfs: Arc<dyn quire_io::Vfs> = Arc::new(quire_io::OsFs::new(
+            cfg.innodb_flush_method,
+            cfg.innodb_use_fdatasync,
+        ));
+        let (e, _) = Engine::open(vfs, &cfg).expect("open engine");
+        (e, dir)
+    }
+
+    /// A data directory from before privileges were kept: mysql.user with
+    /// only Super_priv, mysql.db with no privilege columns. Opening it
+    /// rebuilds both tables with the accounts and their grants intact.
+    #[test]
+    fn legacy_layout_is_converted() {
+        let (e, dir) = engine("legacy");
+        e.create_database("mysql", true).unwrap();
+        let user = e
+            .create_table(
+                "mysql",
+                "user",
+                vec![
+                    col("Host", vc(255)),
+                    col("User", vc(32)),
+                    col("plugin", vc(64)),
+                    col("authentication_string", vc(41)),
+                    col("Super_priv", ColumnType::Char { len: 1 }),
+                ],
+                vec![0, 1],
+                vec![],
+                false,
+            )
+            .unwrap();
+        let db = e
+            .create_table(
+                "mysql",
+                "db",
+                vec![col("Host", vc(255)), col("Db", vc(64)), col("User", vc(32))],
+                vec![0, 1, 2],
+                vec![],
+                false,
+            )
+            .unwrap();
+        let pw = hash_text(&Some([7; 20]));
+        let mut tx = e.begin(Isolation::RepeatableRead, false);
+        for (h, u, sup) in [("localhost", "root", "Y"), ("%", "app", "N")] {
+            let a = if u == "app" { pw.as_str() } else { "" };
+            tx.insert(
+                &user,
+                vec![
+                    Some(bytes(h)),
+                    Some(bytes(u)),
+                    Some(bytes("mysql_native_password")),
+                    Some(bytes(a)),
+                    Some(bytes(sup)),
+                ],
+            )
+            .unwrap();
+        }
+        tx.insert(
+            &db,
+            vec![Some(bytes("%")), Some(bytes("shop")), Some(bytes("app"))],
+        )
+        .unwrap();
+        tx.commit().unwrap();
+
+        let t = GrantTables::open(&e).unwrap();
+        let all = t.load().unwrap();
+        let root = &all[&("root".to_string(), "localhost".to_string())];
+        assert!(root.privs.is_all() && root.privs.global.has(Privs::GRANT));
+        let app = &all[&("app".to_string(), "%".to_string())];
+        assert_eq!(app.stage2, Some([7; 20]));
+        assert!(app.privs.global.is_empty());
+        assert_eq!(app.privs.dbs, vec![("shop".to_string(), Privs::DB_ALL)]);
+        assert!(e
+            .table("mysql", "user")
+            .unwrap()
+            .column("Select_priv")
+            .is_some());
+        // Opening again changes nothing.
+        let again = GrantTables::open(&e).unwrap().load().unwrap();
+        assert_eq!(again, all);
+        // Every level round-trips through the tables.
+        let mut p = AccountPrivs {
+            global: Privs::RELOAD.union(Privs::BINLOG_ADMIN).union(Privs::GRANT),
+            ..Default::default()
+        };
+        p.grant_db("shop", Privs::SELECT.union(Privs::GRANT));
+        p.grant_table(
+            "shop",
+            "t",
+            Privs::DELETE.union(Privs::CREATE_VIEW),
+            &[("a".into(), Privs::SELECT.union(Privs::UPDATE))],
+        );
+        p.grant_table("shop", "u", Privs::NONE, &[("b".into(), Privs::INSERT)]);
+        let acct = StoredAccount {
+            stage2: None,
+            privs: p,
+        };
+        t.put("app", "%", &acct).unwrap();
+        let loaded = t.load().unwrap();
+        assert_eq!(loaded[&("app".to_string(), "%".to_string())], acct);
+        t.remove("app", "%").unwrap();
+        assert!(!t
+            .load()
+            .unwrap()
+            .contains_key(&("app".to_string(), "%".to_string())));
+        let _ = e.close(true);
+        let _ = std::fs::remove_dir_all(dir);
+    }
 
     #[test]
     fn hash_text_round_trips() {

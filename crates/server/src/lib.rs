@@ -57,9 +57,6 @@
 //!   only, with THREAD_ID = PROCESSLIST_ID.
 //! * KILL does not abandon a commit once its prepare record is written
 //!   (MySQL lets such a commit finish too); it is checked once before.
-//! * Until the privilege module lands, PROCESS, CONNECTION_ADMIN/SUPER and
-//!   SHUTDOWN are held by accounts with `ALL PRIVILEGES ON *.*`
-//!   (`quire_sql::process::has_global_privilege` is the one hook).
 //! * Accounts are kept in `mysql.user` / `mysql.db` with a subset of
 //!   MySQL's columns; editing those tables directly takes effect at
 //!   `FLUSH PRIVILEGES`, as in MySQL. Grants are recorded but only

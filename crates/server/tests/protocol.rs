@@ -828,12 +828,17 @@ fn accounts_over_the_wire() {
     login("pw3").1.expect("password set by root");
     root.query("GRANT ALL PRIVILEGES ON *.* TO 'wire'@'%'")
         .unwrap();
-    assert_eq!(
-        w.query("SHOW GRANTS").unwrap(),
-        vec![vec![Some(
-            b"GRANT ALL PRIVILEGES ON *.* TO `wire`@`%` WITH GRANT OPTION".to_vec()
-        )]]
+    // MySQL 8.0 spells out the static privileges, then the dynamic ones.
+    let g = w.query("SHOW GRANTS").unwrap();
+    assert_eq!(g.len(), 2, "{g:?}");
+    let first = String::from_utf8_lossy(g[0][0].as_deref().unwrap_or_default()).into_owned();
+    assert!(
+        first.starts_with("GRANT SELECT, INSERT, UPDATE, DELETE, CREATE, DROP, RELOAD,")
+            && first.ends_with(", CREATE ROLE, DROP ROLE ON *.* TO `wire`@`%`"),
+        "{first}"
     );
+    w.query("CREATE USER other").unwrap();
+    w.query("DROP USER other").unwrap();
     root.query("DROP USER 'wire'@'%'").unwrap();
     assert_eq!(login("pw3").1.unwrap_err().code, 1045);
     let e = root.query("DROP USER 'wire'@'%'").unwrap_err();
@@ -841,6 +846,100 @@ fn accounts_over_the_wire() {
         (e.code, e.msg.as_str()),
         (1396, "Operation DROP USER failed for 'wire'@'%'")
     );
+}
+
+/// Privileges are enforced over the wire and kept in the grant tables:
+/// an account with everything on one database cannot make itself an
+/// administrator through the mysql schema, SET GLOBAL or FLUSH.
+#[test]
+fn privileges_are_enforced_and_survive_a_restart() {
+    let dir = fresh_dir();
+    let login = |port: u16| {
+        Client::connect_raw(port, "app", "pw", "mysql_native_password", BASE_CAPS, None)
+    };
+    {
+        let mut srv = start_in(dir.clone(), true, |_| {});
+        let mut root = Client::connect(srv.port, BASE_CAPS);
+        for q in [
+            "CREATE DATABASE sbtest",
+            "CREATE DATABASE other",
+            "CREATE TABLE sbtest.t (id INT PRIMARY KEY, k INT, pad INT)",
+            "CREATE TABLE other.t (id INT PRIMARY KEY, pad INT)",
+            "CREATE USER 'app'@'%' IDENTIFIED BY 'pw'",
+            "GRANT ALL ON sbtest.* TO 'app'@'%'",
+            "GRANT SELECT (id) ON other.t TO 'app'@'%'",
+        ] {
+            root.query(q).unwrap();
+        }
+        let (mut app, r) = login(srv.port);
+        r.expect("app logs in");
+        app.query("INSERT INTO sbtest.t VALUES (1, 2, 3)").unwrap();
+        app.query("UPDATE sbtest.t SET k = k + 1 WHERE id = 1")
+            .unwrap();
+        for (q, code) in [
+            (
+                "INSERT INTO mysql.user (Host, User, Super_priv) VALUES ('%', 'evil', 'Y')",
+                1142,
+            ),
+            (
+                "UPDATE mysql.user SET Super_priv = 'Y' WHERE User = 'app'",
+                1142,
+            ),
+            ("DELETE FROM mysql.user", 1142),
+            ("SELECT authentication_string FROM mysql.user", 1142),
+            ("DROP TABLE mysql.user", 1142),
+            (
+                "INSERT INTO mysql.db (Host, Db, User) VALUES ('%', 'other', 'app')",
+                1142,
+            ),
+            ("FLUSH PRIVILEGES", 1227),
+            ("SET GLOBAL innodb_flush_log_at_trx_commit = 0", 1227),
+            ("GRANT ALL ON *.* TO 'app'@'%'", 1045),
+            ("SELECT pad FROM other.t", 1143),
+            ("USE mysql", 1044),
+            ("DROP DATABASE other", 1044),
+        ] {
+            assert_eq!(app.query(q).unwrap_err().code, code, "{q}");
+        }
+        let e = app.query("DROP TABLE mysql.user").unwrap_err();
+        assert_eq!(
+            e.msg,
+            "DROP command denied to user 'app'@'localhost' for table 'mysql.user'"
+        );
+        app.query("SELECT id FROM other.t").unwrap();
+        // Root may edit the grant tables; the edit counts after FLUSH.
+        root.query("UPDATE mysql.user SET Reload_priv = 'Y' WHERE User = 'app'")
+            .unwrap();
+        assert_eq!(app.query("FLUSH TABLES").unwrap_err().code, 1227);
+        root.query("FLUSH PRIVILEGES").unwrap();
+        app.query("FLUSH TABLES").unwrap();
+        assert_eq!(
+            root.query("SELECT Table_priv, Column_priv FROM mysql.tables_priv WHERE User = 'app'")
+                .unwrap(),
+            vec![vec![Some(b"".to_vec()), Some(b"Select".to_vec())]]
+        );
+        drop((app, root));
+        srv.stop();
+        srv.engine.close(true).expect("close");
+        srv.dir = std::env::temp_dir().join("quire-server-test-nothing-to-remove");
+    }
+    let srv = start_in(dir.clone(), true, |_| {});
+    let (mut app, r) = login(srv.port);
+    r.expect("app logs in after the restart");
+    assert_eq!(
+        app.query("SHOW GRANTS").unwrap(),
+        vec![
+            vec![Some(b"GRANT RELOAD ON *.* TO `app`@`%`".to_vec())],
+            vec![Some(
+                b"GRANT ALL PRIVILEGES ON `sbtest`.* TO `app`@`%`".to_vec()
+            )],
+            vec![Some(
+                b"GRANT SELECT (`id`) ON `other`.`t` TO `app`@`%`".to_vec()
+            )],
+        ]
+    );
+    assert_eq!(app.query("SELECT pad FROM other.t").unwrap_err().code, 1143);
+    app.query("SELECT k FROM sbtest.t").unwrap();
 }
 
 #[test]

@@ -1,4 +1,4 @@
-//! # Accounts: CREATE USER, DROP USER, GRANT ALL, passwords, CURRENT_USER()
+//! # Accounts: CREATE USER, DROP USER, GRANT, REVOKE, passwords, CURRENT_USER()
 //!
 //! The SQL layer does not own the account table: the wire-protocol server
 //! authenticates connections and keeps the accounts (quire-sql must not
@@ -12,27 +12,39 @@
 //!   ALTER USER [IF EXISTS] user IDENTIFIED [WITH plugin] BY 'pw' [, ...]
 //!   DROP USER [IF EXISTS] user [, ...]
 //!   SET PASSWORD [FOR user] = 'pw' | PASSWORD('pw')
-//!   GRANT ALL [PRIVILEGES] ON *.* | db.* | * TO user [, ...] [WITH GRANT OPTION]
+//!   GRANT priv [(cols)], ... ON *.* | db.* | * | db.t | t TO user [, ...] [WITH GRANT OPTION]
+//!   REVOKE priv [(cols)], ... ON ... FROM user [, ...]
+//!   REVOKE ALL [PRIVILEGES], GRANT OPTION FROM user [, ...]
 //!   SHOW GRANTS [FOR user]
 //!   user: 'name'@'host' | name@host | 'name' (host '%') | CURRENT_USER[()]
 //! ```
 //!
+//! Privileges themselves (the model, the checks every statement goes
+//! through) are in `privilege.rs` and `authorize.rs`; GRANT and REVOKE in
+//! `account/grant.rs`.
+//!
 //! ## Where this differs from MySQL
 //!
 //! * Where accounts live is the store's business: `quire serve` keeps them
-//!   in the grant tables `mysql.user` / `mysql.db` as MySQL does, so they
+//!   in the grant tables (`mysql.user`, `mysql.db`, `mysql.tables_priv`,
+//!   `mysql.columns_priv`, `mysql.global_grants`) as MySQL does, so they
 //!   survive a restart. A store that keeps them in memory only (tests,
 //!   embedded use) says so ([`AccountStore::is_persistent`]) and each
 //!   statement that changes an account then succeeds with a `Note` (SHOW
 //!   WARNINGS) saying the change lasts until the server stops.
-//! * Privileges are recorded, not enforced on data: every authenticated
-//!   account may read and write every table. What is checked is account
-//!   management itself: CREATE/ALTER/DROP USER, GRANT, another account's
-//!   password and another account's grants need `ALL PRIVILEGES ON *.*`
-//!   (error 1227); anyone may change their own password.
-//! * Only `GRANT ALL`; individual privileges, roles, REVOKE, RENAME USER,
-//!   `IDENTIFIED ... AS 'hash'` and account options (`PASSWORD EXPIRE`,
-//!   `REQUIRE`, ...) are error 1235.
+//! * Account management needs the `CREATE USER` privilege (MySQL also
+//!   accepts INSERT/UPDATE/DELETE on the `mysql` schema instead); another
+//!   account's password needs `CREATE USER` too (error 1227); another
+//!   account's grants need SELECT on `mysql.user` (1044); anyone may
+//!   change their own password and see their own grants.
+//! * Database names in grants are exact names: the `_` and `%` wildcards
+//!   of MySQL's `GRANT ... ON `db%`.*` are not patterns, and there are no
+//!   partial revokes.
+//! * Roles (`CREATE ROLE`, `GRANT role TO user`, `SET ROLE`), proxy
+//!   users, `RENAME USER`, `IDENTIFIED ... AS 'hash'` and account options
+//!   (`PASSWORD EXPIRE`, `REQUIRE`, ...) are error 1235. Routine-level
+//!   grants (`ON PROCEDURE`) do not parse (quire has no routines).
+//! * `mysql.tables_priv` keeps no `Timestamp` and an empty `Grantor`.
 //! * Every account authenticates with `mysql_native_password`;
 //!   `IDENTIFIED WITH caching_sha2_password BY 'pw'` is accepted and
 //!   stored the same way (the server switches such clients to the native
@@ -41,10 +53,16 @@
 //!   as in MySQL 8.0: if one fails, none is changed and error 1396 lists
 //!   the failing accounts.
 
-use quire_engine::{ColumnType, EngineError};
+use std::sync::Arc;
+
+use quire_engine::{ColumnType, Engine, EngineError};
 use sqlparser::tokenizer::{Token, Word};
 
+use crate::privilege::{AccountPrivs, Privs};
 use crate::{ColumnMeta, Output, SqlResult};
+
+mod grant;
+pub use grant::{GrantStmt, Level};
 
 /// The account table as the SQL layer sees it; implemented by the server.
 ///
@@ -78,6 +96,31 @@ pub trait AccountStore: Send + Sync {
     fn grants(&self, user: &str, host: &str) -> Option<AccountGrants>;
     /// Every account, `(user, host)`, sorted.
     fn list(&self) -> Vec<(String, String)>;
+    /// An account's privileges at every level; `None` if it does not
+    /// exist. The default reads them from [`AccountStore::grants`].
+    fn privileges(&self, user: &str, host: &str) -> Option<Arc<AccountPrivs>> {
+        self.grants(user, host)
+            .map(|g| Arc::new(AccountPrivs::from_legacy(g.all_privileges, &g.databases)))
+    }
+    /// A number that changes whenever any account's privileges change
+    /// (GRANT, REVOKE, FLUSH PRIVILEGES, DROP USER); sessions keep the
+    /// privileges they read until it moves. `u64::MAX` (the default)
+    /// means "re-read every statement".
+    fn privilege_version(&self) -> u64 {
+        u64::MAX
+    }
+    /// Replaces an account's privileges (GRANT / REVOKE). `false` if the
+    /// account does not exist.
+    fn set_privileges(
+        &self,
+        _user: &str,
+        _host: &str,
+        _privs: &AccountPrivs,
+    ) -> Result<bool, EngineError> {
+        Err(EngineError::not_supported(
+            "GRANT/REVOKE of individual privileges on this account store",
+        ))
+    }
 }
 
 /// What an account was granted.
@@ -100,14 +143,6 @@ pub enum UserSpec {
     Current,
 }
 
-/// `ON *.*`, `ON db.*`, `ON *` (the current database).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum GrantOn {
-    Global,
-    Db(String),
-    CurrentDb,
-}
-
 /// A parsed account statement.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AccountCmd {
@@ -127,10 +162,8 @@ pub enum AccountCmd {
         user: UserSpec,
         password: String,
     },
-    Grant {
-        on: GrantOn,
-        users: Vec<UserSpec>,
-    },
+    /// GRANT / REVOKE of privileges (`grant.rs`).
+    Grant(Box<GrantStmt>),
     ShowGrants(UserSpec),
 }
 
@@ -150,13 +183,6 @@ struct Cur<'a> {
 impl<'a> Cur<'a> {
     fn peek(&self) -> Option<&'a Token> {
         self.t.get(self.i)
-    }
-    fn next(&mut self) -> Option<&'a Token> {
-        let t = self.t.get(self.i);
-        if t.is_some() {
-            self.i += 1;
-        }
-        t
     }
     fn err(&self) -> EngineError {
         syntax(&self.t[self.i.min(self.t.len())..])
@@ -388,6 +414,7 @@ pub(crate) fn is_account_statement(first: &str, second: &str) -> bool {
             | ("SET", "PASSWORD")
             | ("SHOW", "GRANTS")
             | ("GRANT", _)
+            | ("REVOKE", _)
     )
 }
 
@@ -461,50 +488,7 @@ pub(crate) fn parse(tokens: &[Token]) -> SqlResult<AccountCmd> {
         c.end()?;
         return Ok(AccountCmd::ShowGrants(user));
     }
-    c.expect_word("GRANT")?;
-    if !c.word("ALL") {
-        return Err(EngineError::not_supported(
-            "GRANT of individual privileges or roles (quire has GRANT ALL [PRIVILEGES] only)",
-        ));
-    }
-    c.word("PRIVILEGES");
-    c.expect_word("ON")?;
-    c.word("TABLE");
-    let on = if c.tok(&Token::Mul) {
-        if c.tok(&Token::Period) {
-            if !c.tok(&Token::Mul) {
-                return Err(c.err());
-            }
-            GrantOn::Global
-        } else {
-            GrantOn::CurrentDb
-        }
-    } else {
-        let db = match c.next() {
-            Some(Token::Word(w)) => w.value.clone(),
-            _ => return Err(c.err()),
-        };
-        if !c.tok(&Token::Period) || !c.tok(&Token::Mul) {
-            return Err(EngineError::not_supported(
-                "table-level GRANT (quire grants ON *.* or ON db.*)",
-            ));
-        }
-        GrantOn::Db(db)
-    };
-    c.expect_word("TO")?;
-    let users = c.users()?;
-    if c.word("WITH") {
-        c.expect_word("GRANT")?;
-        c.expect_word("OPTION")?;
-    }
-    if c.peek().is_some() {
-        if c.word("IDENTIFIED") {
-            // MySQL 5.7's GRANT ... IDENTIFIED BY, removed in 8.0.
-            return Err(syntax(&c.t[c.i - 1..]));
-        }
-        return Err(account_option(&c));
-    }
-    Ok(AccountCmd::Grant { on, users })
+    grant::parse(&mut c)
 }
 
 // ---------------------------------------------------------------- execute
@@ -514,7 +498,11 @@ pub(crate) struct Me<'a> {
     pub user: &'a str,
     /// The matched account's host pattern (CURRENT_USER()'s host).
     pub host: &'a str,
+    /// Where the client connects from (error 1045's host).
+    pub client_host: &'a str,
     pub db: Option<&'a str>,
+    /// To check that a table grant names a real table.
+    pub engine: Option<&'a Engine>,
 }
 
 /// A Note a successful account statement carries.
@@ -577,9 +565,12 @@ pub(crate) fn execute(
             "account management without a server (this session has no account table)",
         ));
     };
-    let admin = store
-        .grants(me.user, &me.host.to_ascii_lowercase())
-        .is_some_and(|g| g.all_privileges);
+    let mine = store
+        .privileges(me.user, &me.host.to_ascii_lowercase())
+        .unwrap_or_default();
+    let admin = mine.global_effective().has(Privs::CREATE_USER);
+    // SHOW GRANTS FOR another account: SELECT on the mysql schema.
+    let may_read_grants = mine.on_table("mysql", "user").has(Privs::SELECT);
     let myself = (me.user.to_string(), me.host.to_ascii_lowercase());
     match cmd {
         AccountCmd::Create {
@@ -721,40 +712,10 @@ pub(crate) fn execute(
             in_memory_note(store, notes);
             Ok(done(notes))
         }
-        AccountCmd::Grant { on, users } => {
-            if !admin {
-                return Err(denied("GRANT OPTION"));
-            }
-            let db = match on {
-                GrantOn::Global => None,
-                GrantOn::Db(d) => Some(d.clone()),
-                GrantOn::CurrentDb => {
-                    Some(me.db.map(str::to_string).ok_or_else(crate::exec::no_db)?)
-                }
-            };
-            let targets: Vec<(String, String)> = users.iter().map(|u| resolve(me, u)).collect();
-            if targets.iter().any(|(u, h)| store.grants(u, h).is_none()) {
-                return Err(EngineError::new(
-                    1410,
-                    "42000",
-                    "You are not allowed to create a user with GRANT",
-                ));
-            }
-            for (u, h) in &targets {
-                if !store.grant_all(u, h, db.as_deref())? {
-                    return Err(EngineError::new(
-                        1410,
-                        "42000",
-                        "You are not allowed to create a user with GRANT",
-                    ));
-                }
-            }
-            in_memory_note(store, notes);
-            Ok(done(notes))
-        }
+        AccountCmd::Grant(st) => grant::execute(store, me, &mine, st, notes),
         AccountCmd::ShowGrants(user) => {
             let (u, h) = resolve(me, user);
-            if !admin && (u.clone(), h.clone()) != myself {
+            if !may_read_grants && (u.clone(), h.clone()) != myself {
                 return Err(EngineError::new(
                     1044,
                     "42000",
@@ -764,24 +725,18 @@ pub(crate) fn execute(
                     ),
                 ));
             }
-            let Some(g) = store.grants(&u, &h) else {
+            let Some(g) = store.privileges(&u, &h) else {
                 return Err(EngineError::new(
                     1141,
                     "42000",
                     format!("There is no such grant defined for user '{u}' on host '{h}'"),
                 ));
             };
-            let who = format!("`{u}`@`{h}`");
-            let mut rows = vec![vec![quire_engine::Value::text(&if g.all_privileges {
-                format!("GRANT ALL PRIVILEGES ON *.* TO {who} WITH GRANT OPTION")
-            } else {
-                format!("GRANT USAGE ON *.* TO {who}")
-            })]];
-            for d in &g.databases {
-                rows.push(vec![quire_engine::Value::text(&format!(
-                    "GRANT ALL PRIVILEGES ON `{d}`.* TO {who}"
-                ))]);
-            }
+            let rows = g
+                .show_grants(&u, &h)
+                .iter()
+                .map(|l| vec![quire_engine::Value::text(l)])
+                .collect();
             let name = format!("Grants for {u}@{h}");
             Ok(Output::Rows {
                 columns: vec![ColumnMeta {
@@ -855,20 +810,40 @@ mod tests {
                 ]
             }
         );
+        let AccountCmd::Grant(g) =
+            p("GRANT ALL PRIVILEGES ON *.* TO 'a'@'%' WITH GRANT OPTION").unwrap()
+        else {
+            panic!("not a grant")
+        };
+        assert!(g.all && g.privs == Privs::GRANT && g.on == Level::Global && !g.revoke);
+        assert_eq!(g.users, vec![named("a", "%")]);
+        let AccountCmd::Grant(g) = p("GRANT ALL ON sbtest.* TO a@localhost, 'b'").unwrap() else {
+            panic!("not a grant")
+        };
+        assert_eq!(g.on, Level::Db("sbtest".into()));
+        assert_eq!(g.users, vec![named("a", "localhost"), named("b", "%")]);
+        let AccountCmd::Grant(g) =
+            p("GRANT SELECT (a, `b`), INSERT, SHOW VIEW ON d.t TO u").unwrap()
+        else {
+            panic!("not a grant")
+        };
+        assert_eq!(g.privs, Privs::INSERT.union(Privs::SHOW_VIEW));
         assert_eq!(
-            p("GRANT ALL PRIVILEGES ON *.* TO 'a'@'%' WITH GRANT OPTION").unwrap(),
-            AccountCmd::Grant {
-                on: GrantOn::Global,
-                users: vec![named("a", "%")]
-            }
+            g.columns,
+            vec![
+                ("a".to_string(), Privs::SELECT),
+                ("b".to_string(), Privs::SELECT)
+            ]
         );
-        assert_eq!(
-            p("GRANT ALL ON sbtest.* TO a@localhost, 'b'").unwrap(),
-            AccountCmd::Grant {
-                on: GrantOn::Db("sbtest".into()),
-                users: vec![named("a", "localhost"), named("b", "%")]
-            }
-        );
+        assert_eq!(g.on, Level::Table(Some("d".into()), "t".into()));
+        let AccountCmd::Grant(g) = p("REVOKE ALL PRIVILEGES, GRANT OPTION FROM u").unwrap() else {
+            panic!("not a grant")
+        };
+        assert!(g.revoke && g.everything);
+        let AccountCmd::Grant(g) = p("REVOKE DELETE ON t FROM u").unwrap() else {
+            panic!("not a grant")
+        };
+        assert_eq!(g.on, Level::Table(None, "t".into()));
         assert_eq!(
             p("SET PASSWORD = 'n'").unwrap(),
             AccountCmd::SetPassword {
@@ -906,8 +881,9 @@ mod tests {
             ("CREATE USER a PASSWORD EXPIRE", 1235),
             ("ALTER USER a", 1064),
             ("ALTER USER a ACCOUNT LOCK", 1235),
-            ("GRANT SELECT ON *.* TO a", 1235),
-            ("GRANT ALL ON db.t TO a", 1235),
+            ("GRANT r1 TO a", 1235),
+            ("GRANT SELECT (a) ON *.* FROM a", 1064),
+            ("GRANT FROB ON *.* TO a", 1064),
             ("GRANT ALL ON *.* TO a IDENTIFIED BY 'x'", 1064),
             ("DROP USER 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa'", 1470),
             ("SET PASSWORD 'x'", 1064),

@@ -18,16 +18,19 @@
 use quire_engine::{ColumnType, EngineError, Value};
 
 pub mod account;
+mod authorize;
 mod ddl;
 mod dialect;
 mod exec;
 mod expr;
 mod parse;
+pub mod privilege;
 pub mod process;
 pub mod session;
 mod show;
 
 pub use account::{AccountGrants, AccountStore};
+pub use privilege::{AccountPrivs, Privs};
 pub use session::Session;
 pub use show::{set_status_source, StatusSource};
 

@@ -27,12 +27,12 @@
 //! in SLEEP()); a sleeping connection shows an empty state and NULL info,
 //! as MySQL does.
 //!
-//! ## Privileges (hook for the privilege module)
+//! ## Privileges
 //! [`has_global_privilege`] is the one place that decides PROCESS,
-//! CONNECTION_ADMIN/SUPER and SHUTDOWN. Until the privilege module lands it
-//! says yes for accounts with `ALL PRIVILEGES ON *.*` (root) and for
-//! sessions without an account store (embedded use), no otherwise.
-//! Without PROCESS an account sees only threads of its own user name.
+//! CONNECTION_ADMIN (or SUPER) and SHUTDOWN, from the account's global
+//! privileges (`privilege.rs`); sessions without an account store
+//! (embedded use) may do everything. Without PROCESS an account sees only
+//! threads of its own user name.
 //!
 //! ## Bounds
 //! The registry holds at most [`MAX_PROCS`] entries (the server's
@@ -409,20 +409,26 @@ pub enum GlobalPriv {
     Shutdown,
 }
 
-/// Whether `user@account_host` holds `p`. The hook the privilege module
-/// replaces: today `ALL PRIVILEGES ON *.*` holds every global privilege;
-/// without an account store (embedded sessions) everything is allowed.
+/// Whether `user@account_host` holds `p` at the global level (SUPER
+/// implies CONNECTION_ADMIN, as in MySQL); without an account store
+/// (embedded sessions) everything is allowed.
 pub fn has_global_privilege(
     store: Option<&dyn crate::AccountStore>,
     user: &str,
     account_host: &str,
-    _p: GlobalPriv,
+    p: GlobalPriv,
 ) -> bool {
+    use crate::privilege::Privs;
+    let want = match p {
+        GlobalPriv::Process => Privs::PROCESS,
+        GlobalPriv::ConnectionAdmin => Privs::CONNECTION_ADMIN,
+        GlobalPriv::Shutdown => Privs::SHUTDOWN,
+    };
     match store {
         None => true,
         Some(s) => s
-            .grants(user, account_host)
-            .is_some_and(|g| g.all_privileges),
+            .privileges(user, account_host)
+            .is_some_and(|a| a.global_effective().has(want)),
     }
 }
 

@@ -136,6 +136,9 @@ pub struct Session {
     /// Where the client connects from (USER()).
     client_host: String,
     accounts: Option<Arc<dyn AccountStore>>,
+    /// The account's privileges as last read, with the store's privilege
+    /// version then (`privilege.rs`).
+    privs: Option<(u64, Arc<crate::privilege::AccountPrivs>)>,
     conn_id: u64,
     autocommit: bool,
     txn: Option<Txn>,
@@ -289,6 +292,7 @@ impl Session {
             account_host: "%".to_string(),
             client_host: "localhost".to_string(),
             accounts: None,
+            privs: None,
             conn_id: NEXT_CONN.fetch_add(1, Ordering::Relaxed),
             autocommit: true,
             txn: None,
@@ -326,6 +330,7 @@ impl Session {
     /// Without one those statements are error 1235.
     pub fn set_account_store(&mut self, store: Arc<dyn AccountStore>) {
         self.accounts = Some(store);
+        self.privs = None;
     }
     /// The authenticated identity: `account_host` is the host pattern of
     /// the account that matched (`CURRENT_USER()` = user@account_host),
@@ -334,6 +339,50 @@ impl Session {
     pub fn set_identity(&mut self, account_host: &str, client_host: &str) {
         self.account_host = account_host.to_string();
         self.client_host = client_host.to_string();
+        self.privs = None;
+    }
+    /// The account's privileges, `None` when no account store is
+    /// installed (an embedded session: nothing is checked). One atomic
+    /// load per call unless GRANT/REVOKE/FLUSH PRIVILEGES moved the
+    /// store's version.
+    pub(crate) fn privileges(&mut self) -> Option<Arc<crate::privilege::AccountPrivs>> {
+        let store = self.accounts.as_ref()?;
+        let v = store.privilege_version();
+        if let Some((cv, p)) = &self.privs {
+            if *cv == v && v != u64::MAX {
+                return Some(p.clone());
+            }
+        }
+        let p = store
+            .privileges(&self.user, &self.account_host.to_ascii_lowercase())
+            .unwrap_or_default();
+        self.privs = Some((v, p.clone()));
+        Some(p)
+    }
+    /// Checks that the account may run `cmd` (`authorize.rs`).
+    fn authorize(&mut self, cmd: &Command) -> SqlResult<()> {
+        let Some(privs) = self.privileges() else {
+            return Ok(());
+        };
+        let ck = crate::privilege::Checker {
+            privs: &privs,
+            user: &self.user,
+            account_host: &self.account_host,
+            client_host: &self.client_host,
+        };
+        let tg = crate::authorize::Target {
+            ck: &ck,
+            db: self.db.as_deref(),
+            engine: &self.engine,
+        };
+        crate::authorize::check(&tg, cmd)
+    }
+    /// Whether the account holds global privilege `p` (always, for a
+    /// session without an account store); for checks made outside the
+    /// SQL layer (KILL, SHUTDOWN, SHOW PROCESSLIST).
+    pub fn has_global_privilege(&mut self, p: crate::privilege::Privs) -> bool {
+        self.privileges()
+            .is_none_or(|a| a.global_effective().has(p))
     }
     /// The account store, if the server installed one.
     pub(crate) fn account_store(&self) -> Option<&dyn AccountStore> {
@@ -345,6 +394,15 @@ impl Session {
     }
     /// COM_INIT_DB.
     pub fn use_db(&mut self, db: &str) -> SqlResult<()> {
+        if let Some(privs) = self.privileges() {
+            let ck = crate::privilege::Checker {
+                privs: &privs,
+                user: &self.user,
+                account_host: &self.account_host,
+                client_host: &self.client_host,
+            };
+            crate::authorize::check_use(&ck, db)?;
+        }
         let found = self
             .engine
             .databases()
@@ -406,6 +464,7 @@ impl Session {
         if matches!(parsed.cmd, Command::Empty) {
             return Err(EngineError::new(1065, "42000", "Query was empty"));
         }
+        self.authorize(&parsed.cmd)?;
         let columns = self.describe(&parsed)?;
         let id = self.next_stmt;
         self.next_stmt = self.next_stmt.wrapping_add(1).max(1);
@@ -636,6 +695,7 @@ impl Session {
         if !is_show_warnings {
             self.warnings.clear();
         }
+        self.authorize(&p.cmd)?;
         match &p.cmd {
             Command::Empty => Err(EngineError::new(1065, "42000", "Query was empty")),
             Command::Set(items) => {
@@ -685,7 +745,9 @@ impl Session {
                 let me = account::Me {
                     user: &self.user,
                     host: &self.account_host,
+                    client_host: &self.client_host,
                     db: self.db.as_deref(),
+                    engine: Some(&self.engine),
                 };
                 let mut notes = Vec::new();
                 let r = account::execute(self.accounts.as_deref(), &me, cmd, &mut notes);

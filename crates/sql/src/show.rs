@@ -181,7 +181,7 @@ fn pairs(v: Vec<(String, String)>) -> Vec<Vec<Value>> {
 pub fn virtual_table(s: &Session, db: &str, name: &str) -> Option<Virtual> {
     let db = db.to_ascii_lowercase();
     let name = name.to_ascii_lowercase();
-    if db == "mysql" && name == "user" {
+    if db == "mysql" && name == "user" && s.engine().table("mysql", "user").is_err() {
         // The account list (no password hashes), when the server installed
         // its account table.
         let store = s.account_store()?;
@@ -322,8 +322,23 @@ pub fn show(s: &mut Session, sh: &Show) -> SqlResult<Output> {
     let engine = s.engine().clone();
     match sh {
         Show::Databases(f) => {
-            let mut rows: Vec<Vec<Value>> =
-                engine.databases().iter().map(|d| vec![text(d)]).collect();
+            let privs = s.privileges();
+            // Only databases the account has some privilege in, unless
+            // it holds SHOW DATABASES (MySQL).
+            let visible = |d: &str| {
+                privs.as_ref().is_none_or(|p| {
+                    p.global_effective().has(crate::privilege::Privs::SHOW_DB)
+                        || d.eq_ignore_ascii_case("information_schema")
+                        || d.eq_ignore_ascii_case("performance_schema")
+                        || p.any_in_db(d)
+                })
+            };
+            let mut rows: Vec<Vec<Value>> = engine
+                .databases()
+                .iter()
+                .filter(|d| visible(d))
+                .map(|d| vec![text(d)])
+                .collect();
             rows.sort_by(|a, b| a[0].to_string().cmp(&b[0].to_string()));
             let rows = filter(s, &["Database"], rows, f)?;
             Ok(rows_out(&["Database"], rows))
@@ -341,9 +356,11 @@ pub fn show(s: &mut Session, sh: &Show) -> SqlResult<Output> {
                     .ok_or_else(crate::exec::no_db)?,
             };
             let col = format!("Tables_in_{db}");
+            let privs = s.privileges();
             let mut rows: Vec<Vec<Value>> = engine
                 .tables(&db)?
                 .iter()
+                .filter(|t| privs.as_ref().is_none_or(|p| p.any_on_table(&db, &t.name)))
                 .map(|t| {
                     let mut r = vec![text(&t.name)];
                     if *full {

@@ -1,0 +1,525 @@
+//! # Authorize: what a statement touches, checked before it runs
+//!
+//! `privilege.rs` holds the model; this module reads a parsed statement
+//! and asks the [`Checker`] for each (database, table, privilege,
+//! columns) the statement touches, the way MySQL's `check_access` /
+//! `check_table_access` / `check_grant_column` do at the start of a
+//! statement:
+//!
+//! ```text
+//!   SELECT ... FROM a JOIN b WHERE x IN (SELECT .. FROM c)   SELECT on a, b, c
+//!   INSERT INTO t [(cols)] [SELECT .. FROM s]                INSERT on t (cols), SELECT on s
+//!     ... ON DUPLICATE KEY UPDATE / REPLACE                  + UPDATE / + DELETE on t
+//!   UPDATE t SET c = e WHERE w                               UPDATE on t (c), SELECT on
+//!                                                            the columns of t that e, w read
+//!   DELETE FROM t WHERE w                                    DELETE on t, SELECT as above
+//!   CREATE/DROP TABLE, TRUNCATE, CREATE INDEX, ALTER         CREATE / DROP / DROP / INDEX / ALTER
+//!   CREATE/DROP DATABASE                                     CREATE / DROP on db.*    (1044)
+//!   USE db, SHOW TABLES FROM db                              any privilege in db      (1044)
+//!   SET GLOBAL                                               SYSTEM_VARIABLES_ADMIN   (1227)
+//!   FLUSH                                                    RELOAD                   (1227)
+//! ```
+//!
+//! Tables are found with sqlparser's visitor, so a table in any subquery,
+//! derived table or CTE body is seen; CTE names and `DUAL` are not tables.
+//! `information_schema` and `performance_schema` are readable by every
+//! account, as in MySQL (quire serves only server-wide views there).
+//! The common case costs one pass over the statement and, per table, a
+//! lookup in the account's sorted grant lists; columns are resolved only
+//! for a table the account reaches through column grants alone.
+
+use std::ops::ControlFlow;
+
+use quire_engine::{Engine, EngineError};
+use sqlparser::ast::{
+    self, visit_expressions, Expr, FromTable, ObjectName, ObjectType, SelectItem, Statement,
+    TableFactor, TableObject, Visit, Visitor,
+};
+
+use crate::parse::{Command, Scope, SetItem, Show};
+use crate::privilege::{specific_denied, Checker, Privs};
+use crate::SqlResult;
+
+/// What a statement runs against: the current database and the engine
+/// (for the column list behind `*` in column-level checks).
+pub(crate) struct Target<'a> {
+    pub ck: &'a Checker<'a>,
+    pub db: Option<&'a str>,
+    pub engine: &'a Engine,
+}
+
+fn is_open_schema(db: &str) -> bool {
+    db.eq_ignore_ascii_case("information_schema") || db.eq_ignore_ascii_case("performance_schema")
+}
+
+impl Target<'_> {
+    /// (db, table) of a name, `None` when unqualified without a current
+    /// database (the statement then fails with 1046 on its own).
+    fn resolve(&self, n: &ObjectName) -> SqlResult<Option<(String, String)>> {
+        let (db, t) = crate::exec::split_name(n)?;
+        Ok(match db {
+            Some(d) => Some((d, t)),
+            None => self.db.map(|d| (d.to_string(), t)),
+        })
+    }
+
+    /// `need` on a named table, columns given by `cols` when only column
+    /// grants could satisfy it.
+    fn table_cols(
+        &self,
+        db: &str,
+        t: &str,
+        need: Privs,
+        cols: impl FnOnce(&Engine) -> Vec<String>,
+    ) -> SqlResult<()> {
+        if need.is_empty() || (need == Privs::SELECT && is_open_schema(db)) {
+            return Ok(());
+        }
+        if self.ck.needs_columns(db, t, need) {
+            let list = cols(self.engine);
+            return self
+                .ck
+                .columns(db, t, need, list.iter().map(String::as_str));
+        }
+        self.ck.table(db, t, need)
+    }
+
+    fn table(&self, n: &ObjectName, need: Privs) -> SqlResult<()> {
+        if let Some((db, t)) = self.resolve(n)? {
+            if need == Privs::SELECT && is_open_schema(&db) {
+                return Ok(());
+            }
+            self.ck.table(&db, &t, need)?;
+        }
+        Ok(())
+    }
+
+    fn all_columns(engine: &Engine, db: &str, t: &str) -> Vec<String> {
+        engine
+            .table(db, t)
+            .map(|d| d.columns.iter().map(|c| c.name.clone()).collect())
+            .unwrap_or_default()
+    }
+}
+
+/// The tables a statement (or part of one) reads, each checked for
+/// SELECT as it is met.
+struct Reads<'a, 'b> {
+    tg: &'b Target<'a>,
+    ctes: Vec<String>,
+    /// Tables reachable only through column grants: (db, table, alias).
+    by_column: Vec<(String, String, Option<String>)>,
+}
+
+impl Reads<'_, '_> {
+    fn relation(&mut self, name: &ObjectName, alias: Option<&str>) -> SqlResult<()> {
+        let (qualified, t) = crate::exec::split_name(name)?;
+        if qualified.is_none()
+            && (t.eq_ignore_ascii_case("dual") || self.ctes.iter().any(|c| c == &t))
+        {
+            return Ok(());
+        }
+        let Some((db, t)) = self.tg.resolve(name)? else {
+            return Ok(());
+        };
+        if is_open_schema(&db) {
+            return Ok(());
+        }
+        if self.tg.ck.needs_columns(&db, &t, Privs::SELECT) {
+            self.by_column.push((db, t, alias.map(str::to_string)));
+            return Ok(());
+        }
+        self.tg.ck.table(&db, &t, Privs::SELECT)
+    }
+}
+
+impl Visitor for Reads<'_, '_> {
+    type Break = EngineError;
+    fn pre_visit_query(&mut self, q: &ast::Query) -> ControlFlow<EngineError> {
+        if let Some(w) = &q.with {
+            for c in &w.cte_tables {
+                self.ctes.push(c.alias.name.value.clone());
+            }
+        }
+        ControlFlow::Continue(())
+    }
+    fn pre_visit_table_factor(&mut self, tf: &TableFactor) -> ControlFlow<EngineError> {
+        if let TableFactor::Table { name, alias, .. } = tf {
+            let alias = alias.as_ref().map(|a| a.name.value.as_str());
+            if let Err(e) = self.relation(name, alias) {
+                return ControlFlow::Break(e);
+            }
+        }
+        ControlFlow::Continue(())
+    }
+}
+
+/// Column names a statement mentions: `(qualifier, column)`, and the
+/// qualifiers of `*` (`None` = a bare `*`).
+#[derive(Default)]
+struct Mentions {
+    cols: Vec<(Option<String>, String)>,
+    stars: Vec<Option<String>>,
+}
+
+impl Visitor for Mentions {
+    type Break = ();
+    fn pre_visit_expr(&mut self, e: &Expr) -> ControlFlow<()> {
+        match e {
+            Expr::Identifier(i) => self.cols.push((None, i.value.clone())),
+            Expr::CompoundIdentifier(parts) if parts.len() >= 2 => {
+                let n = parts.len();
+                self.cols
+                    .push((Some(parts[n - 2].value.clone()), parts[n - 1].value.clone()));
+            }
+            _ => {}
+        }
+        ControlFlow::Continue(())
+    }
+    fn pre_visit_select(&mut self, s: &ast::Select) -> ControlFlow<()> {
+        for item in &s.projection {
+            match item {
+                SelectItem::Wildcard(_) => self.stars.push(None),
+                SelectItem::QualifiedWildcard(kind, _) => {
+                    let q = kind.to_string();
+                    let last = q.rsplit('.').next().unwrap_or(&q).trim_matches('`');
+                    self.stars.push(Some(last.to_string()));
+                }
+                _ => {}
+            }
+        }
+        ControlFlow::Continue(())
+    }
+}
+
+impl Mentions {
+    /// The columns of `db.t` (known as `alias`) that are mentioned.
+    fn of(&self, engine: &Engine, db: &str, t: &str, alias: Option<&str>) -> Vec<String> {
+        let names = Target::all_columns(engine, db, t);
+        let mine = |q: &Option<String>| match q {
+            None => true,
+            Some(q) => alias.map_or(q.eq_ignore_ascii_case(t), |a| q == a),
+        };
+        if self.stars.iter().any(mine) {
+            return names;
+        }
+        names
+            .into_iter()
+            .filter(|c| {
+                self.cols
+                    .iter()
+                    .any(|(q, n)| n.eq_ignore_ascii_case(c) && mine(q))
+            })
+            .collect()
+    }
+}
+
+/// SELECT on every table `node` reads (subqueries, joins, CTE bodies).
+fn check_reads<V: Visit>(tg: &Target, node: &V, whole: &dyn Fn(&mut Mentions)) -> SqlResult<()> {
+    let mut r = Reads {
+        tg,
+        ctes: Vec::new(),
+        by_column: Vec::new(),
+    };
+    if let ControlFlow::Break(e) = node.visit(&mut r) {
+        return Err(e);
+    }
+    if r.by_column.is_empty() {
+        return Ok(());
+    }
+    let mut m = Mentions::default();
+    whole(&mut m);
+    for (db, t, alias) in &r.by_column {
+        let cols = m.of(tg.engine, db, t, alias.as_deref());
+        tg.ck
+            .columns(db, t, Privs::SELECT, cols.iter().map(String::as_str))?;
+    }
+    Ok(())
+}
+
+fn mentions_in<V: Visit>(m: &mut Mentions, node: &V) {
+    let _ = node.visit(m);
+}
+
+/// Whether `e` reads a column.
+fn reads_columns(e: &Expr) -> bool {
+    let mut found = false;
+    let _ = visit_expressions(e, |x| {
+        if matches!(x, Expr::Identifier(_) | Expr::CompoundIdentifier(_)) {
+            found = true;
+            return ControlFlow::Break(());
+        }
+        ControlFlow::Continue(())
+    });
+    found
+}
+
+fn target_name(tf: &TableFactor) -> Option<(&ObjectName, Option<&str>)> {
+    match tf {
+        TableFactor::Table { name, alias, .. } => {
+            Some((name, alias.as_ref().map(|a| a.name.value.as_str())))
+        }
+        _ => None,
+    }
+}
+
+fn assign_cols(a: &[ast::Assignment]) -> Vec<String> {
+    let mut out = Vec::new();
+    for x in a {
+        let names: Vec<&ObjectName> = match &x.target {
+            ast::AssignmentTarget::ColumnName(n) => vec![n],
+            ast::AssignmentTarget::Tuple(v) => v.iter().collect(),
+        };
+        for n in names {
+            if let Some(last) = n.0.last().and_then(|p| p.as_ident()) {
+                out.push(last.value.clone());
+            }
+        }
+    }
+    out
+}
+
+/// Checks a SQL statement (sqlparser's AST).
+fn check_sql(tg: &Target, stmt: &Statement) -> SqlResult<()> {
+    let ck = tg.ck;
+    match stmt {
+        Statement::Query(q) => check_reads(tg, &**q, &|m| mentions_in(m, &**q)),
+        Statement::Insert(ins) => {
+            let TableObject::TableName(name) = &ins.table else {
+                return Ok(());
+            };
+            if let Some((db, t)) = tg.resolve(name)? {
+                let mut need = Privs::INSERT;
+                if ins.replace_into {
+                    need = need.union(Privs::DELETE);
+                }
+                let cols: Vec<String> = ins
+                    .columns
+                    .iter()
+                    .filter_map(|c| c.0.last().and_then(|p| p.as_ident()))
+                    .map(|i| i.value.clone())
+                    .collect();
+                tg.table_cols(&db, &t, need, |e| {
+                    if cols.is_empty() {
+                        Target::all_columns(e, &db, &t)
+                    } else {
+                        cols.clone()
+                    }
+                })?;
+                if let Some(ast::OnInsert::DuplicateKeyUpdate(a)) = &ins.on {
+                    let set = assign_cols(a);
+                    tg.table_cols(&db, &t, Privs::UPDATE, |_| set)?;
+                }
+            }
+            if let Some(src) = &ins.source {
+                check_reads(tg, &**src, &|m| mentions_in(m, &**src))?;
+            }
+            Ok(())
+        }
+        Statement::Update(u) => {
+            if let Some((name, alias)) = target_name(&u.table.relation) {
+                if let Some((db, t)) = tg.resolve(name)? {
+                    let set = assign_cols(&u.assignments);
+                    tg.table_cols(&db, &t, Privs::UPDATE, |_| set)?;
+                    let reads = u.selection.as_ref().is_some_and(reads_columns)
+                        || u.assignments.iter().any(|a| reads_columns(&a.value));
+                    if reads && !ck.privs.on_table(&db, &t).has(Privs::SELECT) {
+                        let mut m = Mentions::default();
+                        if let Some(s) = &u.selection {
+                            mentions_in(&mut m, s);
+                        }
+                        for a in &u.assignments {
+                            mentions_in(&mut m, &a.value);
+                        }
+                        tg.table_cols(&db, &t, Privs::SELECT, |e| m.of(e, &db, &t, alias))?;
+                    }
+                }
+            }
+            for j in &u.table.joins {
+                check_reads(tg, &j.relation, &|m| mentions_in(m, stmt))?;
+            }
+            if let Some(s) = &u.selection {
+                check_reads(tg, s, &|m| mentions_in(m, stmt))?;
+            }
+            for a in &u.assignments {
+                check_reads(tg, &a.value, &|m| mentions_in(m, stmt))?;
+            }
+            Ok(())
+        }
+        Statement::Delete(d) => {
+            let from = match &d.from {
+                FromTable::WithFromKeyword(v) | FromTable::WithoutKeyword(v) => v,
+            };
+            let mut targets: Vec<(&ObjectName, Option<&str>)> = Vec::new();
+            if d.tables.is_empty() {
+                for twj in from {
+                    targets.extend(target_name(&twj.relation));
+                }
+            } else {
+                targets.extend(d.tables.iter().map(|n| (n, None)));
+                for twj in from {
+                    check_reads(tg, twj, &|m| mentions_in(m, stmt))?;
+                }
+            }
+            for (name, alias) in targets {
+                tg.table(name, Privs::DELETE)?;
+                if let Some((db, t)) = tg.resolve(name)? {
+                    let reads = d.selection.as_ref().is_some_and(reads_columns);
+                    if reads && !ck.privs.on_table(&db, &t).has(Privs::SELECT) {
+                        let mut m = Mentions::default();
+                        if let Some(s) = &d.selection {
+                            mentions_in(&mut m, s);
+                        }
+                        tg.table_cols(&db, &t, Privs::SELECT, |e| m.of(e, &db, &t, alias))?;
+                    }
+                }
+            }
+            if let Some(s) = &d.selection {
+                check_reads(tg, s, &|m| mentions_in(m, stmt))?;
+            }
+            Ok(())
+        }
+        Statement::CreateDatabase { db_name, .. } => {
+            let (_, name) = crate::exec::split_name(db_name)?;
+            ck.db(&name, Privs::CREATE)
+        }
+        Statement::CreateSchema { schema_name, .. } => {
+            let name = schema_name.to_string().trim_matches('`').to_string();
+            ck.db(&name, Privs::CREATE)
+        }
+        Statement::CreateTable(ct) => {
+            tg.table(&ct.name, Privs::CREATE)?;
+            if let Some(q) = &ct.query {
+                check_reads(tg, &**q, &|m| mentions_in(m, &**q))?;
+            }
+            Ok(())
+        }
+        Statement::CreateIndex(ci) => tg.table(&ci.table_name, Privs::INDEX),
+        Statement::Drop {
+            object_type, names, ..
+        } => match object_type {
+            ObjectType::Table => {
+                for n in names {
+                    tg.table(n, Privs::DROP)?;
+                }
+                Ok(())
+            }
+            ObjectType::Schema | ObjectType::Database => {
+                for n in names {
+                    let (_, db) = crate::exec::split_name(n)?;
+                    ck.db(&db, Privs::DROP)?;
+                }
+                Ok(())
+            }
+            _ => Ok(()),
+        },
+        Statement::Truncate(tr) => {
+            for tn in &tr.table_names {
+                tg.table(&tn.name, Privs::DROP)?;
+            }
+            Ok(())
+        }
+        Statement::AlterTable(at) => tg.table(&at.name, Privs::ALTER),
+        Statement::CreateView(cv) => tg.table(&cv.name, Privs::CREATE_VIEW),
+        Statement::LockTables { tables } => {
+            for lt in tables {
+                let name = ObjectName::from(vec![lt.table.clone()]);
+                tg.table(&name, Privs::SELECT.union(Privs::LOCK_TABLES))?;
+            }
+            Ok(())
+        }
+        Statement::Flush { .. } => {
+            if ck.global(Privs::RELOAD) {
+                Ok(())
+            } else {
+                Err(specific_denied("RELOAD"))
+            }
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Whether the account may see database `db` at all (USE, SHOW
+/// DATABASES, SHOW TABLES).
+pub(crate) fn db_visible(ck: &Checker, db: &str) -> bool {
+    is_open_schema(db) || ck.privs.any_in_db(db)
+}
+
+/// USE / COM_INIT_DB: error 1044 when the account has nothing in `db`.
+pub(crate) fn check_use(ck: &Checker, db: &str) -> SqlResult<()> {
+    if db_visible(ck, db) {
+        Ok(())
+    } else {
+        Err(crate::privilege::db_denied(ck.user, ck.account_host, db))
+    }
+}
+
+fn check_any_on_table(tg: &Target, n: &ObjectName, db: Option<&str>) -> SqlResult<()> {
+    let (d, t) = crate::exec::split_name(n)?;
+    let d = match (db, d) {
+        (Some(x), _) => Some(x.to_string()),
+        (None, Some(x)) => Some(x),
+        (None, None) => tg.db.map(str::to_string),
+    };
+    let Some(d) = d else { return Ok(()) };
+    if is_open_schema(&d) || tg.ck.privs.any_on_table(&d, &t) {
+        return Ok(());
+    }
+    Err(crate::privilege::table_denied(
+        "SELECT",
+        tg.ck.user,
+        tg.ck.client_host,
+        &d,
+        &t,
+    ))
+}
+
+/// Checks one parsed statement; `Ok` means it may run. Account
+/// statements are checked where they run (`account.rs`, `grant.rs`).
+pub(crate) fn check(tg: &Target, cmd: &Command) -> SqlResult<()> {
+    let ck = tg.ck;
+    match cmd {
+        Command::Sql(stmt) => check_sql(tg, stmt),
+        Command::Set(items) => {
+            for it in items {
+                let global = match it {
+                    SetItem::Var { scope, .. } => *scope == Scope::Global,
+                    SetItem::Transaction { scope, .. } => *scope == Some(Scope::Global),
+                    SetItem::Names(_) => false,
+                };
+                if global && !ck.global(Privs::SYSTEM_VARIABLES_ADMIN) {
+                    return Err(specific_denied("SUPER or SYSTEM_VARIABLES_ADMIN"));
+                }
+            }
+            Ok(())
+        }
+        Command::Use(db) => check_use(ck, db),
+        Command::Describe(n) => check_any_on_table(tg, n, None),
+        Command::KeysToggle(n) => tg.table(n, Privs::ALTER),
+        Command::Show(s) => match &**s {
+            Show::Tables { db, .. } => match db.as_deref().or(tg.db) {
+                Some(d) => check_use(ck, d),
+                None => Ok(()),
+            },
+            Show::Columns { table, db, .. } => check_any_on_table(tg, table, db.as_deref()),
+            Show::CreateTable(n) | Show::Index(n) => check_any_on_table(tg, n, None),
+            Show::CreateDatabase(d) => check_use(ck, d),
+            Show::BinaryLogs | Show::MasterStatus => {
+                if ck.global(Privs::SUPER) || ck.global(Privs::REPL_CLIENT) {
+                    Ok(())
+                } else {
+                    Err(specific_denied("SUPER, REPLICATION CLIENT"))
+                }
+            }
+            Show::EngineInnodbStatus => {
+                if ck.global(Privs::PROCESS) {
+                    Ok(())
+                } else {
+                    Err(specific_denied("PROCESS"))
+                }
+            }
+            _ => Ok(()),
+        },
+        _ => Ok(()),
+    }
+}

@@ -1,0 +1,462 @@
+//! The privilege matrix: statement classes × privilege levels, each
+//! allowed or refused with MySQL's error, against an in-memory account
+//! store that keeps privileges (and a version, as the server's does).
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use quire_engine::{EngineError, Value};
+use quire_sql::{AccountGrants, AccountPrivs, AccountStore, Output, Session};
+
+mod common;
+use common::open_engine;
+
+#[derive(Default)]
+struct Store {
+    accounts: Mutex<BTreeMap<(String, String), Arc<AccountPrivs>>>,
+    version: AtomicU64,
+}
+
+impl Store {
+    fn with_root() -> Arc<Store> {
+        let s = Store::default();
+        s.accounts.lock().unwrap().insert(
+            ("root".into(), "localhost".into()),
+            Arc::new(AccountPrivs::from_legacy(true, &[])),
+        );
+        Arc::new(s)
+    }
+    fn bump(&self) {
+        self.version.fetch_add(1, Ordering::Release);
+    }
+}
+
+impl AccountStore for Store {
+    fn create_user(&self, user: &str, host: &str, _pw: &str) -> Result<bool, EngineError> {
+        let mut t = self.accounts.lock().unwrap();
+        let k = (user.to_string(), host.to_string());
+        if t.contains_key(&k) {
+            return Ok(false);
+        }
+        t.insert(k, Arc::default());
+        self.bump();
+        Ok(true)
+    }
+    fn drop_user(&self, user: &str, host: &str) -> Result<bool, EngineError> {
+        let r = self
+            .accounts
+            .lock()
+            .unwrap()
+            .remove(&(user.to_string(), host.to_string()))
+            .is_some();
+        self.bump();
+        Ok(r)
+    }
+    fn set_password(&self, user: &str, host: &str, _pw: &str) -> Result<bool, EngineError> {
+        Ok(self.grants(user, host).is_some())
+    }
+    fn grant_all(&self, _u: &str, _h: &str, _db: Option<&str>) -> Result<bool, EngineError> {
+        Err(EngineError::not_supported("grant_all"))
+    }
+    fn grants(&self, user: &str, host: &str) -> Option<AccountGrants> {
+        self.privileges(user, host).map(|p| AccountGrants {
+            all_privileges: p.is_all(),
+            databases: p.all_dbs(),
+        })
+    }
+    fn list(&self) -> Vec<(String, String)> {
+        self.accounts.lock().unwrap().keys().cloned().collect()
+    }
+    fn privileges(&self, user: &str, host: &str) -> Option<Arc<AccountPrivs>> {
+        self.accounts
+            .lock()
+            .unwrap()
+            .get(&(user.to_string(), host.to_string()))
+            .cloned()
+    }
+    fn privilege_version(&self) -> u64 {
+        self.version.load(Ordering::Acquire)
+    }
+    fn set_privileges(
+        &self,
+        user: &str,
+        host: &str,
+        privs: &AccountPrivs,
+    ) -> Result<bool, EngineError> {
+        let mut t = self.accounts.lock().unwrap();
+        let Some(a) = t.get_mut(&(user.to_string(), host.to_string())) else {
+            return Ok(false);
+        };
+        *a = Arc::new(privs.clone());
+        self.bump();
+        Ok(true)
+    }
+}
+
+fn session(engine: &quire_engine::Engine, store: &Arc<Store>, user: &str, host: &str) -> Session {
+    let mut s = Session::new(engine.clone(), user);
+    s.set_account_store(store.clone());
+    s.set_identity(host, "localhost");
+    s
+}
+
+#[track_caller]
+fn ok(s: &mut Session, sql: &str) {
+    if let Err(e) = s.execute(sql) {
+        panic!("{sql}: {} {}", e.code, e.message);
+    }
+}
+
+#[track_caller]
+fn code(s: &mut Session, sql: &str) -> u16 {
+    match s.execute(sql) {
+        Err(e) => e.code,
+        Ok(o) => panic!("{sql}: expected an error, got {o:?}"),
+    }
+}
+
+#[track_caller]
+fn msg(s: &mut Session, sql: &str) -> String {
+    match s.execute(sql) {
+        Err(e) => format!("{} {}", e.code, e.message),
+        Ok(o) => panic!("{sql}: expected an error, got {o:?}"),
+    }
+}
+
+#[track_caller]
+fn rows(s: &mut Session, sql: &str) -> Vec<String> {
+    match s.execute(sql) {
+        Ok(Output::Rows { rows, .. }) => rows
+            .iter()
+            .map(|r| {
+                r.iter()
+                    .map(|v| match v {
+                        Value::Null => "NULL".to_string(),
+                        Value::Bytes(b) => String::from_utf8_lossy(b).into_owned(),
+                        o => o.to_string(),
+                    })
+                    .collect::<Vec<_>>()
+                    .join("|")
+            })
+            .collect(),
+        Ok(o) => panic!("{sql}: {o:?}"),
+        Err(e) => panic!("{sql}: {} {}", e.code, e.message),
+    }
+}
+
+fn setup(
+    name: &str,
+) -> (
+    quire_engine::Engine,
+    std::path::PathBuf,
+    Arc<Store>,
+    Session,
+) {
+    let (engine, dir) = open_engine(name);
+    let store = Store::with_root();
+    let mut root = session(&engine, &store, "root", "localhost");
+    for sql in [
+        "CREATE DATABASE db1",
+        "CREATE DATABASE db2",
+        "CREATE DATABASE mysql",
+        "CREATE TABLE mysql.user (Host VARCHAR(255), User VARCHAR(32), Super_priv CHAR(1), PRIMARY KEY (Host, User))",
+        "INSERT INTO mysql.user VALUES ('localhost', 'root', 'Y')",
+        "CREATE TABLE db1.t (id INT PRIMARY KEY, a INT, secret INT)",
+        "CREATE TABLE db1.u (id INT PRIMARY KEY)",
+        "CREATE TABLE db2.t (id INT PRIMARY KEY)",
+        "INSERT INTO db1.t VALUES (1, 10, 100), (2, 20, 200)",
+        "INSERT INTO db1.u VALUES (1)",
+        "INSERT INTO db2.t VALUES (7)",
+    ] {
+        ok(&mut root, sql);
+    }
+    (engine, dir, store, root)
+}
+
+/// A user with SELECT on db1 only: reads db1, changes nothing, sees
+/// nothing else, and none of the escalations work.
+#[test]
+fn select_on_one_database_reads_and_nothing_else() {
+    let (engine, dir, store, mut root) = setup("priv_select_db");
+    ok(&mut root, "CREATE USER reader");
+    ok(&mut root, "GRANT SELECT ON db1.* TO reader");
+    let mut r = session(&engine, &store, "reader", "%");
+
+    // Reads in db1, in any form.
+    assert_eq!(rows(&mut r, "SELECT a FROM db1.t WHERE id = 1"), vec!["10"]);
+    ok(&mut r, "USE db1");
+    assert_eq!(
+        rows(
+            &mut r,
+            "SELECT t.id FROM t JOIN (SELECT id FROM u) AS x ON t.id = x.id"
+        ),
+        vec!["1"]
+    );
+    // A CTE name is no table (quire then refuses WITH itself: 1235);
+    // a CTE body reading elsewhere is refused first.
+    assert_eq!(
+        code(&mut r, "WITH x AS (SELECT id FROM t) SELECT * FROM x"),
+        1235
+    );
+    assert_eq!(
+        code(&mut r, "WITH x AS (SELECT id FROM db2.t) SELECT * FROM x"),
+        1142
+    );
+    assert_eq!(
+        code(&mut r, "SELECT * FROM (SELECT id FROM db2.t) AS d"),
+        1142
+    );
+    assert_eq!(rows(&mut r, "SHOW TABLES"), vec!["t", "u"]);
+    ok(&mut r, "DESCRIBE t");
+
+    // Writes of every kind: 1142 naming the command and db.table.
+    assert_eq!(
+        msg(&mut r, "INSERT INTO t VALUES (3, 0, 0)"),
+        "1142 INSERT command denied to user 'reader'@'localhost' for table 'db1.t'"
+    );
+    assert_eq!(code(&mut r, "UPDATE t SET a = 0"), 1142);
+    assert_eq!(code(&mut r, "DELETE FROM t WHERE id = 1"), 1142);
+    assert_eq!(code(&mut r, "REPLACE INTO t VALUES (1, 0, 0)"), 1142);
+    assert_eq!(code(&mut r, "CREATE TABLE n (id INT)"), 1142);
+    assert_eq!(code(&mut r, "DROP TABLE t"), 1142);
+    assert_eq!(code(&mut r, "TRUNCATE TABLE t"), 1142);
+    assert_eq!(code(&mut r, "CREATE INDEX ia ON t (a)"), 1142);
+    assert_eq!(
+        msg(&mut r, "CREATE DATABASE db3"),
+        "1044 Access denied for user 'reader'@'%' to database 'db3'"
+    );
+    assert_eq!(code(&mut r, "DROP DATABASE db1"), 1044);
+    // A subquery into another database is a read of it.
+    assert_eq!(
+        code(
+            &mut r,
+            "SELECT id FROM t WHERE id IN (SELECT id FROM db2.t)"
+        ),
+        1142
+    );
+    // INSERT ... SELECT reading db1 into db2.
+    assert_eq!(code(&mut r, "INSERT INTO db2.t SELECT id FROM t"), 1142);
+    // Nothing outside db1.
+    assert_eq!(code(&mut r, "SELECT * FROM db2.t"), 1142);
+    assert_eq!(
+        msg(&mut r, "USE db2"),
+        "1044 Access denied for user 'reader'@'%' to database 'db2'"
+    );
+    assert_eq!(code(&mut r, "SHOW TABLES FROM db2"), 1044);
+    assert_eq!(code(&mut r, "DESCRIBE db2.t"), 1142);
+    let dbs = rows(&mut r, "SHOW DATABASES");
+    assert!(dbs.contains(&"db1".to_string()), "{dbs:?}");
+    assert!(!dbs.iter().any(|d| d == "db2" || d == "mysql"), "{dbs:?}");
+    assert!(rows(&mut root, "SHOW DATABASES").contains(&"db2".to_string()));
+    // The escalations.
+    assert_eq!(code(&mut r, "SELECT * FROM mysql.user"), 1142);
+    assert_eq!(
+        code(&mut r, "INSERT INTO mysql.user VALUES ('%', 'evil', 'Y')"),
+        1142
+    );
+    assert_eq!(code(&mut r, "UPDATE mysql.user SET Super_priv = 'Y'"), 1142);
+    assert_eq!(code(&mut r, "DROP TABLE mysql.user"), 1142);
+    assert_eq!(
+        msg(&mut r, "FLUSH PRIVILEGES"),
+        "1227 Access denied; you need (at least one of) the RELOAD privilege(s) for this operation"
+    );
+    assert_eq!(
+        msg(&mut r, "SET GLOBAL innodb_flush_log_at_trx_commit = 0"),
+        "1227 Access denied; you need (at least one of) the SUPER or SYSTEM_VARIABLES_ADMIN privilege(s) for this operation"
+    );
+    assert_eq!(code(&mut r, "SET GLOBAL sql_mode = ''"), 1227);
+    assert_eq!(code(&mut r, "CREATE USER x"), 1227);
+    assert_eq!(code(&mut r, "GRANT SELECT ON db1.* TO reader"), 1044);
+    assert_eq!(code(&mut r, "GRANT ALL ON *.* TO reader"), 1045);
+    assert_eq!(code(&mut r, "GRANT SELECT ON db1.t TO reader"), 1142);
+    assert_eq!(code(&mut r, "SHOW GRANTS FOR root@localhost"), 1044);
+    // A session variable is still the session's own.
+    ok(&mut r, "SET SESSION sql_mode = ''");
+    // Prepared statements are checked too.
+    assert_eq!(
+        r.prepare("DELETE FROM t WHERE id = ?").unwrap_err().code,
+        1142
+    );
+    // Nothing changed.
+    assert_eq!(rows(&mut root, "SELECT COUNT(*) FROM db1.t"), vec!["2"]);
+    assert_eq!(
+        rows(&mut root, "SELECT COUNT(*) FROM mysql.user"),
+        vec!["1"]
+    );
+
+    drop((r, root));
+    let _ = engine.close(true);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// Each statement class allowed by exactly the privilege it needs, at
+/// database, table and global level.
+#[test]
+fn statement_classes_by_level() {
+    let (engine, dir, store, mut root) = setup("priv_matrix");
+    ok(&mut root, "CREATE USER w");
+    let mut w = session(&engine, &store, "w", "%");
+    // (grant, allowed statement, refused code before the grant)
+    let cases: &[(&str, &str, u16)] = &[
+        (
+            "INSERT ON db1.t",
+            "INSERT INTO db1.t VALUES (5, 5, 5)",
+            1142,
+        ),
+        ("UPDATE ON db1.t", "UPDATE db1.t SET a = 1", 1142),
+        // UPDATE reading a column needs SELECT too.
+        (
+            "SELECT ON db1.t",
+            "UPDATE db1.t SET a = a + 1 WHERE id = 5",
+            1142,
+        ),
+        ("DELETE ON db1.t", "DELETE FROM db1.t WHERE id = 5", 1142),
+        ("INDEX ON db1.t", "CREATE INDEX ia ON db1.t (a)", 1142),
+        (
+            "CREATE ON db2.*",
+            "CREATE TABLE db2.n (id INT PRIMARY KEY)",
+            1142,
+        ),
+        ("DROP ON db2.*", "DROP TABLE db2.n", 1142),
+        ("CREATE ON db3.*", "CREATE DATABASE db3", 1044),
+        ("DROP ON db3.*", "DROP DATABASE db3", 1044),
+        ("RELOAD ON *.*", "FLUSH TABLES", 1227),
+        (
+            "SYSTEM_VARIABLES_ADMIN ON *.*",
+            "SET GLOBAL sql_mode = 'STRICT_TRANS_TABLES'",
+            1227,
+        ),
+        ("CREATE USER ON *.*", "CREATE USER made", 1227),
+    ];
+    for (grant, sql, refused) in cases {
+        assert_eq!(code(&mut w, sql), *refused, "{sql} before GRANT {grant}");
+        ok(&mut root, &format!("GRANT {grant} TO w"));
+        ok(&mut w, sql);
+    }
+    // SUPER implies SYSTEM_VARIABLES_ADMIN.
+    ok(&mut root, "REVOKE SYSTEM_VARIABLES_ADMIN ON *.* FROM w");
+    assert_eq!(code(&mut w, "SET GLOBAL sql_mode = ''"), 1227);
+    ok(&mut root, "GRANT SUPER ON *.* TO w");
+    ok(&mut w, "SET GLOBAL sql_mode = ''");
+    // REVOKE takes effect on the next statement of a live session.
+    ok(&mut root, "REVOKE INSERT ON db1.t FROM w");
+    assert_eq!(code(&mut w, "INSERT INTO db1.t VALUES (6, 6, 6)"), 1142);
+    ok(&mut root, "REVOKE ALL PRIVILEGES, GRANT OPTION FROM w");
+    assert_eq!(code(&mut w, "UPDATE db1.t SET a = 1"), 1142);
+    assert_eq!(
+        rows(&mut root, "SHOW GRANTS FOR w"),
+        vec!["GRANT USAGE ON *.* TO `w`@`%`"]
+    );
+    // REVOKE of something never granted.
+    assert_eq!(
+        msg(&mut root, "REVOKE SELECT ON db2.* FROM w"),
+        "1141 There is no such grant defined for user 'w' on host '%'"
+    );
+    assert_eq!(code(&mut root, "REVOKE SELECT ON db1.u FROM w"), 1147);
+
+    drop((w, root));
+    let _ = engine.close(true);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// Column grants: only the granted columns can be read or written.
+#[test]
+fn column_privileges() {
+    let (engine, dir, store, mut root) = setup("priv_columns");
+    ok(&mut root, "CREATE USER c");
+    ok(&mut root, "GRANT SELECT (id, a), UPDATE (a) ON db1.t TO c");
+    let mut c = session(&engine, &store, "c", "%");
+    assert_eq!(
+        rows(&mut c, "SELECT id, a FROM db1.t WHERE id = 2"),
+        vec!["2|20"]
+    );
+    assert_eq!(
+        msg(&mut c, "SELECT secret FROM db1.t"),
+        "1143 SELECT command denied to user 'c'@'localhost' for column 'secret' in table 't'"
+    );
+    assert_eq!(code(&mut c, "SELECT * FROM db1.t"), 1143);
+    assert_eq!(code(&mut c, "SELECT id FROM db1.t WHERE secret > 0"), 1143);
+    ok(&mut c, "UPDATE db1.t SET a = a + 1 WHERE id = 1");
+    assert_eq!(code(&mut c, "UPDATE db1.t SET secret = 0"), 1143);
+    assert_eq!(code(&mut c, "INSERT INTO db1.t (id) VALUES (9)"), 1142);
+    assert_eq!(code(&mut c, "SELECT * FROM db1.u"), 1142);
+    // USE works: the account has something in db1.
+    ok(&mut c, "USE db1");
+    assert_eq!(rows(&mut c, "SHOW TABLES"), vec!["t"]);
+    assert_eq!(
+        rows(&mut root, "SHOW GRANTS FOR c"),
+        vec![
+            "GRANT USAGE ON *.* TO `c`@`%`",
+            "GRANT SELECT (`a`, `id`), UPDATE (`a`) ON `db1`.`t` TO `c`@`%`"
+        ]
+    );
+    ok(&mut root, "REVOKE SELECT (a) ON db1.t FROM c");
+    assert_eq!(code(&mut c, "SELECT a FROM db1.t"), 1143);
+    ok(&mut c, "SELECT id FROM db1.t");
+    // Grants name real tables and columns.
+    assert_eq!(code(&mut root, "GRANT SELECT ON db1.nope TO c"), 1146);
+    assert_eq!(code(&mut root, "GRANT SELECT (nope) ON db1.t TO c"), 1054);
+    assert_eq!(code(&mut root, "GRANT RELOAD ON db1.t TO c"), 1144);
+    assert_eq!(code(&mut root, "GRANT RELOAD ON db1.* TO c"), 1221);
+    assert_eq!(code(&mut root, "GRANT SELECT ON db1.* TO nobody"), 1410);
+
+    drop((c, root));
+    let _ = engine.close(true);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// GRANT needs GRANT OPTION and the privileges handed on; SHOW GRANTS
+/// prints MySQL's lines.
+#[test]
+fn grant_option_and_show_grants() {
+    let (engine, dir, store, mut root) = setup("priv_grant_option");
+    ok(&mut root, "CREATE USER g, h");
+    ok(
+        &mut root,
+        "GRANT SELECT, INSERT ON db1.* TO g WITH GRANT OPTION",
+    );
+    let mut g = session(&engine, &store, "g", "%");
+    ok(&mut g, "GRANT SELECT ON db1.* TO h");
+    ok(&mut g, "GRANT INSERT ON db1.t TO h");
+    assert_eq!(
+        msg(&mut g, "GRANT DELETE ON db1.* TO h"),
+        "1044 Access denied for user 'g'@'%' to database 'db1'"
+    );
+    assert_eq!(code(&mut g, "GRANT SELECT ON db2.* TO h"), 1044);
+    assert_eq!(
+        msg(&mut g, "GRANT SELECT ON *.* TO h"),
+        "1045 Access denied for user 'g'@'localhost' (using password: YES)"
+    );
+    assert_eq!(
+        rows(&mut root, "SHOW GRANTS FOR g"),
+        vec![
+            "GRANT USAGE ON *.* TO `g`@`%`",
+            "GRANT SELECT, INSERT ON `db1`.* TO `g`@`%` WITH GRANT OPTION"
+        ]
+    );
+    assert_eq!(
+        rows(&mut root, "SHOW GRANTS FOR h"),
+        vec![
+            "GRANT USAGE ON *.* TO `h`@`%`",
+            "GRANT SELECT ON `db1`.* TO `h`@`%`",
+            "GRANT INSERT ON `db1`.`t` TO `h`@`%`"
+        ]
+    );
+    ok(&mut root, "GRANT ALL ON db2.* TO h");
+    ok(&mut root, "GRANT RELOAD, PROCESS ON *.* TO h");
+    let lines = rows(&mut root, "SHOW GRANTS FOR h");
+    assert_eq!(lines[0], "GRANT RELOAD, PROCESS ON *.* TO `h`@`%`");
+    assert!(lines.contains(&"GRANT ALL PRIVILEGES ON `db2`.* TO `h`@`%`".to_string()));
+    let root_lines = rows(&mut root, "SHOW GRANTS");
+    assert!(root_lines[0].starts_with("GRANT SELECT, INSERT, UPDATE, DELETE, CREATE, DROP, RELOAD, SHUTDOWN, PROCESS, FILE, REFERENCES, INDEX, ALTER, SHOW DATABASES, SUPER,"));
+    assert!(root_lines[0].ends_with(" ON *.* TO `root`@`localhost` WITH GRANT OPTION"));
+    // The grantee's own SHOW GRANTS works without privileges on mysql.
+    let mut h = session(&engine, &store, "h", "%");
+    assert_eq!(rows(&mut h, "SHOW GRANTS").len(), 4);
+    ok(&mut h, "FLUSH PRIVILEGES");
+
+    drop((g, h, root));
+    let _ = engine.close(true);
+    let _ = std::fs::remove_dir_all(dir);
+}
