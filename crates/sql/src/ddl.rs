@@ -143,6 +143,7 @@ pub struct TableSpec {
 }
 
 fn default_value(e: &ast::Expr) -> SqlResult<Value> {
+    crate::stack::check()?;
     match e {
         ast::Expr::Value(v) => literal(&v.value, &[]),
         ast::Expr::UnaryOp {

@@ -122,6 +122,10 @@ impl Ctx<'_> {
 }
 
 fn conjuncts(e: &E, out: &mut Vec<E>) {
+    crate::stack::grow(|| conjuncts_inner(e, out))
+}
+
+fn conjuncts_inner(e: &E, out: &mut Vec<E>) {
     match e {
         E::And(a, b) => {
             conjuncts(a, out);
@@ -175,6 +179,7 @@ fn add_factor(
     left: bool,
     on: Option<Expr>,
 ) -> SqlResult<()> {
+    crate::stack::check()?;
     let offset = cols.len();
     match f {
         TableFactor::Table {
@@ -981,6 +986,7 @@ fn expr_name(e: &Expr) -> String {
 
 /// Runs a query (SELECT, possibly with derived tables).
 pub fn select(cx: &Ctx, txn: &mut Txn, q: &Query, lock: Option<LockMode>) -> SqlResult<ResultSet> {
+    crate::stack::check()?;
     if q.with.is_some() {
         return Err(EngineError::not_supported(
             "WITH (common table expressions)",

@@ -32,6 +32,7 @@ use sqlparser::ast::{
     FunctionArgExpr, FunctionArguments, UnaryOperator,
 };
 
+use crate::dialect::RunClass;
 use crate::parse::Scope;
 use crate::SqlResult;
 
@@ -152,6 +153,10 @@ pub enum E {
     Neg(Box<E>),
     Not(Box<E>),
     Arith(Arith, Box<E>, Box<E>),
+    /// A run of one precedence class (`a + b - c ...`, `a * b / c ...`)
+    /// of three or more terms, evaluated left to right: flat, so a
+    /// 100,000-term sum is not 100,000 levels deep (see `stack.rs`).
+    Chain(Box<E>, Vec<(Arith, E)>),
     Cmp(Cmp, Box<E>, Box<E>),
     And(Box<E>, Box<E>),
     Or(Box<E>, Box<E>),
@@ -364,6 +369,7 @@ impl Compiler<'_> {
     }
 
     pub fn compile(&mut self, e: &Expr) -> SqlResult<E> {
+        crate::stack::check()?;
         Ok(match e {
             Expr::Identifier(id) => {
                 let v = &id.value;
@@ -485,6 +491,14 @@ impl Compiler<'_> {
                     *negated,
                     esc,
                 )
+            }
+            Expr::BinaryOp { op, .. }
+                if matches!(
+                    crate::dialect::op_class(op),
+                    Some(RunClass::AddSub | RunClass::MulDiv)
+                ) =>
+            {
+                self.arith_run(e)?
             }
             Expr::BinaryOp { left, op, right } => {
                 let l = Box::new(self.compile(left)?);
@@ -620,6 +634,60 @@ impl Compiler<'_> {
                 let s: String = other.to_string().chars().take(60).collect();
                 return Err(EngineError::not_supported(format!("expression {s}")));
             }
+        })
+    }
+
+    /// Compiles a run of `+ -` or `* / DIV %` operators. The parser may
+    /// have built a long run as a balanced tree (`dialect.rs`); its terms in
+    /// text order are the leaves of the maximal subtree of operators of the
+    /// one class (sqlparser never puts an unparenthesized operator of the
+    /// same precedence on the right of another), and MySQL evaluates them
+    /// left to right.
+    fn arith_run(&mut self, e: &Expr) -> SqlResult<E> {
+        enum Item<'e> {
+            Node(&'e Expr),
+            Op(&'e BinaryOperator),
+        }
+        let class = match e {
+            Expr::BinaryOp { op, .. } => crate::dialect::op_class(op),
+            _ => None,
+        };
+        let mut terms: Vec<&Expr> = Vec::new();
+        let mut ops: Vec<Arith> = Vec::new();
+        let mut stack = vec![Item::Node(e)];
+        while let Some(it) = stack.pop() {
+            match it {
+                Item::Node(Expr::BinaryOp { left, op, right })
+                    if class.is_some() && crate::dialect::op_class(op) == class =>
+                {
+                    stack.push(Item::Node(right));
+                    stack.push(Item::Op(op));
+                    stack.push(Item::Node(left));
+                }
+                Item::Node(x) => terms.push(x),
+                Item::Op(op) => ops.push(match op {
+                    BinaryOperator::Plus => Arith::Add,
+                    BinaryOperator::Minus => Arith::Sub,
+                    BinaryOperator::Multiply => Arith::Mul,
+                    BinaryOperator::Divide => Arith::Div,
+                    BinaryOperator::MyIntegerDivide => Arith::IntDiv,
+                    BinaryOperator::Modulo => Arith::Mod,
+                    other => return Err(EngineError::not_supported(format!("operator {other}"))),
+                }),
+            }
+        }
+        let mut compiled = terms
+            .into_iter()
+            .map(|t| self.compile(t))
+            .collect::<SqlResult<Vec<E>>>()?
+            .into_iter();
+        let Some(first) = compiled.next() else {
+            return Err(err_range("empty expression"));
+        };
+        let rest: Vec<(Arith, E)> = ops.into_iter().zip(compiled).collect();
+        Ok(match <[(Arith, E); 1]>::try_from(rest) {
+            Ok([(op, second)]) => E::Arith(op, Box::new(first), Box::new(second)),
+            Err(rest) => E::Chain(Box::new(first), rest),
         })
     }
 
@@ -1351,6 +1419,7 @@ fn hex(b: &[u8]) -> String {
 
 impl E {
     pub fn eval(&self, r: &Row) -> SqlResult<Value> {
+        crate::stack::check()?;
         Ok(match self {
             E::Lit(v) => v.clone(),
             E::Col(i) => r.row.get(*i).cloned().unwrap_or(Value::Null),
@@ -1367,6 +1436,13 @@ impl E {
             },
             E::Not(x) => bool_val(truth(&x.eval(r)?).map(|b| !b)),
             E::Arith(op, a, b) => arith(*op, &a.eval(r)?, &b.eval(r)?)?,
+            E::Chain(first, rest) => {
+                let mut v = first.eval(r)?;
+                for (op, x) in rest {
+                    v = arith(*op, &v, &x.eval(r)?)?;
+                }
+                v
+            }
             E::Cmp(op, a, b) => cmp_vals(*op, &a.eval(r)?, &b.eval(r)?),
             E::And(a, b) => {
                 let x = truth(&a.eval(r)?);
@@ -1737,6 +1813,10 @@ impl E {
     }
 
     pub fn walk(&self, f: &mut dyn FnMut(&E)) {
+        crate::stack::grow(|| self.walk_inner(f))
+    }
+
+    fn walk_inner(&self, f: &mut dyn FnMut(&E)) {
         f(self);
         match self {
             E::Lit(_) | E::Col(_) | E::Agg(_) => {}
@@ -1751,6 +1831,12 @@ impl E {
             | E::Like(a, b, _, _) => {
                 a.walk(f);
                 b.walk(f);
+            }
+            E::Chain(a, rest) => {
+                a.walk(f);
+                for (_, x) in rest {
+                    x.walk(f);
+                }
             }
             E::Between(a, b, c, _) => {
                 a.walk(f);
@@ -1839,6 +1925,32 @@ const VARCHAR_ANY: ColumnType = ColumnType::Varchar { len: 255 };
 
 /// The type MySQL reports for an expression's result column.
 pub fn infer(e: &E, cols: &[ColInfo], aggs: &[AggSpec]) -> ColumnType {
+    crate::stack::grow(|| infer_inner(e, cols, aggs))
+}
+
+fn arith_type(op: Arith, ta: ColumnType, tb: ColumnType) -> ColumnType {
+    let int = ColumnType::BigInt { unsigned: false };
+    let k = numeric_kind(&ta).max(numeric_kind(&tb));
+    match (op, k) {
+        (Arith::IntDiv, _) => int,
+        (_, 2) => ColumnType::Double,
+        (Arith::Div, _) => ColumnType::Decimal {
+            precision: 65,
+            scale: (scale_of(&ta) + 4).min(30),
+        },
+        (_, 0) => int,
+        _ => ColumnType::Decimal {
+            precision: 65,
+            scale: if op == Arith::Mul {
+                (scale_of(&ta) + scale_of(&tb)).min(30)
+            } else {
+                scale_of(&ta).max(scale_of(&tb))
+            },
+        },
+    }
+}
+
+fn infer_inner(e: &E, cols: &[ColInfo], aggs: &[AggSpec]) -> ColumnType {
     let int = ColumnType::BigInt { unsigned: false };
     match e {
         E::Lit(v) => lit_type(v),
@@ -1877,28 +1989,10 @@ pub fn infer(e: &E, cols: &[ColInfo], aggs: &[AggSpec]) -> ColumnType {
             }
         }
         E::Neg(x) => infer(x, cols, aggs),
-        E::Arith(op, a, b) => {
-            let ta = infer(a, cols, aggs);
-            let tb = infer(b, cols, aggs);
-            let k = numeric_kind(&ta).max(numeric_kind(&tb));
-            match (op, k) {
-                (Arith::IntDiv, _) => int,
-                (_, 2) => ColumnType::Double,
-                (Arith::Div, _) => ColumnType::Decimal {
-                    precision: 65,
-                    scale: (scale_of(&ta) + 4).min(30),
-                },
-                (_, 0) => int,
-                _ => ColumnType::Decimal {
-                    precision: 65,
-                    scale: if *op == Arith::Mul {
-                        (scale_of(&ta) + scale_of(&tb)).min(30)
-                    } else {
-                        scale_of(&ta).max(scale_of(&tb))
-                    },
-                },
-            }
-        }
+        E::Arith(op, a, b) => arith_type(*op, infer(a, cols, aggs), infer(b, cols, aggs)),
+        E::Chain(first, rest) => rest.iter().fold(infer(first, cols, aggs), |t, (op, x)| {
+            arith_type(*op, t, infer(x, cols, aggs))
+        }),
         E::Not(_)
         | E::Cmp(..)
         | E::And(..)
@@ -1948,6 +2042,10 @@ pub fn infer(e: &E, cols: &[ColInfo], aggs: &[AggSpec]) -> ColumnType {
 
 /// Whether the expression can produce NULL (conservatively true).
 pub fn nullable(e: &E, cols: &[ColInfo]) -> bool {
+    crate::stack::grow(|| nullable_inner(e, cols))
+}
+
+fn nullable_inner(e: &E, cols: &[ColInfo]) -> bool {
     match e {
         E::Lit(v) => v.is_null(),
         E::Col(i) => cols.get(*i).is_none_or(|c| c.nullable),

@@ -25,6 +25,7 @@ mod expr;
 mod parse;
 pub mod session;
 mod show;
+pub mod stack;
 
 pub use account::{AccountGrants, AccountStore};
 pub use session::Session;

@@ -118,7 +118,8 @@ pub(crate) const SESSION_VARS: &[(&str, &str)] = &[
 ];
 
 struct Prepared {
-    parsed: Parsed,
+    /// Shared, not cloned per execution: cloning a tree is a recursion too.
+    parsed: Arc<Parsed>,
 }
 
 /// One connection's SQL state.
@@ -355,7 +356,12 @@ impl Session {
         let id = self.next_stmt;
         self.next_stmt = self.next_stmt.wrapping_add(1).max(1);
         let params = parsed.params;
-        self.prepared.insert(id, Prepared { parsed });
+        self.prepared.insert(
+            id,
+            Prepared {
+                parsed: Arc::new(parsed),
+            },
+        );
         Ok(PreparedInfo {
             id,
             params,
@@ -379,7 +385,7 @@ impl Session {
                 "Incorrect arguments to mysqld_stmt_execute",
             ));
         }
-        let parsed = p.parsed.clone();
+        let parsed = Arc::clone(&p.parsed);
         self.run(&parsed, &params)
     }
     /// COM_STMT_CLOSE.
