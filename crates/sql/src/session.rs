@@ -18,6 +18,12 @@
 //! rolls back only its own changes, as InnoDB does; a deadlock (1213) rolls
 //! back the whole transaction. `BEGIN` and DDL commit an open transaction
 //! first (MySQL's implicit commit).
+//!
+//! Named savepoints (`SAVEPOINT`, `ROLLBACK TO [SAVEPOINT]`, `RELEASE
+//! SAVEPOINT`) are positions in the transaction's undo list, kept here by
+//! name with the transaction's id: ROLLBACK TO undoes the writes since and
+//! drops the later savepoints but keeps the row locks (InnoDB); an unknown
+//! name is 1305.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -145,6 +151,9 @@ pub struct Session {
     warnings: Vec<(String, u16, String)>,
     prepared: HashMap<u32, Prepared>,
     next_stmt: u32,
+    /// Named savepoints, oldest first, each with the id of the transaction
+    /// it belongs to (entries of an ended transaction are dropped on use).
+    savepoints: Vec<(u64, String, quire_engine::Savepoint)>,
 }
 
 fn iso_name(i: Isolation) -> &'static str {
@@ -291,6 +300,7 @@ impl Session {
             warnings: Vec::new(),
             prepared: HashMap::new(),
             next_stmt: 1,
+            savepoints: Vec::new(),
         }
     }
     pub fn engine(&self) -> &Engine {
@@ -1047,10 +1057,23 @@ impl Session {
                 }
                 Ok(done(0, 0, 0, String::new()))
             }
-            Statement::Savepoint { .. }
-            | Statement::Rollback { .. }
-            | Statement::ReleaseSavepoint { .. } => {
-                Err(EngineError::not_supported("named SAVEPOINTs"))
+            Statement::Savepoint { name } => {
+                self.savepoint(&name.value)?;
+                Ok(done(0, 0, 0, String::new()))
+            }
+            Statement::Rollback {
+                savepoint: Some(name),
+                chain,
+            } => {
+                if *chain {
+                    return Err(parse::syntax_error("AND CHAIN"));
+                }
+                self.rollback_to_savepoint(&name.value)?;
+                Ok(done(0, 0, 0, String::new()))
+            }
+            Statement::ReleaseSavepoint { name } => {
+                self.release_savepoint(&name.value)?;
+                Ok(done(0, 0, 0, String::new()))
             }
             Statement::AlterTable { .. } => Err(EngineError::not_supported("ALTER TABLE")),
             Statement::CreateView { .. } => Err(EngineError::not_supported("views")),
@@ -1084,6 +1107,64 @@ impl Session {
                 Err(EngineError::not_supported(kind))
             }
         }
+    }
+
+    /// The named savepoints of the open transaction (those of an ended
+    /// one are forgotten here).
+    fn live_savepoints(&mut self) -> &mut Vec<(u64, String, quire_engine::Savepoint)> {
+        let id = self.txn.as_ref().map(Txn::id);
+        self.savepoints.retain(|(t, _, _)| Some(*t) == id);
+        &mut self.savepoints
+    }
+
+    fn savepoint_position(&mut self, name: &str) -> SqlResult<usize> {
+        self.live_savepoints()
+            .iter()
+            .position(|(_, n, _)| n.eq_ignore_ascii_case(name))
+            .ok_or_else(|| {
+                EngineError::new(1305, "42000", format!("SAVEPOINT {name} does not exist"))
+            })
+    }
+
+    /// `SAVEPOINT name` (InnoDB: a savepoint of the same name is replaced).
+    /// In autocommit mode outside a transaction there is nothing to mark,
+    /// and MySQL answers OK.
+    fn savepoint(&mut self, name: &str) -> SqlResult<()> {
+        if self.txn.is_none() {
+            if self.autocommit {
+                return Ok(());
+            }
+            let t = self.begin_txn(false);
+            self.txn = Some(t);
+        }
+        let Some(t) = self.txn.as_ref() else {
+            return Ok(());
+        };
+        let (id, sp) = (t.id(), t.savepoint());
+        let list = self.live_savepoints();
+        list.retain(|(_, n, _)| !n.eq_ignore_ascii_case(name));
+        list.push((id, name.to_string(), sp));
+        Ok(())
+    }
+
+    /// `ROLLBACK [WORK] TO [SAVEPOINT] name`: undoes the writes made since;
+    /// row locks taken since stay held (as InnoDB); later savepoints are
+    /// discarded, this one stays.
+    fn rollback_to_savepoint(&mut self, name: &str) -> SqlResult<()> {
+        let pos = self.savepoint_position(name)?;
+        let sp = self.savepoints[pos].2;
+        self.savepoints.truncate(pos + 1);
+        if let Some(t) = self.txn.as_mut() {
+            t.rollback_to(sp);
+        }
+        Ok(())
+    }
+
+    /// `RELEASE SAVEPOINT name`: forgets it and every later one.
+    fn release_savepoint(&mut self, name: &str) -> SqlResult<()> {
+        let pos = self.savepoint_position(name)?;
+        self.savepoints.truncate(pos);
+        Ok(())
     }
 
     fn drop(
