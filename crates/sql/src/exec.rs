@@ -1510,6 +1510,19 @@ fn same_row(a: &[Value], b: &[Value]) -> bool {
 
 /// Applies SET assignments to a copy of `old` (left to right, later ones
 /// see earlier results, as in MySQL).
+/// ON UPDATE CURRENT_TIMESTAMP: a row that changes gets the statement's
+/// time in each such column the statement does not assign itself (MySQL:
+/// only when some column value actually changes; the caller checks).
+fn touch_on_update(t: &TableDef, assigned: &[(usize, E)], new: &mut [Value], stamp: DateTime) {
+    for (i, c) in t.columns.iter().enumerate() {
+        if let Some(fsp) = c.on_update_now {
+            if !assigned.iter().any(|(ci, _)| *ci == i) {
+                new[i] = Value::DateTime(crate::expr::truncate_fsp(stamp, fsp));
+            }
+        }
+    }
+}
+
 fn apply_assignments(
     t: &TableDef,
     compiled: &[(usize, E)],
@@ -1549,13 +1562,15 @@ pub fn update(
         compiled.push((ci, c.compile(&a.value)?));
     }
     let rows = matching_rows(cx, txn, &t, &cols, selection, order, limit)?;
+    let stamp = crate::expr::now_utc_fsp(6);
     let (mut matched, mut changed) = (0u64, 0u64);
     for r in rows {
         matched += 1;
-        let new = apply_assignments(&t, &compiled, &r.values, &[])?;
+        let mut new = apply_assignments(&t, &compiled, &r.values, &[])?;
         if same_row(&new, &r.values) {
             continue;
         }
+        touch_on_update(&t, &compiled, &mut new, stamp);
         if txn.update(&t, &r.key, new)? {
             changed += 1;
         }
@@ -1743,6 +1758,19 @@ pub fn insert(cx: &Ctx, txn: &mut Txn, ins: &ast::Insert) -> SqlResult<WriteResu
             _ => return Err(EngineError::not_supported("ON CONFLICT")),
         }
     }
+    // DEFAULT CURRENT_TIMESTAMP columns left out (or DEFAULT): the
+    // statement's time, the same for every row.
+    let stamp = crate::expr::now_utc_fsp(6);
+    for (i, c) in t.columns.iter().enumerate() {
+        if let Some(fsp) = c.default_now {
+            let now = Value::DateTime(crate::expr::truncate_fsp(stamp, fsp));
+            for row in src_rows.iter_mut() {
+                if row[i].is_none() {
+                    row[i] = Some(now.clone());
+                }
+            }
+        }
+    }
     let replace = ins.replace_into;
     let n_rows = src_rows.len();
     let mut affected = 0u64;
@@ -1791,8 +1819,9 @@ pub fn insert(cx: &Ctx, txn: &mut Txn, ins: &ast::Insert) -> SqlResult<WriteResu
                         affected += 1;
                         continue;
                     }
-                    let new = apply_assignments(&t, &dup, &old.values, &full)?;
+                    let mut new = apply_assignments(&t, &dup, &old.values, &full)?;
                     if !same_row(&new, &old.values) {
+                        touch_on_update(&t, &dup, &mut new, stamp);
                         txn.update(&t, &old.key, new)?;
                         affected += 2;
                     }

@@ -213,6 +213,27 @@ pub fn now_utc() -> DateTime {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs() as i64)
         .unwrap_or(0);
+    utc_at(secs, 0)
+}
+
+/// The current time with `fsp` fractional digits (CURRENT_TIMESTAMP(fsp)
+/// as a column default or ON UPDATE value).
+pub fn now_utc_fsp(fsp: u8) -> DateTime {
+    let d = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    let unit = 10u32.pow(6 - u32::from(fsp.min(6)));
+    utc_at(d.as_secs() as i64, d.subsec_micros() / unit * unit)
+}
+
+/// `dt` with its fraction cut to `fsp` digits.
+pub fn truncate_fsp(mut dt: DateTime, fsp: u8) -> DateTime {
+    let unit = 10u32.pow(6 - u32::from(fsp.min(6)));
+    dt.micro = dt.micro / unit * unit;
+    dt
+}
+
+fn utc_at(secs: i64, micro: u32) -> DateTime {
     let days = secs.div_euclid(86_400);
     let rem = secs.rem_euclid(86_400);
     // civil_from_days (H. Hinnant)
@@ -233,7 +254,7 @@ pub fn now_utc() -> DateTime {
         (rem / 3600) as u32,
         ((rem % 3600) / 60) as u32,
         (rem % 60) as u32,
-        0,
+        micro,
     )
     .or_else(|| DateTime::new(1970, 1, 1, 0, 0, 0, 0))
     .expect("the epoch is a valid date")
