@@ -116,6 +116,8 @@ pub struct Txn {
     writes: BTreeMap<WKey, Write>,
     undo: Vec<(WKey, Option<Write>)>,
     done: bool,
+    /// The session's `innodb_lock_wait_timeout`; None = the global value.
+    lock_wait: Option<std::time::Duration>,
 }
 
 fn row_lock_name(table: u32, pk: &[u8]) -> Vec<u8> {
@@ -151,6 +153,7 @@ impl Txn {
             writes: BTreeMap::new(),
             undo: Vec::new(),
             done: false,
+            lock_wait: None,
         }
     }
 
@@ -160,6 +163,13 @@ impl Txn {
     pub fn isolation(&self) -> Isolation {
         self.isolation
     }
+    /// Sets how long this transaction's row lock waits last before 1205
+    /// (a session's `innodb_lock_wait_timeout`); None = the global value
+    /// at the time of each wait.
+    pub fn set_lock_wait_timeout(&mut self, t: Option<std::time::Duration>) {
+        self.lock_wait = t;
+    }
+
     pub fn has_writes(&self) -> bool {
         !self.writes.is_empty()
     }
@@ -235,7 +245,12 @@ impl Txn {
     fn lock(&self, name: &[u8], mode: LockMode) -> Result<()> {
         self.e
             .locks
-            .lock(self.id, name, mode, self.e.lock_timeout())
+            .lock(
+                self.id,
+                name,
+                mode,
+                self.lock_wait.unwrap_or_else(|| self.e.lock_timeout()),
+            )
             .map(|_| ())
     }
 

@@ -510,7 +510,17 @@ impl Session {
     fn begin_txn(&mut self, read_only: bool) -> Txn {
         let iso = self.next_isolation.take().unwrap_or(self.isolation);
         let ro = self.next_read_only.take().unwrap_or(read_only);
-        self.engine.begin(iso, ro)
+        let mut t = self.engine.begin(iso, ro);
+        t.set_lock_wait_timeout(self.session_lock_wait());
+        t
+    }
+
+    /// The session's own `innodb_lock_wait_timeout`, if it set one.
+    fn session_lock_wait(&self) -> Option<std::time::Duration> {
+        self.vars
+            .get("innodb_lock_wait_timeout")
+            .and_then(|v| v.parse::<u64>().ok())
+            .map(std::time::Duration::from_secs)
     }
 
     /// Runs `f` inside the session's transaction (see the module docs).
@@ -587,7 +597,7 @@ impl Session {
                 for it in items {
                     self.set(it, params)?;
                 }
-                Ok(done(0, 0, 0, String::new()))
+                Ok(done(0, 0, self.warnings.len() as u16, String::new()))
             }
             Command::Show(s) => crate::show::show(self, s),
             Command::Describe(n) => crate::show::describe(self, n),
@@ -797,10 +807,7 @@ impl Session {
             _ => {
                 if self.engine.config().get(lname).is_ok() {
                     if lname == "innodb_lock_wait_timeout" {
-                        // Engine-wide only: a session value is remembered,
-                        // not applied (quire has no per-session timeout).
-                        self.vars.insert(lname.to_string(), text);
-                        return Ok(());
+                        return self.set_session_lock_wait(name, &text);
                     }
                     Err(EngineError::new(
                         1229,
@@ -818,6 +825,40 @@ impl Session {
                 }
             }
         }
+    }
+
+    /// `SET SESSION innodb_lock_wait_timeout`: this session's lock waits
+    /// (the open transaction's next ones included) last this long; DEFAULT
+    /// goes back to the global value. Out of 1..=1073741824 is clamped
+    /// with warning 1292, as MySQL does.
+    fn set_session_lock_wait(&mut self, name: &str, text: &str) -> SqlResult<()> {
+        const MAX: u64 = 1_073_741_824;
+        let key = "innodb_lock_wait_timeout";
+        if text.eq_ignore_ascii_case("DEFAULT") {
+            self.vars.remove(key);
+        } else {
+            let v: i128 = text.trim().parse().map_err(|_| {
+                EngineError::new(
+                    1232,
+                    "42000",
+                    format!("Incorrect argument type to variable '{name}'"),
+                )
+            })?;
+            let clamped = v.clamp(1, i128::from(MAX));
+            if clamped != v {
+                self.warnings.push((
+                    "Warning".into(),
+                    1292,
+                    format!("Truncated incorrect {key} value: '{v}'"),
+                ));
+            }
+            self.vars.insert(key.to_string(), clamped.to_string());
+        }
+        let t = self.session_lock_wait();
+        if let Some(txn) = self.txn.as_mut() {
+            txn.set_lock_wait_timeout(t);
+        }
+        Ok(())
     }
 
     fn eval_set_value(&mut self, e: &Expr, params: &[Value]) -> SqlResult<Value> {

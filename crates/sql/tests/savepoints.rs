@@ -156,3 +156,72 @@ fn locks_after_the_savepoint_are_kept() {
         other => panic!("{other:?}"),
     }
 }
+
+/// A session's `innodb_lock_wait_timeout` governs its own lock waits
+/// (it was accepted and ignored: a wait lasted the global 50 s).
+#[test]
+fn session_lock_wait_timeout() {
+    let (engine, mut a) = setup("sp-lockwait");
+    ok(&mut a, "INSERT INTO t VALUES (1, 0)");
+    let mut b = Session::new(engine.clone(), "root");
+    ok(&mut b, "USE d");
+    ok(&mut b, "SET SESSION innodb_lock_wait_timeout = 1");
+    let v = |s: &mut Session, q: &str| match s.execute(q).expect(q) {
+        Output::Rows { rows, .. } => rows[0][0].clone(),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(
+        v(&mut b, "SELECT @@session.innodb_lock_wait_timeout"),
+        Value::Int(1)
+    );
+    assert_eq!(
+        v(&mut b, "SELECT @@global.innodb_lock_wait_timeout"),
+        Value::Int(50)
+    );
+    ok(&mut a, "BEGIN");
+    ok(&mut a, "UPDATE t SET k = 1 WHERE id = 1");
+    let t0 = Instant::now();
+    assert_eq!(err(&mut b, "UPDATE t SET k = 2 WHERE id = 1").0, 1205);
+    let waited = t0.elapsed();
+    assert!(
+        waited >= Duration::from_millis(900) && waited < Duration::from_secs(10),
+        "{waited:?}"
+    );
+    // Set inside an open transaction: its next waits use the new value.
+    ok(&mut b, "SET SESSION innodb_lock_wait_timeout = 50");
+    ok(&mut b, "BEGIN");
+    ok(&mut b, "SET SESSION innodb_lock_wait_timeout = 2");
+    let t0 = Instant::now();
+    assert_eq!(err(&mut b, "UPDATE t SET k = 2 WHERE id = 1").0, 1205);
+    let waited = t0.elapsed();
+    assert!(
+        waited >= Duration::from_millis(1900) && waited < Duration::from_secs(10),
+        "{waited:?}"
+    );
+    ok(&mut b, "ROLLBACK");
+    // Out of range is clamped with a warning; a non-number is 1232.
+    match b
+        .execute("SET innodb_lock_wait_timeout = 0")
+        .expect("clamp")
+    {
+        Output::Done { warnings, .. } => assert_eq!(warnings, 1),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        v(&mut b, "SELECT @@innodb_lock_wait_timeout"),
+        Value::Int(1)
+    );
+    assert_eq!(err(&mut b, "SET innodb_lock_wait_timeout = 'x'").0, 1232);
+    ok(&mut b, "SET innodb_lock_wait_timeout = DEFAULT");
+    assert_eq!(
+        v(&mut b, "SELECT @@innodb_lock_wait_timeout"),
+        Value::Int(50)
+    );
+    ok(&mut a, "COMMIT");
+    // A new session starts from the global value.
+    let mut c = Session::new(engine, "root");
+    assert_eq!(
+        v(&mut c, "SELECT @@innodb_lock_wait_timeout"),
+        Value::Int(50)
+    );
+}
