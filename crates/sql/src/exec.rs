@@ -187,10 +187,18 @@ fn add_factor(
             alias,
             args,
             index_directives,
+            partitions,
+            sample,
             ..
         } => {
             if args.is_some() {
                 return Err(EngineError::not_supported("table functions"));
+            }
+            if !partitions.is_empty() {
+                return Err(not_partitioned());
+            }
+            if sample.is_some() {
+                return Err(crate::parse::syntax_error("TABLESAMPLE"));
             }
             let (db, tname) = split_name(name)?;
             let alias_name = alias
@@ -995,6 +1003,20 @@ pub fn select(cx: &Ctx, txn: &mut Txn, q: &Query, lock: Option<LockMode>) -> Sql
     if q.fetch.is_some() {
         return Err(EngineError::not_supported("FETCH"));
     }
+    // NOWAIT / SKIP LOCKED / OF change which rows a locking read waits
+    // for or returns: refused rather than read as a plain locking read.
+    if let Some(l) = q
+        .locks
+        .iter()
+        .find(|l| l.nonblock.is_some() || l.of.is_some())
+    {
+        let what = match (&l.nonblock, &l.of) {
+            (Some(ast::NonBlock::Nowait), _) => "NOWAIT",
+            (Some(ast::NonBlock::SkipLocked), _) => "SKIP LOCKED",
+            _ => "FOR UPDATE/SHARE OF",
+        };
+        return Err(EngineError::not_supported(what));
+    }
     let lock = match q.locks.first() {
         Some(l) => Some(match l.lock_type {
             ast::LockType::Share => LockMode::Shared,
@@ -1661,7 +1683,20 @@ fn find_conflict(
 }
 
 /// INSERT, INSERT IGNORE, REPLACE, INSERT ... ON DUPLICATE KEY UPDATE.
+/// MySQL's 1747 for a PARTITION (...) clause: quire has no partitioned
+/// tables.
+fn not_partitioned() -> EngineError {
+    EngineError::new(
+        1747,
+        "HY000",
+        "PARTITION () clause on non partitioned table",
+    )
+}
+
 pub fn insert(cx: &Ctx, txn: &mut Txn, ins: &ast::Insert) -> SqlResult<WriteResult> {
+    if ins.partitioned.is_some() {
+        return Err(not_partitioned());
+    }
     let t = match &ins.table {
         ast::TableObject::TableName(n) => cx.table(n)?,
         _ => return Err(EngineError::not_supported("INSERT INTO a table function")),

@@ -123,6 +123,46 @@ pub(crate) const SESSION_VARS: &[(&str, &str)] = &[
     ("wait_timeout", "28800"),
 ];
 
+/// Variables SET must refuse at any scope (1238).
+const READ_ONLY_VARS: &[&str] = &[
+    "version",
+    "version_comment",
+    "license",
+    "system_time_zone",
+    "character_set_system",
+    "lower_case_table_names",
+    "version_compile_os",
+    "version_compile_machine",
+];
+
+/// Variables quire accepts but does not act on: SET takes only the value
+/// that behaves as quire does (the default), and refuses any other with
+/// 1235 naming it, instead of answering OK and behaving differently.
+/// `time_zone`: quire's clock is UTC (`system_time_zone`).
+fn inert_value_ok(name: &str, text: &str) -> Option<bool> {
+    let up = text.trim().to_ascii_uppercase();
+    let flag = |want: bool| on_off(&up) == Some(want) || up == "DEFAULT";
+    Some(match name {
+        "sql_select_limit" => up == "DEFAULT" || up == "18446744073709551615",
+        "sql_safe_updates" | "sql_auto_is_null" => flag(false),
+        "sql_log_bin" => flag(true),
+        "max_execution_time" => up == "0" || up == "DEFAULT",
+        "auto_increment_increment" | "auto_increment_offset" => up == "1" || up == "DEFAULT",
+        "time_zone" => matches!(
+            up.as_str(),
+            "SYSTEM" | "UTC" | "+00:00" | "-00:00" | "+0:00" | "DEFAULT"
+        ),
+        _ => return None,
+    })
+}
+
+fn check_inert(name: &str, lname: &str, text: &str) -> SqlResult<()> {
+    match inert_value_ok(lname, text) {
+        Some(false) => Err(EngineError::not_supported(format!("{name} = {text}"))),
+        _ => Ok(()),
+    }
+}
+
 struct Prepared {
     /// Shared, not cloned per execution: cloning a tree is a recursion too.
     parsed: Arc<Parsed>,
@@ -281,6 +321,17 @@ impl Session {
                 vars.insert(k.clone(), v.clone());
             }
         }
+        // SET GLOBAL autocommit / transaction_isolation are the defaults of
+        // sessions that connect later (MySQL); they are kept as fields.
+        let autocommit = vars
+            .get("autocommit")
+            .and_then(|v| on_off(v))
+            .unwrap_or(true);
+        let isolation = vars
+            .get("transaction_isolation")
+            .or_else(|| vars.get("tx_isolation"))
+            .and_then(|v| parse_iso(v).ok())
+            .unwrap_or(Isolation::RepeatableRead);
         Session {
             engine,
             db: None,
@@ -289,9 +340,9 @@ impl Session {
             client_host: "localhost".to_string(),
             accounts: None,
             conn_id: NEXT_CONN.fetch_add(1, Ordering::Relaxed),
-            autocommit: true,
+            autocommit,
             txn: None,
-            isolation: Isolation::RepeatableRead,
+            isolation,
             next_isolation: None,
             next_read_only: None,
             vars,
@@ -711,6 +762,14 @@ impl Session {
                     }
                     Scope::Global => {
                         let text = set_text(&v);
+                        if READ_ONLY_VARS.contains(&lname.as_str()) {
+                            return Err(EngineError::new(
+                                1238,
+                                "HY000",
+                                format!("Variable '{name}' is a read only variable"),
+                            ));
+                        }
+                        check_inert(name, &lname, &text)?;
                         match self.engine.set_global(&lname, &text) {
                             Ok(()) => Ok(()),
                             Err(e) if e.code == 1193 => {
@@ -734,7 +793,17 @@ impl Session {
 
     fn set_session(&mut self, lname: &str, name: &str, v: &Value) -> SqlResult<()> {
         let text = set_text(v);
+        check_inert(name, lname, &text)?;
         match lname {
+            // Session value read-only in MySQL (it is the global's, copied
+            // at connect).
+            "max_allowed_packet" | "net_buffer_length" => Err(EngineError::new(
+                1621,
+                "HY000",
+                format!(
+                    "SESSION variable '{name}' is read-only. Use SET GLOBAL to assign the value"
+                ),
+            )),
             "autocommit" => {
                 let on = on_off(&text).ok_or_else(|| {
                     EngineError::new(
@@ -764,17 +833,7 @@ impl Session {
                 Ok(())
             }
             _ if SESSION_VARS.iter().any(|(k, _)| *k == lname) => {
-                if matches!(
-                    lname,
-                    "version"
-                        | "version_comment"
-                        | "license"
-                        | "system_time_zone"
-                        | "character_set_system"
-                        | "lower_case_table_names"
-                        | "version_compile_os"
-                        | "version_compile_machine"
-                ) {
+                if READ_ONLY_VARS.contains(&lname) {
                     return Err(EngineError::new(
                         1238,
                         "HY000",
