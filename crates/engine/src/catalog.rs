@@ -18,6 +18,14 @@
 //! key is unique in the tree even while old versions linger) and whose
 //! values are the primary key bytes.
 //!
+//! The table definition's binary form starts with a format byte: 1 is the
+//! original layout; 2 adds, after each column's fixed default, one flags
+//! byte (bit 0 `DEFAULT CURRENT_TIMESTAMP`, bit 1 `ON UPDATE
+//! CURRENT_TIMESTAMP`) followed by the fsp byte of each flag set. A
+//! definition without either clause is still written as format 1, so
+//! existing data directories and their binlog-free catalogs are unchanged
+//! and both formats are read.
+//!
 //! Creating a table creates its trees first (each its own mini-transaction)
 //! and then writes the catalog entry: a crash in between leaves empty trees
 //! nobody references, never a table without its trees.
@@ -37,6 +45,12 @@ pub struct ColumnDef {
     /// `None`: no DEFAULT clause. `Some(Value::Null)`: DEFAULT NULL.
     pub default: Option<Value>,
     pub auto_increment: bool,
+    /// `DEFAULT CURRENT_TIMESTAMP[(fsp)]` (DATETIME/TIMESTAMP): the
+    /// statement's time, at this many fractional digits.
+    pub default_now: Option<u8>,
+    /// `ON UPDATE CURRENT_TIMESTAMP[(fsp)]`: set to the statement's time
+    /// when an UPDATE changes another column of the row and not this one.
+    pub on_update_now: Option<u8>,
 }
 
 impl ColumnDef {
@@ -48,6 +62,8 @@ impl ColumnDef {
             nullable,
             default: None,
             auto_increment: false,
+            default_now: None,
+            on_update_now: None,
         }
     }
 }
@@ -118,7 +134,14 @@ impl TableDef {
             if !c.nullable {
                 d.push_str(" NOT NULL");
             }
+            let now = |fsp: u8| match fsp {
+                0 => "CURRENT_TIMESTAMP".to_string(),
+                n => format!("CURRENT_TIMESTAMP({n})"),
+            };
             match &c.default {
+                _ if c.default_now.is_some() => {
+                    d.push_str(&format!(" DEFAULT {}", now(c.default_now.unwrap_or(0))))
+                }
                 Some(Value::Null) if c.nullable => d.push_str(" DEFAULT NULL"),
                 Some(Value::Null) | None => {}
                 Some(v) => {
@@ -129,6 +152,9 @@ impl TableDef {
                         d.push_str(&format!(" DEFAULT '{}'", text.replace('\'', "''")));
                     }
                 }
+            }
+            if let Some(fsp) = c.on_update_now {
+                d.push_str(&format!(" ON UPDATE {}", now(fsp)));
             }
             if c.auto_increment {
                 d.push_str(" AUTO_INCREMENT");
@@ -161,7 +187,11 @@ impl TableDef {
 
     pub fn encode(&self) -> Vec<u8> {
         let mut w = Vec::new();
-        w.push(1u8); // format version
+        let v2 = self
+            .columns
+            .iter()
+            .any(|c| c.default_now.is_some() || c.on_update_now.is_some());
+        w.push(if v2 { 2u8 } else { 1u8 }); // format version
         put_u32(&mut w, self.id);
         put_str(&mut w, &self.db);
         put_str(&mut w, &self.name);
@@ -183,6 +213,13 @@ impl TableDef {
                     );
                     put_bytes(&mut w, &b);
                 }
+            }
+            if v2 {
+                let flags =
+                    u8::from(c.default_now.is_some()) | (u8::from(c.on_update_now.is_some()) << 1);
+                w.push(flags);
+                w.extend(c.default_now);
+                w.extend(c.on_update_now);
             }
         }
         put_u32(&mut w, self.primary.len() as u32);
@@ -206,7 +243,7 @@ impl TableDef {
     pub fn decode(b: &[u8]) -> std::result::Result<TableDef, String> {
         let mut r = b;
         let ver = take(&mut r, 1)?[0];
-        if ver != 1 {
+        if ver != 1 && ver != 2 {
             return Err(format!("unknown table definition format {ver}"));
         }
         let id = get_u32(&mut r)?;
@@ -227,12 +264,24 @@ impl TableDef {
                     Some(v.pop().ok_or("empty default")?)
                 }
             };
+            let (mut default_now, mut on_update_now) = (None, None);
+            if ver >= 2 {
+                let flags = take(&mut r, 1)?[0];
+                if flags & 1 != 0 {
+                    default_now = Some(take(&mut r, 1)?[0]);
+                }
+                if flags & 2 != 0 {
+                    on_update_now = Some(take(&mut r, 1)?[0]);
+                }
+            }
             columns.push(ColumnDef {
                 name: cname,
                 ty,
                 nullable,
                 default,
                 auto_increment,
+                default_now,
+                on_update_now,
             });
         }
         let np = get_u32(&mut r)? as usize;
@@ -353,5 +402,62 @@ impl Catalog {
     pub fn insert(&mut self, t: Arc<TableDef>) {
         self.tables.insert(Catalog::key(&t.db, &t.name), t.clone());
         self.by_id.insert(t.id, t);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn def(now: bool) -> TableDef {
+        let mut ts = ColumnDef::new("ts", ColumnType::Timestamp { fsp: 6 }, true);
+        if now {
+            ts.default_now = Some(6);
+            ts.on_update_now = Some(6);
+        }
+        let mut d = ColumnDef::new("d", ColumnType::DateTime { fsp: 0 }, true);
+        if now {
+            d.default_now = Some(0);
+        }
+        TableDef {
+            id: 7,
+            db: "db".into(),
+            name: "t".into(),
+            columns: vec![
+                ColumnDef::new("id", ColumnType::Int { unsigned: false }, false),
+                ts,
+                d,
+            ],
+            primary: vec![0],
+            indexes: Vec::new(),
+        }
+    }
+
+    /// Definitions without CURRENT_TIMESTAMP clauses keep format 1 (what
+    /// existing data directories hold); with them, format 2 round-trips.
+    #[test]
+    fn format_1_stays_and_format_2_round_trips() {
+        let old = def(false);
+        let b = old.encode();
+        assert_eq!(b[0], 1);
+        assert_eq!(TableDef::decode(&b), Ok(old));
+        let new = def(true);
+        let b = new.encode();
+        assert_eq!(b[0], 2);
+        let back = TableDef::decode(&b).expect("decode");
+        assert_eq!(back, new);
+        assert!(
+            back.create_sql()
+                .contains(" DEFAULT CURRENT_TIMESTAMP(6) ON UPDATE CURRENT_TIMESTAMP(6),"),
+            "{}",
+            back.create_sql()
+        );
+        assert!(
+            back.create_sql().contains("DEFAULT CURRENT_TIMESTAMP,"),
+            "{}",
+            back.create_sql()
+        );
+        // A truncated format-2 entry is an error, not a panic.
+        assert!(TableDef::decode(&b[..b.len() - 1]).is_err());
     }
 }

@@ -187,6 +187,16 @@ pub(crate) struct Pipeline {
     redo_syncer: RedoSyncer,
 }
 
+impl Pipeline {
+    /// Takes the next commit sequence number for a DDL point (CREATE
+    /// INDEX) that must order after every commit applied so far and
+    /// before every later one. The caller holds the commit mutex, as the
+    /// commit stage does when it numbers commits.
+    pub(crate) fn take_csn(&self) -> u64 {
+        self.next_csn.fetch_add(1, Ordering::AcqRel) + 1
+    }
+}
+
 fn now_s() -> u32 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

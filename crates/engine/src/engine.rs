@@ -560,8 +560,16 @@ impl Engine {
         let mut def = (*t).clone();
         // Every snapshot taken so far is older than the index: move the
         // visibility watermark past it (commits are held off, so nothing
-        // between is unapplied) and stamp the index with that point.
-        let created_csn = self.inner.store.log().lsn();
+        // between is unapplied) and stamp the index with that point. The
+        // point is a number of the commit sequence in use: with the binary
+        // log that is the pipeline's counter, not the redo LSN (an LSN
+        // here put the index ahead of every later commit's CSN, so the
+        // first commit after it moved the watermark back below the index
+        // and every read through it was 1412 until restart).
+        let created_csn = match &self.inner.pipeline {
+            Some(p) => p.take_csn(),
+            None => self.inner.store.log().lsn(),
+        };
         self.inner
             .snapshots
             .visible
@@ -1063,11 +1071,16 @@ impl Inner {
         writes: &[ApplyWrite],
     ) -> Result<()> {
         for (t, w, vals) in writes {
-            if !self.catalog.read().by_id.contains_key(&t.id) {
-                // Dropped while this transaction was open (no metadata
-                // locks yet): its writes have no table to go to.
+            // The table as it is now: an index created after this
+            // transaction wrote (CREATE INDEX does not wait for open
+            // transactions; no metadata locks yet) must get this row too.
+            // CREATE INDEX changes no column, so `vals` still fit.
+            let Some(now) = self.catalog.read().by_id.get(&t.id).cloned() else {
+                // Dropped while this transaction was open: its writes have
+                // no table to go to.
                 continue;
-            }
+            };
+            let t = &now;
             let ct = self.tree(&t.clustered_tree())?;
             let cur = ct.get(&w.pk)?;
             let cur_parsed = cur.as_deref().and_then(mvcc::split_value);

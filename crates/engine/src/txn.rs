@@ -120,6 +120,8 @@ pub struct Txn {
     /// The connection's kill flag (KILL, max_execution_time), polled in
     /// lock waits and scans; see `interrupt.rs`.
     interrupt: Option<Interrupt>,
+    /// The session's `innodb_lock_wait_timeout`; None = the global value.
+    lock_wait: Option<std::time::Duration>,
 }
 
 fn row_lock_name(table: u32, pk: &[u8]) -> Vec<u8> {
@@ -156,6 +158,7 @@ impl Txn {
             undo: Vec::new(),
             done: false,
             interrupt: None,
+            lock_wait: None,
         }
     }
 
@@ -185,6 +188,13 @@ impl Txn {
     pub fn isolation(&self) -> Isolation {
         self.isolation
     }
+    /// Sets how long this transaction's row lock waits last before 1205
+    /// (a session's `innodb_lock_wait_timeout`); None = the global value
+    /// at the time of each wait.
+    pub fn set_lock_wait_timeout(&mut self, t: Option<std::time::Duration>) {
+        self.lock_wait = t;
+    }
+
     pub fn has_writes(&self) -> bool {
         !self.writes.is_empty()
     }
@@ -264,7 +274,7 @@ impl Txn {
                 self.id,
                 name,
                 mode,
-                self.e.lock_timeout(),
+                self.lock_wait.unwrap_or_else(|| self.e.lock_timeout()),
                 self.interrupt.as_ref(),
             )
             .map(|_| ())

@@ -5,6 +5,10 @@
 //! type variants: the base word, an optional `(n[,m])` and UNSIGNED decide
 //! the engine's [`ColumnType`]. Column options give NOT NULL / NULL,
 //! DEFAULT (coerced to the column's type; a bad default is error 1067),
+//! `DEFAULT CURRENT_TIMESTAMP[(n)]` and `ON UPDATE CURRENT_TIMESTAMP[(n)]`
+//! (and the synonyms NOW(), LOCALTIME, LOCALTIMESTAMP) on DATETIME/TIMESTAMP
+//! with the column's own fsp (1067 / 1294 otherwise, as MySQL; applied by
+//! `exec.rs` at INSERT and UPDATE),
 //! AUTO_INCREMENT, PRIMARY KEY, UNIQUE; table constraints give PRIMARY KEY,
 //! UNIQUE and KEY/INDEX. Table options (ENGINE=..., CHARSET=...) are
 //! accepted and ignored: every table is an InnoDB-like clustered table.
@@ -142,7 +146,97 @@ pub struct TableSpec {
     pub if_not_exists: bool,
 }
 
+/// Table options: every table is InnoDB, so `ENGINE=` names InnoDB or is
+/// refused (MySQL's 1286 under the default NO_ENGINE_SUBSTITUTION: quire
+/// has no other engine to create); PARTITION BY is refused by the parser.
+/// The remaining options (CHARSET, COLLATE, COMMENT, ROW_FORMAT, ...) do
+/// not change what rows mean and are accepted. Not yet honoured and still
+/// accepted, because every mysqldump file carries it: `AUTO_INCREMENT=n`.
+fn check_table_options(o: &ast::CreateTableOptions) -> SqlResult<()> {
+    let list = match o {
+        ast::CreateTableOptions::None => return Ok(()),
+        ast::CreateTableOptions::Plain(l) => l,
+        other => return Err(crate::parse::syntax_error(&other.to_string())),
+    };
+    for opt in list {
+        let text = opt.to_string();
+        let upper = text.to_ascii_uppercase();
+        if let Some(rest) = upper.strip_prefix("ENGINE") {
+            let name = rest
+                .trim_start_matches([' ', '='])
+                .trim()
+                .trim_matches(['\'', '`', '"']);
+            if !name.eq_ignore_ascii_case("INNODB") {
+                let orig = &text[text.len() - rest.len()..];
+                let orig = orig
+                    .trim_start_matches([' ', '='])
+                    .trim()
+                    .trim_matches(['\'', '`', '"']);
+                return Err(EngineError::new(
+                    1286,
+                    "42000",
+                    format!("Unknown storage engine '{orig}'"),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The fsp of a DATETIME/TIMESTAMP column type.
+fn temporal_fsp(ty: &ColumnType) -> Option<u8> {
+    match ty {
+        ColumnType::DateTime { fsp } | ColumnType::Timestamp { fsp } => Some(*fsp),
+        _ => None,
+    }
+}
+
+/// `CURRENT_TIMESTAMP`, `CURRENT_TIMESTAMP(n)`, `NOW([n])`, `LOCALTIME[(n)]`,
+/// `LOCALTIMESTAMP[(n)]`: Some(n) (0 without a precision); other
+/// expressions None. A precision above 6 is MySQL's 1426.
+fn now_fsp(e: &ast::Expr) -> SqlResult<Option<u8>> {
+    const NAMES: [&str; 4] = ["CURRENT_TIMESTAMP", "NOW", "LOCALTIME", "LOCALTIMESTAMP"];
+    let is_now = |n: &str, parens: bool| {
+        NAMES.iter().any(|x| x.eq_ignore_ascii_case(n))
+            && (parens || !n.eq_ignore_ascii_case("NOW"))
+    };
+    match e {
+        ast::Expr::Identifier(i) if i.quote_style.is_none() && is_now(&i.value, false) => {
+            Ok(Some(0))
+        }
+        ast::Expr::Function(f) if is_now(&f.name.to_string(), true) => {
+            let args: Vec<&ast::FunctionArg> = match &f.args {
+                ast::FunctionArguments::None => Vec::new(),
+                ast::FunctionArguments::List(l) => l.args.iter().collect(),
+                ast::FunctionArguments::Subquery(_) => return Ok(None),
+            };
+            match args.as_slice() {
+                [] => Ok(Some(0)),
+                [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(ast::Expr::Value(v)))] => {
+                    match &v.value {
+                        ast::Value::Number(n, _) => match n.parse::<u8>() {
+                            Ok(p) if p <= 6 => Ok(Some(p)),
+                            _ => Err(EngineError::new(
+                                1426,
+                                "42000",
+                                format!(
+                                    "Too-big precision {n} specified for '{}'. Maximum is 6.",
+                                    f.name.to_string().to_ascii_lowercase()
+                                ),
+                            )),
+                        },
+                        _ => Ok(None),
+                    }
+                }
+                _ => Ok(None),
+            }
+        }
+        _ => Ok(None),
+    }
+}
+
 fn default_value(e: &ast::Expr) -> SqlResult<Value> {
+    crate::stack::check()?;
     match e {
         ast::Expr::Value(v) => literal(&v.value, &[]),
         ast::Expr::UnaryOp {
@@ -196,6 +290,7 @@ pub fn table_spec(ct: &CreateTable) -> SqlResult<TableSpec> {
     if ct.inherits.is_some() {
         return Err(crate::parse::syntax_error("INHERITS"));
     }
+    check_table_options(&ct.table_options)?;
     let (db, name) = crate::exec::split_name(&ct.name)?;
     let mut columns = Vec::new();
     let mut primary: Vec<usize> = Vec::new();
@@ -206,6 +301,7 @@ pub fn table_spec(ct: &CreateTable) -> SqlResult<TableSpec> {
         let mut default = None;
         let mut auto_increment = false;
         let mut default_expr = None;
+        let mut on_update_now = None;
         for o in &c.options {
             match &o.option {
                 ColumnOption::Null => nullable = true,
@@ -232,27 +328,41 @@ pub fn table_spec(ct: &CreateTable) -> SqlResult<TableSpec> {
                         )));
                     }
                 }
+                ColumnOption::OnUpdate(e) => {
+                    // MySQL: only CURRENT_TIMESTAMP (or a synonym) with the
+                    // column's own fsp, on DATETIME/TIMESTAMP (1294).
+                    let fsp = now_fsp(e)?.filter(|&f| temporal_fsp(&ty) == Some(f));
+                    on_update_now = Some(fsp.ok_or_else(|| {
+                        EngineError::new(
+                            1294,
+                            "HY000",
+                            format!("Invalid ON UPDATE clause for '{}' column", c.name.value),
+                        )
+                    })?);
+                }
                 ColumnOption::CharacterSet(_)
                 | ColumnOption::Collation(_)
-                | ColumnOption::Comment(_)
-                | ColumnOption::OnUpdate(_) => {}
+                | ColumnOption::Comment(_) => {}
                 other => return Err(EngineError::not_supported(format!("column option {other}"))),
             }
         }
+        let mut default_now = None;
         if let Some(e) = default_expr {
-            let v = match &e {
-                ast::Expr::Identifier(i)
-                    if i.value.eq_ignore_ascii_case("CURRENT_TIMESTAMP") && ty.is_temporal() =>
-                {
+            let v = match now_fsp(&e)? {
+                // DEFAULT CURRENT_TIMESTAMP[(n)]: DATETIME/TIMESTAMP with
+                // the same fsp only, as MySQL (1067 otherwise).
+                Some(fsp) => {
+                    if temporal_fsp(&ty) != Some(fsp) {
+                        return Err(EngineError::new(
+                            1067,
+                            "42000",
+                            format!("Invalid default value for '{}'", c.name.value),
+                        ));
+                    }
+                    default_now = Some(fsp);
                     None
                 }
-                ast::Expr::Function(f)
-                    if f.name.to_string().eq_ignore_ascii_case("CURRENT_TIMESTAMP")
-                        || f.name.to_string().eq_ignore_ascii_case("NOW") =>
-                {
-                    None
-                }
-                _ => Some(default_value(&e)?),
+                None => Some(default_value(&e)?),
             };
             if let Some(v) = v {
                 let v = if v.is_null() {
@@ -292,6 +402,8 @@ pub fn table_spec(ct: &CreateTable) -> SqlResult<TableSpec> {
             nullable,
             default,
             auto_increment,
+            default_now,
+            on_update_now,
         });
     }
     let pos = |cols: &[ast::IndexColumn]| -> SqlResult<Vec<usize>> {

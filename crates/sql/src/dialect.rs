@@ -22,6 +22,17 @@
 //! answers `MySqlDialect`'s type id, so the parser's own "is this MySQL?"
 //! checks behave exactly as with `MySqlDialect`.
 //!
+//! A third addition keeps statements within the thread's stack (see
+//! `stack.rs`): [`Dialect::parse_infix`] takes over a run of one
+//! associative-looking operator class (`+ -`, `* / DIV %`, `AND`, `OR`,
+//! `XOR`) and builds it as a balanced tree once it is longer than
+//! [`LEFT_DEEP_MAX`] terms (shorter runs keep sqlparser's left-deep shape,
+//! so ordinary statements parse to exactly the same tree), and it charges
+//! every other infix operator that stacks onto an already deep left operand
+//! (`x IS NULL IS NULL ...`, `a = b = c ...`) against a per-statement depth
+//! budget; an exhausted budget, like sqlparser's own recursion limit, is
+//! MySQL's 1436.
+//!
 //! **When upgrading sqlparser**: the forwarding list below must match the
 //! methods `impl Dialect for MySqlDialect` overrides in the new version
 //! (`src/dialect/mysql.rs`); a method it overrides but this file does not
@@ -29,17 +40,207 @@
 //! compares both dialects on a corpus and catches most slips.
 
 use std::any::TypeId;
+use std::cell::Cell;
 
-use sqlparser::ast::{Expr, Statement};
+use sqlparser::ast::{BinaryOperator, Expr, Statement};
 use sqlparser::dialect::{BindPlaceholderStyle, Dialect, MySqlDialect};
 use sqlparser::keywords::Keyword;
 use sqlparser::parser::{Parser, ParserError};
+use sqlparser::tokenizer::Token;
 
 /// sqlparser's MySQL dialect minus comment hints and the loose `BINARY`
 /// cast (see the module documentation).
-#[derive(Debug, Default, Clone, Copy)]
+#[derive(Debug)]
 pub struct QuireDialect {
     mysql: MySqlDialect,
+    /// Set just before this dialect calls `Parser::parse_infix` itself for
+    /// one step of a run: that call must take sqlparser's path.
+    bypass: Cell<bool>,
+    /// Depth that infix operators may still stack beyond [`FREE_SPINE`]
+    /// in this statement (see the module documentation).
+    budget: Cell<usize>,
+}
+
+impl Default for QuireDialect {
+    fn default() -> QuireDialect {
+        QuireDialect {
+            mysql: MySqlDialect {},
+            bypass: Cell::new(false),
+            budget: Cell::new(crate::stack::parse_depth_limit()),
+        }
+    }
+}
+
+/// Runs up to this many terms keep sqlparser's left-deep tree.
+pub const LEFT_DEEP_MAX: usize = 16;
+
+/// A left operand's spine may grow this deep for free; deeper stacking
+/// is charged to the statement's budget.
+const FREE_SPINE: usize = 32;
+
+/// Operator classes whose runs are built balanced. Within a class all
+/// operators share one precedence in sqlparser's MySQL dialect.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunClass {
+    AddSub,
+    MulDiv,
+    And,
+    Or,
+    Xor,
+}
+
+fn token_class(t: &Token) -> Option<RunClass> {
+    match t {
+        Token::Plus | Token::Minus => Some(RunClass::AddSub),
+        Token::Mul | Token::Div | Token::Mod => Some(RunClass::MulDiv),
+        Token::Word(w) if w.quote_style.is_none() => match w.keyword {
+            Keyword::DIV => Some(RunClass::MulDiv),
+            Keyword::AND => Some(RunClass::And),
+            Keyword::OR => Some(RunClass::Or),
+            Keyword::XOR => Some(RunClass::Xor),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// The run class of a binary operator (the compiler uses it to read a
+/// balanced arithmetic run back in text order).
+pub fn op_class(op: &BinaryOperator) -> Option<RunClass> {
+    match op {
+        BinaryOperator::Plus | BinaryOperator::Minus => Some(RunClass::AddSub),
+        BinaryOperator::Multiply
+        | BinaryOperator::Divide
+        | BinaryOperator::MyIntegerDivide
+        | BinaryOperator::Modulo => Some(RunClass::MulDiv),
+        BinaryOperator::And => Some(RunClass::And),
+        BinaryOperator::Or => Some(RunClass::Or),
+        BinaryOperator::Xor => Some(RunClass::Xor),
+        _ => None,
+    }
+}
+
+/// How deep the left spine of `e` is (the child an infix operator puts
+/// its left operand in), counting at most `cap` levels.
+fn spine_depth(e: &Expr, cap: usize) -> usize {
+    let mut d = 0;
+    let mut e = e;
+    while d < cap {
+        e = match e {
+            Expr::BinaryOp { left, .. }
+            | Expr::AnyOp { left, .. }
+            | Expr::AllOp { left, .. }
+            | Expr::IsDistinctFrom(left, _)
+            | Expr::IsNotDistinctFrom(left, _) => left,
+            Expr::IsNull(x)
+            | Expr::IsNotNull(x)
+            | Expr::IsTrue(x)
+            | Expr::IsNotTrue(x)
+            | Expr::IsFalse(x)
+            | Expr::IsNotFalse(x)
+            | Expr::IsUnknown(x)
+            | Expr::IsNotUnknown(x)
+            | Expr::Nested(x) => x,
+            Expr::In { expr, .. }
+            | Expr::Between { expr, .. }
+            | Expr::Like { expr, .. }
+            | Expr::ILike { expr, .. }
+            | Expr::SimilarTo { expr, .. }
+            | Expr::RLike { expr, .. }
+            | Expr::Cast { expr, .. }
+            | Expr::Collate { expr, .. } => expr,
+            _ => break,
+        };
+        d += 1;
+    }
+    d
+}
+
+/// Builds `xs[0] ops[0] xs[1] ops[1] ...` as a tree of depth
+/// ceil(log2(len)) with the same in-order sequence.
+fn balanced(xs: &mut [Option<Expr>], ops: &[BinaryOperator]) -> Expr {
+    if xs.len() <= 1 || ops.is_empty() {
+        return xs
+            .first_mut()
+            .and_then(Option::take)
+            .unwrap_or(Expr::Value(sqlparser::ast::Value::Null.into()));
+    }
+    let mid = xs.len() / 2;
+    let (lx, rx) = xs.split_at_mut(mid);
+    let left = balanced(lx, &ops[..mid - 1]);
+    let right = balanced(rx, &ops[mid..]);
+    Expr::BinaryOp {
+        left: Box::new(left),
+        op: ops[mid - 1].clone(),
+        right: Box::new(right),
+    }
+}
+
+fn ceil_log2(n: usize) -> usize {
+    (usize::BITS - n.saturating_sub(1).leading_zeros()) as usize
+}
+
+impl QuireDialect {
+    /// Charges the growth of a left spine from `old` to `new` levels.
+    fn charge(&self, old: usize, new: usize) -> Result<(), ParserError> {
+        let cost = new.saturating_sub(old.max(FREE_SPINE));
+        let left = self.budget.get();
+        if cost > left {
+            return Err(ParserError::RecursionLimitExceeded);
+        }
+        self.budget.set(left - cost);
+        Ok(())
+    }
+
+    /// Parses the rest of a run of `class` operators at precedence `prec`
+    /// whose first operand is `first`.
+    fn parse_run(
+        &self,
+        parser: &mut Parser,
+        first: Expr,
+        class: RunClass,
+        prec: u8,
+        spine: usize,
+    ) -> Result<Expr, ParserError> {
+        let mut xs = vec![Some(first)];
+        let mut ops = Vec::new();
+        while token_class(&parser.peek_token_ref().token) == Some(class)
+            && parser.get_next_precedence()? == prec
+        {
+            self.bypass.set(true);
+            let step = parser.parse_infix(Expr::Value(sqlparser::ast::Value::Null.into()), prec);
+            self.bypass.set(false);
+            match step? {
+                Expr::BinaryOp { op, right, .. } if op_class(&op) == Some(class) => {
+                    ops.push(op);
+                    xs.push(Some(*right));
+                }
+                other => {
+                    return Err(ParserError::ParserError(format!(
+                        "unexpected operator in a run: {other}"
+                    )))
+                }
+            }
+        }
+        if ops.len() < LEFT_DEEP_MAX {
+            self.charge(spine, spine + ops.len())?;
+            let mut it = xs.into_iter().flatten();
+            let mut acc = it
+                .next()
+                .unwrap_or(Expr::Value(sqlparser::ast::Value::Null.into()));
+            for (op, right) in ops.into_iter().zip(it) {
+                acc = Expr::BinaryOp {
+                    left: Box::new(acc),
+                    op,
+                    right: Box::new(right),
+                };
+            }
+            Ok(acc)
+        } else {
+            self.charge(spine, spine + ceil_log2(xs.len()))?;
+            Ok(balanced(&mut xs, &ops))
+        }
+    }
 }
 
 impl Dialect for QuireDialect {
@@ -117,6 +318,16 @@ impl Dialect for QuireDialect {
         expr: &Expr,
         precedence: u8,
     ) -> Option<Result<Expr, ParserError>> {
+        if self.bypass.replace(false) {
+            return self.mysql.parse_infix(parser, expr, precedence);
+        }
+        let spine = spine_depth(expr, FREE_SPINE + self.budget.get() + 1);
+        if let Some(class) = token_class(&parser.peek_token_ref().token) {
+            return Some(self.parse_run(parser, expr.clone(), class, precedence, spine));
+        }
+        if let Err(e) = self.charge(spine, spine + 1) {
+            return Some(Err(e));
+        }
         self.mysql.parse_infix(parser, expr, precedence)
     }
 

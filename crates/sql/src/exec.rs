@@ -122,6 +122,10 @@ impl Ctx<'_> {
 }
 
 fn conjuncts(e: &E, out: &mut Vec<E>) {
+    crate::stack::grow(|| conjuncts_inner(e, out))
+}
+
+fn conjuncts_inner(e: &E, out: &mut Vec<E>) {
     match e {
         E::And(a, b) => {
             conjuncts(a, out);
@@ -175,6 +179,7 @@ fn add_factor(
     left: bool,
     on: Option<Expr>,
 ) -> SqlResult<()> {
+    crate::stack::check()?;
     let offset = cols.len();
     match f {
         TableFactor::Table {
@@ -182,10 +187,18 @@ fn add_factor(
             alias,
             args,
             index_directives,
+            partitions,
+            sample,
             ..
         } => {
             if args.is_some() {
                 return Err(EngineError::not_supported("table functions"));
+            }
+            if !partitions.is_empty() {
+                return Err(not_partitioned());
+            }
+            if sample.is_some() {
+                return Err(crate::parse::syntax_error("TABLESAMPLE"));
             }
             let (db, tname) = split_name(name)?;
             let alias_name = alias
@@ -983,6 +996,7 @@ fn expr_name(e: &Expr) -> String {
 
 /// Runs a query (SELECT, possibly with derived tables).
 pub fn select(cx: &Ctx, txn: &mut Txn, q: &Query, lock: Option<LockMode>) -> SqlResult<ResultSet> {
+    crate::stack::check()?;
     if q.with.is_some() {
         return Err(EngineError::not_supported(
             "WITH (common table expressions)",
@@ -990,6 +1004,20 @@ pub fn select(cx: &Ctx, txn: &mut Txn, q: &Query, lock: Option<LockMode>) -> Sql
     }
     if q.fetch.is_some() {
         return Err(EngineError::not_supported("FETCH"));
+    }
+    // NOWAIT / SKIP LOCKED / OF change which rows a locking read waits
+    // for or returns: refused rather than read as a plain locking read.
+    if let Some(l) = q
+        .locks
+        .iter()
+        .find(|l| l.nonblock.is_some() || l.of.is_some())
+    {
+        let what = match (&l.nonblock, &l.of) {
+            (Some(ast::NonBlock::Nowait), _) => "NOWAIT",
+            (Some(ast::NonBlock::SkipLocked), _) => "SKIP LOCKED",
+            _ => "FOR UPDATE/SHARE OF",
+        };
+        return Err(EngineError::not_supported(what));
     }
     let lock = match q.locks.first() {
         Some(l) => Some(match l.lock_type {
@@ -1506,6 +1534,19 @@ fn same_row(a: &[Value], b: &[Value]) -> bool {
 
 /// Applies SET assignments to a copy of `old` (left to right, later ones
 /// see earlier results, as in MySQL).
+/// ON UPDATE CURRENT_TIMESTAMP: a row that changes gets the statement's
+/// time in each such column the statement does not assign itself (MySQL:
+/// only when some column value actually changes; the caller checks).
+fn touch_on_update(t: &TableDef, assigned: &[(usize, E)], new: &mut [Value], stamp: DateTime) {
+    for (i, c) in t.columns.iter().enumerate() {
+        if let Some(fsp) = c.on_update_now {
+            if !assigned.iter().any(|(ci, _)| *ci == i) {
+                new[i] = Value::DateTime(crate::expr::truncate_fsp(stamp, fsp));
+            }
+        }
+    }
+}
+
 fn apply_assignments(
     t: &TableDef,
     compiled: &[(usize, E)],
@@ -1545,13 +1586,15 @@ pub fn update(
         compiled.push((ci, c.compile(&a.value)?));
     }
     let rows = matching_rows(cx, txn, &t, &cols, selection, order, limit)?;
+    let stamp = crate::expr::now_utc_fsp(6);
     let (mut matched, mut changed) = (0u64, 0u64);
     for r in rows {
         matched += 1;
-        let new = apply_assignments(&t, &compiled, &r.values, &[])?;
+        let mut new = apply_assignments(&t, &compiled, &r.values, &[])?;
         if same_row(&new, &r.values) {
             continue;
         }
+        touch_on_update(&t, &compiled, &mut new, stamp);
         if txn.update(&t, &r.key, new)? {
             changed += 1;
         }
@@ -1642,7 +1685,20 @@ fn find_conflict(
 }
 
 /// INSERT, INSERT IGNORE, REPLACE, INSERT ... ON DUPLICATE KEY UPDATE.
+/// MySQL's 1747 for a PARTITION (...) clause: quire has no partitioned
+/// tables.
+fn not_partitioned() -> EngineError {
+    EngineError::new(
+        1747,
+        "HY000",
+        "PARTITION () clause on non partitioned table",
+    )
+}
+
 pub fn insert(cx: &Ctx, txn: &mut Txn, ins: &ast::Insert) -> SqlResult<WriteResult> {
+    if ins.partitioned.is_some() {
+        return Err(not_partitioned());
+    }
     let t = match &ins.table {
         ast::TableObject::TableName(n) => cx.table(n)?,
         _ => return Err(EngineError::not_supported("INSERT INTO a table function")),
@@ -1739,6 +1795,19 @@ pub fn insert(cx: &Ctx, txn: &mut Txn, ins: &ast::Insert) -> SqlResult<WriteResu
             _ => return Err(EngineError::not_supported("ON CONFLICT")),
         }
     }
+    // DEFAULT CURRENT_TIMESTAMP columns left out (or DEFAULT): the
+    // statement's time, the same for every row.
+    let stamp = crate::expr::now_utc_fsp(6);
+    for (i, c) in t.columns.iter().enumerate() {
+        if let Some(fsp) = c.default_now {
+            let now = Value::DateTime(crate::expr::truncate_fsp(stamp, fsp));
+            for row in src_rows.iter_mut() {
+                if row[i].is_none() {
+                    row[i] = Some(now.clone());
+                }
+            }
+        }
+    }
     let replace = ins.replace_into;
     let n_rows = src_rows.len();
     let mut affected = 0u64;
@@ -1787,8 +1856,9 @@ pub fn insert(cx: &Ctx, txn: &mut Txn, ins: &ast::Insert) -> SqlResult<WriteResu
                         affected += 1;
                         continue;
                     }
-                    let new = apply_assignments(&t, &dup, &old.values, &full)?;
+                    let mut new = apply_assignments(&t, &dup, &old.values, &full)?;
                     if !same_row(&new, &old.values) {
+                        touch_on_update(&t, &dup, &mut new, stamp);
                         txn.update(&t, &old.key, new)?;
                         affected += 2;
                     }

@@ -32,6 +32,7 @@ use sqlparser::ast::{
     FunctionArgExpr, FunctionArguments, UnaryOperator,
 };
 
+use crate::dialect::RunClass;
 use crate::parse::Scope;
 use crate::SqlResult;
 
@@ -153,6 +154,10 @@ pub enum E {
     Neg(Box<E>),
     Not(Box<E>),
     Arith(Arith, Box<E>, Box<E>),
+    /// A run of one precedence class (`a + b - c ...`, `a * b / c ...`)
+    /// of three or more terms, evaluated left to right: flat, so a
+    /// 100,000-term sum is not 100,000 levels deep (see `stack.rs`).
+    Chain(Box<E>, Vec<(Arith, E)>),
     Cmp(Cmp, Box<E>, Box<E>),
     And(Box<E>, Box<E>),
     Or(Box<E>, Box<E>),
@@ -209,6 +214,27 @@ pub fn now_utc() -> DateTime {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs() as i64)
         .unwrap_or(0);
+    utc_at(secs, 0)
+}
+
+/// The current time with `fsp` fractional digits (CURRENT_TIMESTAMP(fsp)
+/// as a column default or ON UPDATE value).
+pub fn now_utc_fsp(fsp: u8) -> DateTime {
+    let d = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    let unit = 10u32.pow(6 - u32::from(fsp.min(6)));
+    utc_at(d.as_secs() as i64, d.subsec_micros() / unit * unit)
+}
+
+/// `dt` with its fraction cut to `fsp` digits.
+pub fn truncate_fsp(mut dt: DateTime, fsp: u8) -> DateTime {
+    let unit = 10u32.pow(6 - u32::from(fsp.min(6)));
+    dt.micro = dt.micro / unit * unit;
+    dt
+}
+
+fn utc_at(secs: i64, micro: u32) -> DateTime {
     let days = secs.div_euclid(86_400);
     let rem = secs.rem_euclid(86_400);
     // civil_from_days (H. Hinnant)
@@ -229,7 +255,7 @@ pub fn now_utc() -> DateTime {
         (rem / 3600) as u32,
         ((rem % 3600) / 60) as u32,
         (rem % 60) as u32,
-        0,
+        micro,
     )
     .or_else(|| DateTime::new(1970, 1, 1, 0, 0, 0, 0))
     .expect("the epoch is a valid date")
@@ -365,6 +391,7 @@ impl Compiler<'_> {
     }
 
     pub fn compile(&mut self, e: &Expr) -> SqlResult<E> {
+        crate::stack::check()?;
         Ok(match e {
             Expr::Identifier(id) => {
                 let v = &id.value;
@@ -486,6 +513,14 @@ impl Compiler<'_> {
                     *negated,
                     esc,
                 )
+            }
+            Expr::BinaryOp { op, .. }
+                if matches!(
+                    crate::dialect::op_class(op),
+                    Some(RunClass::AddSub | RunClass::MulDiv)
+                ) =>
+            {
+                self.arith_run(e)?
             }
             Expr::BinaryOp { left, op, right } => {
                 let l = Box::new(self.compile(left)?);
@@ -621,6 +656,60 @@ impl Compiler<'_> {
                 let s: String = other.to_string().chars().take(60).collect();
                 return Err(EngineError::not_supported(format!("expression {s}")));
             }
+        })
+    }
+
+    /// Compiles a run of `+ -` or `* / DIV %` operators. The parser may
+    /// have built a long run as a balanced tree (`dialect.rs`); its terms in
+    /// text order are the leaves of the maximal subtree of operators of the
+    /// one class (sqlparser never puts an unparenthesized operator of the
+    /// same precedence on the right of another), and MySQL evaluates them
+    /// left to right.
+    fn arith_run(&mut self, e: &Expr) -> SqlResult<E> {
+        enum Item<'e> {
+            Node(&'e Expr),
+            Op(&'e BinaryOperator),
+        }
+        let class = match e {
+            Expr::BinaryOp { op, .. } => crate::dialect::op_class(op),
+            _ => None,
+        };
+        let mut terms: Vec<&Expr> = Vec::new();
+        let mut ops: Vec<Arith> = Vec::new();
+        let mut stack = vec![Item::Node(e)];
+        while let Some(it) = stack.pop() {
+            match it {
+                Item::Node(Expr::BinaryOp { left, op, right })
+                    if class.is_some() && crate::dialect::op_class(op) == class =>
+                {
+                    stack.push(Item::Node(right));
+                    stack.push(Item::Op(op));
+                    stack.push(Item::Node(left));
+                }
+                Item::Node(x) => terms.push(x),
+                Item::Op(op) => ops.push(match op {
+                    BinaryOperator::Plus => Arith::Add,
+                    BinaryOperator::Minus => Arith::Sub,
+                    BinaryOperator::Multiply => Arith::Mul,
+                    BinaryOperator::Divide => Arith::Div,
+                    BinaryOperator::MyIntegerDivide => Arith::IntDiv,
+                    BinaryOperator::Modulo => Arith::Mod,
+                    other => return Err(EngineError::not_supported(format!("operator {other}"))),
+                }),
+            }
+        }
+        let mut compiled = terms
+            .into_iter()
+            .map(|t| self.compile(t))
+            .collect::<SqlResult<Vec<E>>>()?
+            .into_iter();
+        let Some(first) = compiled.next() else {
+            return Err(err_range("empty expression"));
+        };
+        let rest: Vec<(Arith, E)> = ops.into_iter().zip(compiled).collect();
+        Ok(match <[(Arith, E); 1]>::try_from(rest) {
+            Ok([(op, second)]) => E::Arith(op, Box::new(first), Box::new(second)),
+            Err(rest) => E::Chain(Box::new(first), rest),
         })
     }
 
@@ -1356,6 +1445,7 @@ fn hex(b: &[u8]) -> String {
 
 impl E {
     pub fn eval(&self, r: &Row) -> SqlResult<Value> {
+        crate::stack::check()?;
         Ok(match self {
             E::Lit(v) => v.clone(),
             E::Col(i) => r.row.get(*i).cloned().unwrap_or(Value::Null),
@@ -1372,6 +1462,13 @@ impl E {
             },
             E::Not(x) => bool_val(truth(&x.eval(r)?).map(|b| !b)),
             E::Arith(op, a, b) => arith(*op, &a.eval(r)?, &b.eval(r)?)?,
+            E::Chain(first, rest) => {
+                let mut v = first.eval(r)?;
+                for (op, x) in rest {
+                    v = arith(*op, &v, &x.eval(r)?)?;
+                }
+                v
+            }
             E::Cmp(op, a, b) => cmp_vals(*op, &a.eval(r)?, &b.eval(r)?),
             E::And(a, b) => {
                 let x = truth(&a.eval(r)?);
@@ -1745,6 +1842,10 @@ impl E {
     }
 
     pub fn walk(&self, f: &mut dyn FnMut(&E)) {
+        crate::stack::grow(|| self.walk_inner(f))
+    }
+
+    fn walk_inner(&self, f: &mut dyn FnMut(&E)) {
         f(self);
         match self {
             E::Lit(_) | E::Col(_) | E::Agg(_) => {}
@@ -1759,6 +1860,12 @@ impl E {
             | E::Like(a, b, _, _) => {
                 a.walk(f);
                 b.walk(f);
+            }
+            E::Chain(a, rest) => {
+                a.walk(f);
+                for (_, x) in rest {
+                    x.walk(f);
+                }
             }
             E::Between(a, b, c, _) => {
                 a.walk(f);
@@ -1847,6 +1954,32 @@ const VARCHAR_ANY: ColumnType = ColumnType::Varchar { len: 255 };
 
 /// The type MySQL reports for an expression's result column.
 pub fn infer(e: &E, cols: &[ColInfo], aggs: &[AggSpec]) -> ColumnType {
+    crate::stack::grow(|| infer_inner(e, cols, aggs))
+}
+
+fn arith_type(op: Arith, ta: ColumnType, tb: ColumnType) -> ColumnType {
+    let int = ColumnType::BigInt { unsigned: false };
+    let k = numeric_kind(&ta).max(numeric_kind(&tb));
+    match (op, k) {
+        (Arith::IntDiv, _) => int,
+        (_, 2) => ColumnType::Double,
+        (Arith::Div, _) => ColumnType::Decimal {
+            precision: 65,
+            scale: (scale_of(&ta) + 4).min(30),
+        },
+        (_, 0) => int,
+        _ => ColumnType::Decimal {
+            precision: 65,
+            scale: if op == Arith::Mul {
+                (scale_of(&ta) + scale_of(&tb)).min(30)
+            } else {
+                scale_of(&ta).max(scale_of(&tb))
+            },
+        },
+    }
+}
+
+fn infer_inner(e: &E, cols: &[ColInfo], aggs: &[AggSpec]) -> ColumnType {
     let int = ColumnType::BigInt { unsigned: false };
     match e {
         E::Lit(v) => lit_type(v),
@@ -1885,28 +2018,10 @@ pub fn infer(e: &E, cols: &[ColInfo], aggs: &[AggSpec]) -> ColumnType {
             }
         }
         E::Neg(x) => infer(x, cols, aggs),
-        E::Arith(op, a, b) => {
-            let ta = infer(a, cols, aggs);
-            let tb = infer(b, cols, aggs);
-            let k = numeric_kind(&ta).max(numeric_kind(&tb));
-            match (op, k) {
-                (Arith::IntDiv, _) => int,
-                (_, 2) => ColumnType::Double,
-                (Arith::Div, _) => ColumnType::Decimal {
-                    precision: 65,
-                    scale: (scale_of(&ta) + 4).min(30),
-                },
-                (_, 0) => int,
-                _ => ColumnType::Decimal {
-                    precision: 65,
-                    scale: if *op == Arith::Mul {
-                        (scale_of(&ta) + scale_of(&tb)).min(30)
-                    } else {
-                        scale_of(&ta).max(scale_of(&tb))
-                    },
-                },
-            }
-        }
+        E::Arith(op, a, b) => arith_type(*op, infer(a, cols, aggs), infer(b, cols, aggs)),
+        E::Chain(first, rest) => rest.iter().fold(infer(first, cols, aggs), |t, (op, x)| {
+            arith_type(*op, t, infer(x, cols, aggs))
+        }),
         E::Not(_)
         | E::Cmp(..)
         | E::And(..)
@@ -1957,6 +2072,10 @@ pub fn infer(e: &E, cols: &[ColInfo], aggs: &[AggSpec]) -> ColumnType {
 
 /// Whether the expression can produce NULL (conservatively true).
 pub fn nullable(e: &E, cols: &[ColInfo]) -> bool {
+    crate::stack::grow(|| nullable_inner(e, cols))
+}
+
+fn nullable_inner(e: &E, cols: &[ColInfo]) -> bool {
     match e {
         E::Lit(v) => v.is_null(),
         E::Col(i) => cols.get(*i).is_none_or(|c| c.nullable),

@@ -28,6 +28,7 @@ pub mod privilege;
 pub mod process;
 pub mod session;
 mod show;
+pub mod stack;
 
 pub use account::{AccountGrants, AccountStore};
 pub use privilege::{AccountPrivs, Privs};

@@ -165,6 +165,10 @@ pub(crate) fn syntax_error(near: &str) -> EngineError {
 }
 
 fn perr(e: ParserError, sql: &str) -> EngineError {
+    if matches!(e, ParserError::RecursionLimitExceeded) {
+        // Nesting deeper than this thread's stack allows (stack.rs).
+        return crate::stack::overrun(crate::stack::MARGIN);
+    }
     let msg = e.to_string();
     // The parser reports "... found: X at Line: l, Column: c"; MySQL quotes
     // the text from the offending token on.
@@ -218,6 +222,7 @@ pub fn parse(sql: &str) -> SqlResult<Parsed> {
 
 fn parse_inner(sql: &str) -> SqlResult<Parsed> {
     let dialect = QuireDialect::default();
+    let depth = crate::stack::parse_depth_limit();
     let mut tokens = Tokenizer::new(&dialect, sql)
         .tokenize()
         .map_err(|e| syntax_error(&e.to_string()))?;
@@ -292,7 +297,9 @@ fn parse_inner(sql: &str) -> SqlResult<Parsed> {
         (is_word(&tokens[sig[n - 2]], "DISABLE") || is_word(&tokens[sig[n - 2]], "ENABLE"))
             && is_word(&tokens[sig[n - 1]], "KEYS")
     };
-    let mut p = Parser::new(&dialect).with_tokens(tokens.clone());
+    let mut p = Parser::new(&dialect)
+        .with_recursion_limit(depth)
+        .with_tokens(tokens.clone());
     let res = match first.as_str() {
         "SET" => parse_set(&mut p).map(Command::Set),
         "SHOW" => parse_show(&mut p).map(|s| Command::Show(Box::new(s))),
@@ -347,7 +354,9 @@ fn parse_inner(sql: &str) -> SqlResult<Parsed> {
             let (head, order, limit) = split_update_tail(&tokens, &dialect, sql)?;
             parsed.update_order = order;
             parsed.update_limit = limit;
-            let mut p = Parser::new(&dialect).with_tokens(head);
+            let mut p = Parser::new(&dialect)
+                .with_recursion_limit(depth)
+                .with_tokens(head);
             let stmt = p.parse_statement().map_err(|e| perr(e, sql))?;
             // Everything before the cut-off tail must have been consumed
             // (`UPDATE t SET c = 1 WHERE id = 1 garbage` is a syntax error).
@@ -437,12 +446,16 @@ fn split_update_tail(
         }
     }
     let Some(cut) = cut else {
-        let mut p = Parser::new(dialect).with_tokens(tokens.to_vec());
+        let mut p = Parser::new(dialect)
+            .with_recursion_limit(crate::stack::parse_depth_limit())
+            .with_tokens(tokens.to_vec());
         let _ = &mut p;
         return Ok((tokens.to_vec(), Vec::new(), None));
     };
     let head = tokens[..cut].to_vec();
-    let mut p = Parser::new(dialect).with_tokens(tokens[cut..].to_vec());
+    let mut p = Parser::new(dialect)
+        .with_recursion_limit(crate::stack::parse_depth_limit())
+        .with_tokens(tokens[cut..].to_vec());
     let mut order = Vec::new();
     let mut limit = None;
     if p.parse_keywords(&[Keyword::ORDER, Keyword::BY]) {

@@ -18,6 +18,12 @@
 //! rolls back only its own changes, as InnoDB does; a deadlock (1213) rolls
 //! back the whole transaction. `BEGIN` and DDL commit an open transaction
 //! first (MySQL's implicit commit).
+//!
+//! Named savepoints (`SAVEPOINT`, `ROLLBACK TO [SAVEPOINT]`, `RELEASE
+//! SAVEPOINT`) are positions in the transaction's undo list, kept here by
+//! name with the transaction's id: ROLLBACK TO undoes the writes since and
+//! drops the later savepoints but keeps the row locks (InnoDB); an unknown
+//! name is 1305.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -118,8 +124,49 @@ pub(crate) const SESSION_VARS: &[(&str, &str)] = &[
     ("wait_timeout", "28800"),
 ];
 
+/// Variables SET must refuse at any scope (1238).
+const READ_ONLY_VARS: &[&str] = &[
+    "version",
+    "version_comment",
+    "license",
+    "system_time_zone",
+    "character_set_system",
+    "lower_case_table_names",
+    "version_compile_os",
+    "version_compile_machine",
+];
+
+/// Variables quire accepts but does not act on: SET takes only the value
+/// that behaves as quire does (the default), and refuses any other with
+/// 1235 naming it, instead of answering OK and behaving differently.
+/// `time_zone`: quire's clock is UTC (`system_time_zone`).
+fn inert_value_ok(name: &str, text: &str) -> Option<bool> {
+    let up = text.trim().to_ascii_uppercase();
+    let flag = |want: bool| on_off(&up) == Some(want) || up == "DEFAULT";
+    Some(match name {
+        "sql_select_limit" => up == "DEFAULT" || up == "18446744073709551615",
+        "sql_safe_updates" | "sql_auto_is_null" => flag(false),
+        "sql_log_bin" => flag(true),
+        "max_execution_time" => up == "0" || up == "DEFAULT",
+        "auto_increment_increment" | "auto_increment_offset" => up == "1" || up == "DEFAULT",
+        "time_zone" => matches!(
+            up.as_str(),
+            "SYSTEM" | "UTC" | "+00:00" | "-00:00" | "+0:00" | "DEFAULT"
+        ),
+        _ => return None,
+    })
+}
+
+fn check_inert(name: &str, lname: &str, text: &str) -> SqlResult<()> {
+    match inert_value_ok(lname, text) {
+        Some(false) => Err(EngineError::not_supported(format!("{name} = {text}"))),
+        _ => Ok(()),
+    }
+}
+
 struct Prepared {
-    parsed: Parsed,
+    /// Shared, not cloned per execution: cloning a tree is a recursion too.
+    parsed: Arc<Parsed>,
     /// `/*+ MAX_EXECUTION_TIME(n) */` of the statement text.
     hint_ms: Option<u64>,
     /// The statement text, for the process list's Info while it executes.
@@ -158,6 +205,9 @@ pub struct Session {
     proc: Option<Arc<Proc>>,
     /// The running statement's MAX_EXECUTION_TIME hint.
     hint_ms: Option<u64>,
+    /// Named savepoints, oldest first, each with the id of the transaction
+    /// it belongs to (entries of an ended transaction are dropped on use).
+    savepoints: Vec<(u64, String, quire_engine::Savepoint)>,
 }
 
 fn iso_name(i: Isolation) -> &'static str {
@@ -285,6 +335,17 @@ impl Session {
                 vars.insert(k.clone(), v.clone());
             }
         }
+        // SET GLOBAL autocommit / transaction_isolation are the defaults of
+        // sessions that connect later (MySQL); they are kept as fields.
+        let autocommit = vars
+            .get("autocommit")
+            .and_then(|v| on_off(v))
+            .unwrap_or(true);
+        let isolation = vars
+            .get("transaction_isolation")
+            .or_else(|| vars.get("tx_isolation"))
+            .and_then(|v| parse_iso(v).ok())
+            .unwrap_or(Isolation::RepeatableRead);
         Session {
             engine,
             db: None,
@@ -294,9 +355,9 @@ impl Session {
             accounts: None,
             privs: None,
             conn_id: NEXT_CONN.fetch_add(1, Ordering::Relaxed),
-            autocommit: true,
+            autocommit,
             txn: None,
-            isolation: Isolation::RepeatableRead,
+            isolation,
             next_isolation: None,
             next_read_only: None,
             vars,
@@ -308,6 +369,7 @@ impl Session {
             interrupt: Interrupt::new(),
             proc: None,
             hint_ms: None,
+            savepoints: Vec::new(),
         }
     }
     /// The session's interrupt: `KILL` sets it, statements poll it.
@@ -474,7 +536,7 @@ impl Session {
         self.prepared.insert(
             id,
             Prepared {
-                parsed,
+                parsed: Arc::new(parsed),
                 hint_ms,
                 text,
             },
@@ -502,7 +564,7 @@ impl Session {
                 "Incorrect arguments to mysqld_stmt_execute",
             ));
         }
-        let parsed = p.parsed.clone();
+        let parsed = Arc::clone(&p.parsed);
         self.hint_ms = p.hint_ms;
         if let Some(pr) = &self.proc {
             pr.set_info(&p.text);
@@ -625,7 +687,16 @@ impl Session {
         let ro = self.next_read_only.take().unwrap_or(read_only);
         let mut t = self.engine.begin(iso, ro);
         t.set_interrupt(Some(self.interrupt.clone()));
+        t.set_lock_wait_timeout(self.session_lock_wait());
         t
+    }
+
+    /// The session's own `innodb_lock_wait_timeout`, if it set one.
+    fn session_lock_wait(&self) -> Option<std::time::Duration> {
+        self.vars
+            .get("innodb_lock_wait_timeout")
+            .and_then(|v| v.parse::<u64>().ok())
+            .map(std::time::Duration::from_secs)
     }
 
     /// Runs `f` inside the session's transaction (see the module docs).
@@ -703,7 +774,7 @@ impl Session {
                 for it in items {
                     self.set(it, params)?;
                 }
-                Ok(done(0, 0, 0, String::new()))
+                Ok(done(0, 0, self.warnings.len() as u16, String::new()))
             }
             Command::Show(s) => crate::show::show(self, s),
             Command::Describe(n) => crate::show::describe(self, n),
@@ -819,6 +890,14 @@ impl Session {
                     }
                     Scope::Global => {
                         let text = set_text(&v);
+                        if READ_ONLY_VARS.contains(&lname.as_str()) {
+                            return Err(EngineError::new(
+                                1238,
+                                "HY000",
+                                format!("Variable '{name}' is a read only variable"),
+                            ));
+                        }
+                        check_inert(name, &lname, &text)?;
                         match self.engine.set_global(&lname, &text) {
                             Ok(()) => Ok(()),
                             Err(e) if e.code == 1193 => {
@@ -842,7 +921,17 @@ impl Session {
 
     fn set_session(&mut self, lname: &str, name: &str, v: &Value) -> SqlResult<()> {
         let text = set_text(v);
+        check_inert(name, lname, &text)?;
         match lname {
+            // Session value read-only in MySQL (it is the global's, copied
+            // at connect).
+            "max_allowed_packet" | "net_buffer_length" => Err(EngineError::new(
+                1621,
+                "HY000",
+                format!(
+                    "SESSION variable '{name}' is read-only. Use SET GLOBAL to assign the value"
+                ),
+            )),
             "autocommit" => {
                 let on = on_off(&text).ok_or_else(|| {
                     EngineError::new(
@@ -872,17 +961,7 @@ impl Session {
                 Ok(())
             }
             _ if SESSION_VARS.iter().any(|(k, _)| *k == lname) => {
-                if matches!(
-                    lname,
-                    "version"
-                        | "version_comment"
-                        | "license"
-                        | "system_time_zone"
-                        | "character_set_system"
-                        | "lower_case_table_names"
-                        | "version_compile_os"
-                        | "version_compile_machine"
-                ) {
+                if READ_ONLY_VARS.contains(&lname) {
                     return Err(EngineError::new(
                         1238,
                         "HY000",
@@ -915,10 +994,7 @@ impl Session {
             _ => {
                 if self.engine.config().get(lname).is_ok() {
                     if lname == "innodb_lock_wait_timeout" {
-                        // Engine-wide only: a session value is remembered,
-                        // not applied (quire has no per-session timeout).
-                        self.vars.insert(lname.to_string(), text);
-                        return Ok(());
+                        return self.set_session_lock_wait(name, &text);
                     }
                     Err(EngineError::new(
                         1229,
@@ -936,6 +1012,40 @@ impl Session {
                 }
             }
         }
+    }
+
+    /// `SET SESSION innodb_lock_wait_timeout`: this session's lock waits
+    /// (the open transaction's next ones included) last this long; DEFAULT
+    /// goes back to the global value. Out of 1..=1073741824 is clamped
+    /// with warning 1292, as MySQL does.
+    fn set_session_lock_wait(&mut self, name: &str, text: &str) -> SqlResult<()> {
+        const MAX: u64 = 1_073_741_824;
+        let key = "innodb_lock_wait_timeout";
+        if text.eq_ignore_ascii_case("DEFAULT") {
+            self.vars.remove(key);
+        } else {
+            let v: i128 = text.trim().parse().map_err(|_| {
+                EngineError::new(
+                    1232,
+                    "42000",
+                    format!("Incorrect argument type to variable '{name}'"),
+                )
+            })?;
+            let clamped = v.clamp(1, i128::from(MAX));
+            if clamped != v {
+                self.warnings.push((
+                    "Warning".into(),
+                    1292,
+                    format!("Truncated incorrect {key} value: '{v}'"),
+                ));
+            }
+            self.vars.insert(key.to_string(), clamped.to_string());
+        }
+        let t = self.session_lock_wait();
+        if let Some(txn) = self.txn.as_mut() {
+            txn.set_lock_wait_timeout(t);
+        }
+        Ok(())
     }
 
     fn eval_set_value(&mut self, e: &Expr, params: &[Value]) -> SqlResult<Value> {
@@ -1199,10 +1309,23 @@ impl Session {
                 }
                 Ok(done(0, 0, 0, String::new()))
             }
-            Statement::Savepoint { .. }
-            | Statement::Rollback { .. }
-            | Statement::ReleaseSavepoint { .. } => {
-                Err(EngineError::not_supported("named SAVEPOINTs"))
+            Statement::Savepoint { name } => {
+                self.savepoint(&name.value)?;
+                Ok(done(0, 0, 0, String::new()))
+            }
+            Statement::Rollback {
+                savepoint: Some(name),
+                chain,
+            } => {
+                if *chain {
+                    return Err(parse::syntax_error("AND CHAIN"));
+                }
+                self.rollback_to_savepoint(&name.value)?;
+                Ok(done(0, 0, 0, String::new()))
+            }
+            Statement::ReleaseSavepoint { name } => {
+                self.release_savepoint(&name.value)?;
+                Ok(done(0, 0, 0, String::new()))
             }
             Statement::AlterTable { .. } => Err(EngineError::not_supported("ALTER TABLE")),
             Statement::CreateView { .. } => Err(EngineError::not_supported("views")),
@@ -1236,6 +1359,64 @@ impl Session {
                 Err(EngineError::not_supported(kind))
             }
         }
+    }
+
+    /// The named savepoints of the open transaction (those of an ended
+    /// one are forgotten here).
+    fn live_savepoints(&mut self) -> &mut Vec<(u64, String, quire_engine::Savepoint)> {
+        let id = self.txn.as_ref().map(Txn::id);
+        self.savepoints.retain(|(t, _, _)| Some(*t) == id);
+        &mut self.savepoints
+    }
+
+    fn savepoint_position(&mut self, name: &str) -> SqlResult<usize> {
+        self.live_savepoints()
+            .iter()
+            .position(|(_, n, _)| n.eq_ignore_ascii_case(name))
+            .ok_or_else(|| {
+                EngineError::new(1305, "42000", format!("SAVEPOINT {name} does not exist"))
+            })
+    }
+
+    /// `SAVEPOINT name` (InnoDB: a savepoint of the same name is replaced).
+    /// In autocommit mode outside a transaction there is nothing to mark,
+    /// and MySQL answers OK.
+    fn savepoint(&mut self, name: &str) -> SqlResult<()> {
+        if self.txn.is_none() {
+            if self.autocommit {
+                return Ok(());
+            }
+            let t = self.begin_txn(false);
+            self.txn = Some(t);
+        }
+        let Some(t) = self.txn.as_ref() else {
+            return Ok(());
+        };
+        let (id, sp) = (t.id(), t.savepoint());
+        let list = self.live_savepoints();
+        list.retain(|(_, n, _)| !n.eq_ignore_ascii_case(name));
+        list.push((id, name.to_string(), sp));
+        Ok(())
+    }
+
+    /// `ROLLBACK [WORK] TO [SAVEPOINT] name`: undoes the writes made since;
+    /// row locks taken since stay held (as InnoDB); later savepoints are
+    /// discarded, this one stays.
+    fn rollback_to_savepoint(&mut self, name: &str) -> SqlResult<()> {
+        let pos = self.savepoint_position(name)?;
+        let sp = self.savepoints[pos].2;
+        self.savepoints.truncate(pos + 1);
+        if let Some(t) = self.txn.as_mut() {
+            t.rollback_to(sp);
+        }
+        Ok(())
+    }
+
+    /// `RELEASE SAVEPOINT name`: forgets it and every later one.
+    fn release_savepoint(&mut self, name: &str) -> SqlResult<()> {
+        let pos = self.savepoint_position(name)?;
+        self.savepoints.truncate(pos);
+        Ok(())
     }
 
     fn drop(

@@ -261,21 +261,34 @@ fn columns(s: &Session, n: &ObjectName, db: Option<&str>, f: &Filter) -> SqlResu
         } else {
             ""
         };
-        let default = match &c.default {
-            None | Some(Value::Null) => Value::Null,
-            Some(v) => text(&v.to_string_mysql(&c.ty)),
+        let now = |fsp: u8| match fsp {
+            0 => "CURRENT_TIMESTAMP".to_string(),
+            n => format!("CURRENT_TIMESTAMP({n})"),
         };
+        let default = match (&c.default, c.default_now) {
+            (_, Some(fsp)) => text(&now(fsp)),
+            (None | Some(Value::Null), None) => Value::Null,
+            (Some(v), None) => text(&v.to_string_mysql(&c.ty)),
+        };
+        // MySQL 8.0's Extra: DEFAULT_GENERATED for an expression default,
+        // "on update CURRENT_TIMESTAMP[(n)]" for the ON UPDATE clause.
+        let mut extra: Vec<String> = Vec::new();
+        if c.auto_increment {
+            extra.push("auto_increment".into());
+        }
+        if c.default_now.is_some() {
+            extra.push("DEFAULT_GENERATED".into());
+        }
+        if let Some(fsp) = c.on_update_now {
+            extra.push(format!("on update {}", now(fsp)));
+        }
         rows.push(vec![
             text(&c.name),
             text(&c.ty.name()),
             text(if c.nullable { "YES" } else { "NO" }),
             text(key),
             default,
-            text(if c.auto_increment {
-                "auto_increment"
-            } else {
-                ""
-            }),
+            text(&extra.join(" ")),
         ]);
     }
     let names = ["Field", "Type", "Null", "Key", "Default", "Extra"];
