@@ -66,9 +66,11 @@ pub mod handshake;
 pub mod packet;
 pub mod resultset;
 mod server;
+pub mod sha2_password;
 mod split;
 mod status;
 mod stream;
+pub mod tls;
 
 pub use auth::{
     accounts, native_password_check, native_password_hash, native_password_token, AccountError,

@@ -18,15 +18,19 @@
 use quire_engine::{ColumnType, EngineError, Value};
 
 pub mod account;
+mod account_opts;
 mod ddl;
 mod dialect;
 mod exec;
 mod expr;
+mod login_state;
 mod parse;
 pub mod session;
 mod show;
 
-pub use account::{AccountGrants, AccountStore};
+pub use account::{
+    AccountGrants, AccountOptions, AccountStore, AuthClause, AuthSpec, LockTime, SslRequire,
+};
 pub use session::Session;
 pub use show::{set_status_source, StatusSource};
 

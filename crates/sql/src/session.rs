@@ -144,6 +144,8 @@ pub struct Session {
     warnings: Vec<(String, u16, String)>,
     prepared: HashMap<u32, Prepared>,
     next_stmt: u32,
+    /// Login facts the server hands over (`Ssl_*`, sandbox mode).
+    login: crate::login_state::LoginState,
 }
 
 fn iso_name(i: Isolation) -> &'static str {
@@ -290,6 +292,7 @@ impl Session {
             warnings: Vec::new(),
             prepared: HashMap::new(),
             next_stmt: 1,
+            login: Default::default(),
         }
     }
     pub fn engine(&self) -> &Engine {
@@ -308,6 +311,24 @@ impl Session {
     pub fn set_identity(&mut self, account_host: &str, client_host: &str) {
         self.account_host = account_host.to_string();
         self.client_host = client_host.to_string();
+    }
+    /// The connection's TLS protocol and cipher (`Ssl_version`,
+    /// `Ssl_cipher` in SHOW STATUS); unset = not encrypted.
+    pub fn set_tls(&mut self, version: &str, cipher: &str) {
+        self.login.tls = Some((version.to_string(), cipher.to_string()));
+    }
+    /// The account's password has expired: MySQL's sandbox mode (every
+    /// statement but ALTER USER / SET PASSWORD / SET is error 1820 until
+    /// the password is reset).
+    pub fn set_password_expired(&mut self, expired: bool) {
+        self.login.password_expired = expired;
+    }
+    /// Whether the session is in sandbox mode.
+    pub fn password_expired(&self) -> bool {
+        self.login.password_expired
+    }
+    pub(crate) fn login_state(&self) -> &crate::login_state::LoginState {
+        &self.login
     }
     /// The account store, if the server installed one.
     pub(crate) fn account_store(&self) -> Option<&dyn AccountStore> {
@@ -564,6 +585,9 @@ impl Session {
         if !is_show_warnings {
             self.warnings.clear();
         }
+        if self.login.password_expired {
+            crate::login_state::sandbox_check(&p.cmd)?;
+        }
         match &p.cmd {
             Command::Empty => Err(EngineError::new(1065, "42000", "Query was empty")),
             Command::Set(items) => {
@@ -618,6 +642,9 @@ impl Session {
                 let mut notes = Vec::new();
                 let r = account::execute(self.accounts.as_deref(), &me, cmd, &mut notes);
                 self.warnings = notes;
+                if r.is_ok() && crate::login_state::resets_own_password(cmd, &me) {
+                    self.login.password_expired = false;
+                }
                 r
             }
             Command::Sql(stmt) => self.run_sql(stmt, p, params),
@@ -1056,6 +1083,11 @@ impl Session {
                     FlushType::Privileges => {
                         if let Some(a) = self.accounts.as_deref() {
                             a.reload()?;
+                        }
+                    }
+                    FlushType::Hosts => {
+                        if let Some(a) = self.accounts.as_deref() {
+                            a.flush_hosts()?;
                         }
                     }
                     // MySQL's FLUSH LOGS closes and reopens the binary log too.

@@ -208,7 +208,9 @@ pub fn virtual_table(s: &Session, db: &str, name: &str) -> Option<Virtual> {
         ),
     ];
     let rows = match name.as_str() {
-        "global_status" | "session_status" => pairs(status_rows(s.engine())),
+        "global_status" | "session_status" => {
+            pairs(s.login_state().with_status(status_rows(s.engine())))
+        }
         "global_variables" => pairs(s.variable_rows(true)),
         "session_variables" => pairs(s.variable_rows(false)),
         _ => return None,
@@ -394,7 +396,7 @@ pub fn show(s: &mut Session, sh: &Show) -> SqlResult<Output> {
             Ok(rows_out(&names, rows))
         }
         Show::Status { filter: f, .. } => {
-            let rows = pairs(status_rows(&engine));
+            let rows = pairs(s.login_state().with_status(status_rows(&engine)));
             let names = ["Variable_name", "Value"];
             let rows = filter(s, &names, rows, f)?;
             Ok(rows_out(&names, rows))
