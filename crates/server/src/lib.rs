@@ -63,6 +63,7 @@ mod conn;
 mod error;
 mod grant_tables;
 pub mod handshake;
+mod login;
 pub mod packet;
 pub mod resultset;
 mod server;

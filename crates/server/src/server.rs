@@ -105,6 +105,12 @@ pub fn serve_with_accounts(
 ) -> Result<(), ServerError> {
     status::mark_start();
     quire_sql::set_status_source(status::server_status);
+    // TLS certificates and caching_sha2_password's RSA keys (generated in
+    // the data directory on first start) and the default plugin.
+    let engine_cfg = engine.config();
+    let auth =
+        Arc::new(crate::login::AuthContext::from_config(&engine_cfg).map_err(ServerError::Auth)?);
+    accounts.set_default_plugin_native(engine_cfg.default_authentication_plugin_native);
     // std binds with a backlog of 128; sysbench opens hundreds of
     // connections at once. Listening again on a listening socket only
     // changes its backlog (Linux), so raise it to what MySQL uses
@@ -129,6 +135,7 @@ pub fn serve_with_accounts(
         max_allowed_packet: usize::try_from(cfg.max_allowed_packet).unwrap_or(usize::MAX),
         wait_timeout: (cfg.wait_timeout_s > 0).then(|| Duration::from_secs(cfg.wait_timeout_s)),
         max_connections: cfg.max_connections,
+        auth,
         active: Arc::new(AtomicU32::new(0)),
         live: Arc::new(Mutex::new(HashMap::new())),
     };
@@ -221,6 +228,7 @@ struct Server {
     max_allowed_packet: usize,
     wait_timeout: Option<Duration>,
     max_connections: u32,
+    auth: Arc<crate::login::AuthContext>,
     active: Arc<AtomicU32>,
     /// A clone of every live connection's socket, to shut down on exit.
     live: Arc<Mutex<HashMap<u32, Stream>>>,
@@ -251,6 +259,7 @@ impl Server {
             from,
             max_allowed_packet: self.max_allowed_packet,
             wait_timeout: self.wait_timeout,
+            auth: self.auth.clone(),
         };
         let active = self.active.clone();
         let live = self.live.clone();

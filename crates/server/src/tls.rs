@@ -185,8 +185,8 @@ pub fn generate_certs(dir: &Path) -> Result<(), String> {
         .map_err(|x| e("server certificate", x))?;
 
     let client_key = KeyPair::generate().map_err(|x| e("client key", x))?;
-    let mut cp = CertificateParams::new(Vec::<String>::new())
-        .map_err(|x| e("client certificate", x))?;
+    let mut cp =
+        CertificateParams::new(Vec::<String>::new()).map_err(|x| e("client certificate", x))?;
     cp.distinguished_name = dn("quire_Auto_Generated_Client_Certificate");
     cp.extended_key_usages = vec![rcgen::ExtendedKeyUsagePurpose::ClientAuth];
     let client_cert = cp
@@ -222,17 +222,21 @@ pub fn parse_tls_versions(
 ) -> Result<Vec<&'static rustls::SupportedProtocolVersion>, String> {
     let mut out = Vec::new();
     for v in spec.split(',').map(str::trim).filter(|v| !v.is_empty()) {
-        let version: &'static rustls::SupportedProtocolVersion = match v.to_ascii_lowercase().as_str() {
-            "tlsv1.2" => &rustls::version::TLS12,
-            "tlsv1.3" => &rustls::version::TLS13,
-            "tlsv1" | "tlsv1.1" => {
-                return Err(format!(
-                    "tls_version: {v} is not supported (MySQL 8.0.28 and later refuse it too)"
-                ))
-            }
-            _ => return Err(format!("tls_version: unknown protocol '{v}'")),
-        };
-        if !out.iter().any(|x: &&rustls::SupportedProtocolVersion| std::ptr::eq(*x, version)) {
+        let version: &'static rustls::SupportedProtocolVersion =
+            match v.to_ascii_lowercase().as_str() {
+                "tlsv1.2" => &rustls::version::TLS12,
+                "tlsv1.3" => &rustls::version::TLS13,
+                "tlsv1" | "tlsv1.1" => {
+                    return Err(format!(
+                        "tls_version: {v} is not supported (MySQL 8.0.28 and later refuse it too)"
+                    ))
+                }
+                _ => return Err(format!("tls_version: unknown protocol '{v}'")),
+            };
+        if !out
+            .iter()
+            .any(|x: &&rustls::SupportedProtocolVersion| std::ptr::eq(*x, version))
+        {
             out.push(version);
         }
     }
@@ -366,11 +370,6 @@ impl TlsStream {
             .peer_certificates()
             .is_some_and(|c| !c.is_empty())
     }
-    /// Closes the TLS session (close_notify) before the socket closes.
-    pub(crate) fn close_notify(&mut self) {
-        self.0.conn.send_close_notify();
-        let _ = self.0.conn.complete_io(&mut self.0.sock);
-    }
 }
 
 impl Read for TlsStream {
@@ -428,8 +427,16 @@ mod tests {
     fn generated_certs_load_and_partial_sets_are_refused() {
         let dir = std::env::temp_dir().join(format!("quire-tls-unit-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
-        let files = resolve_files(&dir, None, None, None, true).unwrap().unwrap();
-        for f in [CA_PEM, CA_KEY_PEM, SERVER_CERT_PEM, SERVER_KEY_PEM, CLIENT_CERT_PEM] {
+        let files = resolve_files(&dir, None, None, None, true)
+            .unwrap()
+            .unwrap();
+        for f in [
+            CA_PEM,
+            CA_KEY_PEM,
+            SERVER_CERT_PEM,
+            SERVER_KEY_PEM,
+            CLIENT_CERT_PEM,
+        ] {
             assert!(dir.join(f).exists(), "{f}");
         }
         use std::os::unix::fs::PermissionsExt;
@@ -438,7 +445,9 @@ mod tests {
             .permissions()
             .mode();
         assert_eq!(mode & 0o077, 0, "private key readable by others");
-        let ctx = TlsContext::load(&files, "TLSv1.2,TLSv1.3").unwrap().unwrap();
+        let ctx = TlsContext::load(&files, "TLSv1.2,TLSv1.3")
+            .unwrap()
+            .unwrap();
         assert!(ctx.verifies_clients);
         assert!(TlsContext::load(&files, "").unwrap().is_none());
         // Second start: the files are reused, not regenerated.
