@@ -183,8 +183,14 @@ pub fn virtual_table(s: &Session, db: &str, name: &str) -> Option<Virtual> {
     let name = name.to_ascii_lowercase();
     if db == "mysql" && name == "user" {
         // The account list (no password hashes), when the server installed
-        // its account table.
+        // an account table kept in memory; a persistent store keeps its
+        // accounts in the real mysql.user (all of MySQL's columns quire
+        // has: plugin, authentication_string, ssl_type, account_locked,
+        // ...), which is then read as it is.
         let store = s.account_store()?;
+        if store.is_persistent() {
+            return None;
+        }
         let cols = vec![
             ("Host".to_string(), ColumnType::Char { len: 255 }),
             ("User".to_string(), ColumnType::Char { len: 32 }),
