@@ -408,7 +408,7 @@ impl<'a> Cur<'a> {
             }
         }
         if self.peek().is_some() && !crate::account_opts::starts_options(self.peek()) {
-            return Err(account_option(self));
+            return Err(self.err());
         }
         let opts = crate::account_opts::parse(self.t, self.i)?;
         self.i = self.t.len();
