@@ -16,6 +16,15 @@
 //! stored hash alone does not let anyone log in on a *different* server
 //! (they would need `stage1`). An empty password is an empty token.
 //!
+//! ## Plugins
+//!
+//! Each account has a plugin: `caching_sha2_password` (the default,
+//! `default_authentication_plugin`; see `sha2_password.rs`) or this one.
+//! [`Accounts::find`] returns the account a login matches;
+//! `conn/login.rs` runs the plugin and the account options (`login.rs`).
+//! [`Accounts::check`] is the one-packet check (native token, or the
+//! caching_sha2 fast path when the digest is cached).
+//!
 //! ## Accounts
 //!
 //! [`Accounts`] is a small in-memory account table: `(user, host pattern)`
