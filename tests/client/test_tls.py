@@ -48,6 +48,9 @@ def connect(user="root", password="", tls=True, cert=False, **kw):
                 ssl_cert=os.path.join(DATADIR, "client-cert.pem"),
                 ssl_key=os.path.join(DATADIR, "client-key.pem"),
             )
+    else:
+        # PyMySQL 1.1 uses TLS whenever the server offers it.
+        kw.setdefault("ssl_disabled", True)
     return pymysql.connect(
         host=HOST,
         port=PORT,
@@ -95,7 +98,7 @@ class TestTls(unittest.TestCase):
         # A CA that did not sign the server certificate is refused.
         with self.assertRaises(pymysql.err.OperationalError):
             connect(ssl_ca=os.path.join(DATADIR, "client-cert.pem"),
-                    ssl_verify_cert=True, tls=False)
+                    ssl_verify_cert=True, ssl_disabled=False, tls=False)
 
     def test_caching_sha2_full_fast_and_rsa(self):
         run(self.root, "CREATE USER 't_sha'@'%' IDENTIFIED BY 'sha-pw'")
