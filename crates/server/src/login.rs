@@ -132,10 +132,13 @@ impl AccountLogin {
     }
 }
 
-/// Consecutive failed logins and temporary locks, per account.
+/// `(user, host pattern)`.
+type AccountKey = (String, String);
+
+/// Consecutive failed logins and, once locked, since when; per account.
 #[derive(Debug, Default)]
 pub struct FailedLogins {
-    m: Mutex<HashMap<(String, String), (u32, Option<Instant>)>>,
+    m: Mutex<HashMap<AccountKey, (u32, Option<Instant>)>>,
 }
 
 /// A temporarily locked account: how long for and what is left.

@@ -243,7 +243,10 @@ pub fn check_scramble(digest: &[u8; 32], nonce: &[u8], token: &[u8]) -> bool {
 
 /// The in-memory cache of fast digests, per `(user, host pattern)`.
 #[derive(Debug, Clone, Default)]
-pub struct Sha2Cache(Arc<Mutex<HashMap<(String, String), [u8; 32]>>>);
+pub struct Sha2Cache(Arc<Mutex<DigestMap>>);
+
+/// `(user, host pattern)` → `SHA256(SHA256(password))`.
+type DigestMap = HashMap<(String, String), [u8; 32]>;
 
 impl Sha2Cache {
     pub fn get(&self, user: &str, host: &str) -> Option<[u8; 32]> {
