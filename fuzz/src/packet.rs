@@ -5,7 +5,8 @@
 //!   number of parameters the prepared statement is taken to have;
 //! * `flags` bit 1: pre-bind parameter types (as a previous execution
 //!   would have), bits 2..: which parameters came as long data;
-//! * `payload` goes through `decode_client_packet` (and, for
+//! * `payload` goes through the caching_sha2_password and TLS decoders
+//!   (`auth_inputs`), `decode_client_packet` (and, for
 //!   COM_STMT_EXECUTE, `decode_execute_params`), straight through
 //!   `decode_execute_params`, `parse_handshake_response`, the packet
 //!   framer (`PacketReader`, two size limits), the multi-statement
@@ -103,6 +104,7 @@ pub fn run(data: &[u8]) {
 
     // 3. HandshakeResponse41.
     let _ = parse_handshake_response(payload);
+    auth_inputs(payload);
 
     // 4. Framing: a stream of packets, each decoded as a command.
     for max in [64usize, 1 << 20] {
@@ -138,4 +140,22 @@ pub fn run(data: &[u8]) {
     assert_eq!(buf, payload, "round trip of the payload");
     r.read_packet(&mut buf).expect("read back second packet");
     assert_eq!(buf, &data[..2], "round trip of the second packet");
+}
+
+/// The authentication decoders added with TLS and caching_sha2_password:
+/// a client's fast-auth scramble against a digest, a stored
+/// `$A$005$...` string (and a password checked against it when it is
+/// well formed), a PEM public key as a client would receive it, and
+/// `tls_version` lists. None may panic.
+fn auth_inputs(payload: &[u8]) {
+    use quire_server::sha2_password as sha2;
+    let digest = sha2::fast_digest(b"pw");
+    let (nonce, token) = payload.split_at(payload.len().min(20));
+    let _ = sha2::check_scramble(&digest, nonce, token);
+    let text = String::from_utf8_lossy(payload);
+    if sha2::is_valid_stored(&text) {
+        let _ = sha2::check_password(&text, b"pw");
+    }
+    let _ = sha2::RsaKeys::encrypt_password(&text, b"pw", nonce);
+    let _ = quire_server::tls::parse_tls_versions(&text);
 }

@@ -2,13 +2,17 @@
 # Client integration test: builds quire, starts `quire serve` on a fresh
 # data directory and a free port, runs tests/client/test_pymysql.py
 # (PyMySQL for the text protocol, mysql-connector-python for server-side
-# prepared statements), stops the server with SIGTERM (it must exit 0), and
+# prepared statements) and tests/client/test_tls.py (TLS against the
+# generated CA with PyMySQL, mysql-connector-python and the mariadb client;
+# caching_sha2_password; account options), stops the server with SIGTERM (it must exit 0), and
 # runs `quire check` on the data directory it left.
 #
 #   tests/client/run.sh                       # everything
 #   tests/client/run.sh test_pymysql.TestAccounts   # unittest names
 #
-# Installs pymysql and mysql-connector-python with pip when missing.
+# Installs pymysql, cryptography (PyMySQL's RSA exchange for
+# caching_sha2_password) and mysql-connector-python with pip, and the
+# mariadb client with apt-get, when missing.
 # Honours CARGO_TARGET_DIR. QUIRE_CLIENT_SKIP_BUILD=1 skips the cargo build.
 # Exits non-zero on any failure (build, start-up, a test, an unclean
 # shutdown, a failed check).
@@ -37,6 +41,13 @@ need_py() { # module pip-package
 }
 need_py pymysql pymysql
 need_py mysql.connector mysql-connector-python
+need_py cryptography cryptography
+if ! command -v mariadb >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
+    log "installing mariadb-client"
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq &&
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mariadb-client >/dev/null ||
+        log "could not install mariadb-client (its test is skipped)"
+fi
 
 DIR=$(mktemp -d "${TMPDIR:-/tmp}/quire-client-test.XXXXXX")
 PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
@@ -81,9 +92,10 @@ python3 -c "import socket; socket.create_connection(('127.0.0.1', $PORT), 1).clo
 
 log "running test_pymysql.py against 127.0.0.1:$PORT"
 set +e
+if [ $# -eq 0 ]; then set -- test_pymysql test_tls; fi
 (cd "$ROOT/tests/client" &&
     QUIRE_HOST=127.0.0.1 QUIRE_PORT=$PORT QUIRE_REQUIRE_CONNECTOR=1 \
-        python3 -m unittest -v "${@:-test_pymysql}")
+        QUIRE_DATADIR="$DIR/data" python3 -m unittest -v "$@")
 TESTS=$?
 set -e
 

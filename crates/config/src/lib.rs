@@ -352,6 +352,27 @@ pub struct Config {
     /// `wait_timeout`: idle seconds before a connection is closed. Default
     /// 28800, range 1 .. 31536000. Dynamic.
     pub wait_timeout: u64,
+
+    /// `ssl_ca`, `ssl_cert`, `ssl_key`: PEM files; None = the data
+    /// directory's (auto-generated) ones. Not dynamic.
+    pub ssl_ca: Option<PathBuf>,
+    pub ssl_cert: Option<PathBuf>,
+    pub ssl_key: Option<PathBuf>,
+    /// `tls_version`: default `TLSv1.2,TLSv1.3`. Not dynamic.
+    pub tls_version: String,
+    /// `auto_generate_certs`: default ON. Not dynamic.
+    pub auto_generate_certs: bool,
+    /// `require_secure_transport`: default OFF. Dynamic.
+    pub require_secure_transport: bool,
+    /// `default_authentication_plugin`: `caching_sha2_password` (false,
+    /// the default) or `mysql_native_password` (true). Not dynamic.
+    pub default_authentication_plugin_native: bool,
+    /// `caching_sha2_password_auto_generate_rsa_keys`: default ON.
+    pub caching_sha2_password_auto_generate_rsa_keys: bool,
+    /// `max_connect_errors`: default 100. Dynamic.
+    pub max_connect_errors: u64,
+    /// `max_user_connections`: default 0 (no limit). Dynamic.
+    pub max_user_connections: u32,
 }
 
 impl Default for Config {
@@ -396,6 +417,16 @@ impl Default for Config {
             max_allowed_packet: 67_108_864,
             wait_timeout: 28_800,
             thread_stack: 8 << 20,
+            ssl_ca: None,
+            ssl_cert: None,
+            ssl_key: None,
+            tls_version: "TLSv1.2,TLSv1.3".into(),
+            auto_generate_certs: true,
+            require_secure_transport: false,
+            default_authentication_plugin_native: false,
+            caching_sha2_password_auto_generate_rsa_keys: true,
+            max_connect_errors: 100,
+            max_user_connections: 0,
         }
     }
 }

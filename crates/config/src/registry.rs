@@ -210,6 +210,15 @@ fn flush_method_from_name(name: &str) -> FlushMethod {
 /// Every variable, sorted by name.
 pub static REGISTRY: &[VarInfo] = &[
     VarInfo {
+        name: "auto_generate_certs",
+        kind: VarKind::Bool,
+        default: "ON",
+        dynamic: false,
+        help: "Create ca.pem, server-cert.pem and server-key.pem (and client ones) in the data directory on first start when ssl_ca/ssl_cert/ssl_key are not set.",
+        get: |c| Value::Bool(c.auto_generate_certs),
+        set: |c, v| c.auto_generate_certs = v.as_bool(),
+    },
+    VarInfo {
         name: "bind_address",
         kind: VarKind::Path { nullable: false },
         default: "127.0.0.1",
@@ -286,6 +295,15 @@ pub static REGISTRY: &[VarInfo] = &[
         set: |_, _| {},
     },
     VarInfo {
+        name: "caching_sha2_password_auto_generate_rsa_keys",
+        kind: VarKind::Bool,
+        default: "ON",
+        dynamic: false,
+        help: "Create private_key.pem/public_key.pem in the data directory on first start (caching_sha2_password over unencrypted TCP).",
+        get: |c| Value::Bool(c.caching_sha2_password_auto_generate_rsa_keys),
+        set: |c, v| c.caching_sha2_password_auto_generate_rsa_keys = v.as_bool(),
+    },
+    VarInfo {
         name: "datadir",
         kind: VarKind::Path { nullable: false },
         default: "./quire-data",
@@ -297,6 +315,19 @@ pub static REGISTRY: &[VarInfo] = &[
                 c.datadir = p;
             }
         },
+    },
+    VarInfo {
+        name: "default_authentication_plugin",
+        kind: VarKind::Enum {
+            values: &["caching_sha2_password", "mysql_native_password"],
+            aliases: &[],
+            unsupported: &[("sha256_password", "quire has caching_sha2_password and mysql_native_password")],
+        },
+        default: "caching_sha2_password",
+        dynamic: false,
+        help: "Plugin of accounts created without IDENTIFIED WITH, and the one the handshake names.",
+        get: |c| Value::Enum(if c.default_authentication_plugin_native { "mysql_native_password" } else { "caching_sha2_password" }),
+        set: |c, v| c.default_authentication_plugin_native = v.as_name() == "mysql_native_password",
     },
     VarInfo {
         name: "innodb_adaptive_flushing",
@@ -542,6 +573,15 @@ pub static REGISTRY: &[VarInfo] = &[
         set: |c, v| c.max_binlog_size = v.as_u64(),
     },
     VarInfo {
+        name: "max_connect_errors",
+        kind: uint(1, u64::MAX),
+        default: "100",
+        dynamic: true,
+        help: "Interrupted connection attempts from one host before it is blocked (error 1129; FLUSH HOSTS unblocks).",
+        get: |c| Value::Uint(c.max_connect_errors),
+        set: |c, v| c.max_connect_errors = v.as_u64(),
+    },
+    VarInfo {
         name: "max_connections",
         kind: uint(1, 100_000),
         default: "151",
@@ -549,6 +589,15 @@ pub static REGISTRY: &[VarInfo] = &[
         help: "Client connections served at once (one more gets error 1040).",
         get: |c| Value::Uint(c.max_connections.into()),
         set: |c, v| c.max_connections = v.as_u32(),
+    },
+    VarInfo {
+        name: "max_user_connections",
+        kind: uint(0, u32::MAX as u64),
+        default: "0",
+        dynamic: true,
+        help: "Connections one account may have open at once (0 = no limit; error 1203).",
+        get: |c| Value::Uint(c.max_user_connections.into()),
+        set: |c, v| c.max_user_connections = v.as_u32(),
     },
     VarInfo {
         name: "port",
@@ -573,6 +622,15 @@ pub static REGISTRY: &[VarInfo] = &[
         set: |c, v| c.quire_prepare_flush_per_trx = v.as_name() == "PER_TRANSACTION",
     },
     VarInfo {
+        name: "require_secure_transport",
+        kind: VarKind::Bool,
+        default: "OFF",
+        dynamic: true,
+        help: "Refuse TCP connections without TLS (error 3159); the Unix socket counts as secure.",
+        get: |c| Value::Bool(c.require_secure_transport),
+        set: |c, v| c.require_secure_transport = v.as_bool(),
+    },
+    VarInfo {
         name: "server_id",
         kind: uint(0, 4_294_967_295),
         default: "1",
@@ -591,6 +649,33 @@ pub static REGISTRY: &[VarInfo] = &[
         set: |c, v| c.socket = v.into_path(),
     },
     VarInfo {
+        name: "ssl_ca",
+        kind: VarKind::Path { nullable: true },
+        default: "",
+        dynamic: false,
+        help: "CA certificate (PEM) that client certificates are verified against (empty: DATADIR/ca.pem when generated).",
+        get: |c| Value::Path(c.ssl_ca.clone()),
+        set: |c, v| c.ssl_ca = v.into_path(),
+    },
+    VarInfo {
+        name: "ssl_cert",
+        kind: VarKind::Path { nullable: true },
+        default: "",
+        dynamic: false,
+        help: "Server certificate (PEM) (empty: DATADIR/server-cert.pem).",
+        get: |c| Value::Path(c.ssl_cert.clone()),
+        set: |c, v| c.ssl_cert = v.into_path(),
+    },
+    VarInfo {
+        name: "ssl_key",
+        kind: VarKind::Path { nullable: true },
+        default: "",
+        dynamic: false,
+        help: "Server private key (PEM) (empty: DATADIR/server-key.pem).",
+        get: |c| Value::Path(c.ssl_key.clone()),
+        set: |c, v| c.ssl_key = v.into_path(),
+    },
+    VarInfo {
         name: "sync_binlog",
         kind: uint(0, 4_294_967_295),
         default: "1",
@@ -607,6 +692,19 @@ pub static REGISTRY: &[VarInfo] = &[
         help: "Stack size of each connection thread (MySQL's default is 1M; quire's SQL layer gets 8M).",
         get: |c| Value::Uint(c.thread_stack),
         set: |c, v| c.thread_stack = v.as_u64(),
+    },
+    VarInfo {
+        name: "tls_version",
+        kind: VarKind::Path { nullable: false },
+        default: "TLSv1.2,TLSv1.3",
+        dynamic: false,
+        help: "TLS protocol versions offered (comma-separated; empty = no TLS).",
+        get: |c| Value::Path(Some(std::path::PathBuf::from(&c.tls_version))),
+        set: |c, v| {
+            if let Some(p) = v.into_path() {
+                c.tls_version = p.to_string_lossy().into_owned();
+            }
+        },
     },
     VarInfo {
         name: "wait_timeout",

@@ -16,6 +16,15 @@
 //! stored hash alone does not let anyone log in on a *different* server
 //! (they would need `stage1`). An empty password is an empty token.
 //!
+//! ## Plugins
+//!
+//! Each account has a plugin: `caching_sha2_password` (the default,
+//! `default_authentication_plugin`; see `sha2_password.rs`) or this one.
+//! [`Accounts::find`] returns the account a login matches;
+//! `conn/login.rs` runs the plugin and the account options (`login.rs`).
+//! [`Accounts::check`] is the one-packet check (native token, or the
+//! caching_sha2 fast path when the digest is cached).
+//!
 //! ## Accounts
 //!
 //! [`Accounts`] is a small in-memory account table: `(user, host pattern)`
@@ -58,6 +67,7 @@ use quire_engine::{Engine, EngineError};
 use quire_sql::privilege::{AccountPrivs, Privs};
 
 use crate::grant_tables::{GrantTables, StoredAccount};
+use crate::login::{AccountLogin, LoginRegistry, Plugin};
 
 /// Length of the scramble in the handshake.
 pub const SCRAMBLE_LEN: usize = 20;
@@ -202,6 +212,8 @@ struct Account {
     stage2: Option<[u8; 20]>,
     /// Privileges at every level.
     privs: Arc<AccountPrivs>,
+    /// Plugin, caching_sha2 hash and account options (`login.rs`).
+    login: AccountLogin,
 }
 
 /// The account table (cheap to clone; clones share the table).
@@ -212,6 +224,9 @@ pub struct Accounts {
     tables: Option<GrantTables>,
     /// Moves on every change (the privilege version sessions compare).
     version: Arc<AtomicU64>,
+    /// Failed logins, host blocking, connection counts, the
+    /// caching_sha2 cache (`login.rs`).
+    reg: Arc<LoginRegistry>,
 }
 
 impl Default for Accounts {
@@ -236,12 +251,14 @@ impl Accounts {
             inner: Arc::new(RwLock::new(BTreeMap::new())),
             tables: None,
             version: Arc::new(AtomicU64::new(1)),
+            reg: Default::default(),
         };
         a.inner.write().insert(
             ("root".to_string(), "localhost".to_string()),
             Account {
                 stage2: None,
                 privs: Arc::new(AccountPrivs::from_legacy(true, &[])),
+                login: Default::default(),
             },
         );
         a
@@ -255,6 +272,7 @@ impl Accounts {
             inner: Arc::new(RwLock::new(BTreeMap::new())),
             tables: Some(tables),
             version: Arc::new(AtomicU64::new(1)),
+            reg: Default::default(),
         };
         a.reload()?;
         Ok(a)
@@ -281,11 +299,16 @@ impl Accounts {
                     Account {
                         stage2: a.stage2,
                         privs: Arc::new(a.privs),
+                        login: a.login,
                     },
                 )
             })
             .collect();
         self.version.fetch_add(1, Ordering::Release);
+        // As in MySQL, FLUSH PRIVILEGES empties the caching_sha2 cache
+        // and the failed-login counters.
+        self.reg.sha2_cache.clear();
+        self.reg.failed.clear();
         Ok(())
     }
 
@@ -318,11 +341,16 @@ impl Accounts {
                     &StoredAccount {
                         stage2: a.stage2,
                         privs: (*a.privs).clone(),
+                        login: a.login.clone(),
                     },
                 )?,
                 None => tables.remove(&key.0, &key.1)?,
             }
         }
+        // Any change of an account ends its cached fast-auth digest and
+        // its failed-login count (MySQL: ALTER USER resets both).
+        self.reg.sha2_cache.forget(&key.0, &key.1);
+        self.reg.failed.reset(&key);
         match new {
             Some(a) => {
                 t.insert(key, a);
@@ -338,20 +366,104 @@ impl Accounts {
     /// `CREATE USER 'user'@'host' IDENTIFIED BY 'password'` (empty
     /// password = none).
     pub fn create_user(&self, user: &str, host: &str, password: &str) -> Result<(), AccountError> {
-        let stage2 = (!password.is_empty()).then(|| native_password_hash(password.as_bytes()));
+        self.create_account(user, host, password, None, &Default::default())
+    }
+
+    /// `CREATE USER` with a plugin (`None` = `default_authentication_plugin`)
+    /// and account options.
+    pub fn create_account(
+        &self,
+        user: &str,
+        host: &str,
+        password: &str,
+        plugin: Option<Plugin>,
+        opts: &quire_sql::AccountOptions,
+    ) -> Result<(), AccountError> {
+        let mut login = AccountLogin {
+            plugin: plugin.unwrap_or_else(|| self.reg.default_plugin()),
+            ..Default::default()
+        };
+        let stage2 = set_credentials(&mut login, password);
+        login.apply(opts);
         self.change("CREATE USER", user, host, false, |_| {
             Some(Account {
                 stage2,
                 privs: Default::default(),
+                login,
             })
         })
     }
 
-    /// `ALTER USER ... IDENTIFIED BY` / `SET PASSWORD`.
+    /// `ALTER USER ... IDENTIFIED BY` / `SET PASSWORD` (the account keeps
+    /// its plugin).
     pub fn set_password(&self, user: &str, host: &str, password: &str) -> Result<(), AccountError> {
-        let stage2 = (!password.is_empty()).then(|| native_password_hash(password.as_bytes()));
+        self.alter_account(user, host, Some((password, None)), &Default::default())
+    }
+
+    /// `ALTER USER`: a new password (and plugin) and/or options. A new
+    /// password also ends `PASSWORD EXPIRE` (unless given again).
+    pub fn alter_account(
+        &self,
+        user: &str,
+        host: &str,
+        password: Option<(&str, Option<Plugin>)>,
+        opts: &quire_sql::AccountOptions,
+    ) -> Result<(), AccountError> {
         self.change("ALTER USER", user, host, true, |old| {
-            old.cloned().map(|a| Account { stage2, ..a })
+            old.cloned().map(|mut a| {
+                if let Some((pw, plugin)) = password {
+                    if let Some(p) = plugin {
+                        a.login.plugin = p;
+                    }
+                    a.stage2 = set_credentials(&mut a.login, pw);
+                    a.login.password_expired = false;
+                }
+                a.login.apply(opts);
+                a
+            })
+        })
+    }
+
+    /// `default_authentication_plugin`: the plugin of accounts created
+    /// without `IDENTIFIED WITH` (caching_sha2_password unless set).
+    pub fn set_default_plugin_native(&self, native: bool) {
+        self.reg
+            .default_native
+            .store(native, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Counts handshake errors from loopback addresses too for
+    /// `max_connect_errors` (MySQL never blocks loopback; tests need to).
+    pub fn count_loopback_connect_errors(&self, on: bool) {
+        self.reg
+            .hosts
+            .include_loopback
+            .store(on, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// The login registry shared by this table's clones.
+    pub(crate) fn registry(&self) -> &Arc<LoginRegistry> {
+        &self.reg
+    }
+
+    /// The account `user` connecting from `from` would log in as (the
+    /// most specific host match), with what its login needs.
+    pub(crate) fn find(&self, user: &str, from: ClientHost) -> Option<FoundAccount> {
+        let t = self.inner.read();
+        let mut best: Option<(u8, &(String, String), &Account)> = None;
+        for (key, acct) in t.iter().filter(|((u, _), _)| u == user) {
+            if let Some(rank) = host_match(&key.1, from) {
+                if best.as_ref().is_none_or(|(r, _, _)| rank < *r) {
+                    best = Some((rank, key, acct));
+                }
+            }
+        }
+        let (_, key, acct) = best?;
+        Some(FoundAccount {
+            key: key.clone(),
+            stage2: acct.stage2,
+            all_privileges: acct.privs.is_all(),
+            login: acct.login.clone(),
         })
     }
 
@@ -440,26 +552,106 @@ impl Accounts {
         scramble: &[u8],
         token: &[u8],
     ) -> Option<Authenticated> {
-        let t = self.inner.read();
-        let mut best: Option<(u8, &(String, String), &Account)> = None;
-        for (key, acct) in t.iter().filter(|((u, _), _)| u == user) {
-            if let Some(rank) = host_match(&key.1, from) {
-                if best.as_ref().is_none_or(|(r, _, _)| rank < *r) {
-                    best = Some((rank, key, acct));
-                }
+        let a = self.find(user, from)?;
+        let ok = if a.passwordless() {
+            token.is_empty()
+        } else {
+            match a.login.plugin {
+                Plugin::Native => native_password_check(a.stage2.as_ref(), scramble, token),
+                // Only the fast path: the full one needs the exchange.
+                Plugin::CachingSha2 => self
+                    .reg
+                    .sha2_cache
+                    .get(&a.key.0, &a.key.1)
+                    .is_some_and(|d| crate::sha2_password::check_scramble(&d, scramble, token)),
             }
-        }
-        let (_, key, acct) = best?;
-        native_password_check(acct.stage2.as_ref(), scramble, token).then(|| Authenticated {
-            user: key.0.clone(),
-            host: key.1.clone(),
-            all_privileges: acct.privs.is_all(),
+        };
+        ok.then(|| Authenticated {
+            user: a.key.0.clone(),
+            host: a.key.1.clone(),
+            all_privileges: a.all_privileges,
         })
+    }
+}
+
+/// Sets the password's stored form for the login's plugin; returns the
+/// native stage2 hash (None for caching_sha2 or no password).
+fn set_credentials(login: &mut AccountLogin, password: &str) -> Option<[u8; 20]> {
+    login.sha2 = None;
+    if password.is_empty() {
+        return None;
+    }
+    match login.plugin {
+        Plugin::Native => Some(native_password_hash(password.as_bytes())),
+        Plugin::CachingSha2 => {
+            login.sha2 = Some(crate::sha2_password::hash_password(password.as_bytes()));
+            None
+        }
+    }
+}
+
+/// An account found for a login ([`Accounts::find`]).
+#[derive(Debug, Clone)]
+pub(crate) struct FoundAccount {
+    /// `(user, host pattern)`.
+    pub key: (String, String),
+    pub stage2: Option<[u8; 20]>,
+    pub all_privileges: bool,
+    pub login: AccountLogin,
+}
+
+impl FoundAccount {
+    /// The account has no password.
+    pub fn passwordless(&self) -> bool {
+        self.stage2.is_none() && self.login.sha2.is_none()
+    }
+}
+
+fn plugin_of(name: &Option<String>) -> Result<Option<Plugin>, EngineError> {
+    match name {
+        None => Ok(None),
+        Some(n) => Plugin::from_name(n)
+            .map(Some)
+            .ok_or_else(|| EngineError::new(1524, "HY000", format!("Plugin '{n}' is not loaded"))),
     }
 }
 
 /// The SQL layer's view of the table (installed on every session).
 impl quire_sql::AccountStore for Accounts {
+    fn create_account(
+        &self,
+        user: &str,
+        host: &str,
+        auth: &quire_sql::AuthSpec,
+        opts: &quire_sql::AccountOptions,
+    ) -> Result<bool, EngineError> {
+        let plugin = plugin_of(&auth.plugin)?;
+        store_result(Accounts::create_account(
+            self,
+            user,
+            host,
+            &auth.password,
+            plugin,
+            opts,
+        ))
+    }
+    fn alter_account(
+        &self,
+        user: &str,
+        host: &str,
+        auth: Option<&quire_sql::AuthSpec>,
+        opts: &quire_sql::AccountOptions,
+    ) -> Result<bool, EngineError> {
+        let pw = match auth {
+            Some(a) => Some((a.password.as_str(), plugin_of(&a.plugin)?)),
+            None => None,
+        };
+        store_result(Accounts::alter_account(self, user, host, pw, opts))
+    }
+    fn flush_hosts(&self) -> Result<(), EngineError> {
+        self.reg.hosts.flush();
+        Ok(())
+    }
     fn create_user(&self, user: &str, host: &str, password: &str) -> Result<bool, EngineError> {
         store_result(Accounts::create_user(self, user, host, password))
     }
@@ -633,8 +825,30 @@ mod tests {
         assert!(acc.check("root", lo, &s, b"").is_some());
         assert!(acc.check("root", ClientHost::Socket, &s, b"").is_some());
         assert!(acc.check("root", remote, &s, b"").is_none());
-        acc.create_user("app", "10.1.%", "pw").unwrap();
+        acc.create_account(
+            "app",
+            "10.1.%",
+            "pw",
+            Some(Plugin::Native),
+            &Default::default(),
+        )
+        .unwrap();
         assert!(acc.create_user("app", "10.1.%", "pw").is_err());
+        // A caching_sha2 account never passes on an empty or native token.
+        acc.create_user("sha", "%", "pw").unwrap();
+        assert!(acc.check("sha", remote, &s, b"").is_none());
+        assert!(acc
+            .check("sha", remote, &s, &native_password_token(b"pw", &s))
+            .is_none());
+        let d = crate::sha2_password::fast_digest(b"pw");
+        acc.registry().sha2_cache.put("sha", "%", d);
+        let tok2 = crate::sha2_password::scramble(b"pw", &s);
+        assert!(acc.check("sha", remote, &s, &tok2).is_some());
+        acc.set_password("sha", "%", "new").unwrap();
+        assert!(
+            acc.check("sha", remote, &s, &tok2).is_none(),
+            "cache entry dropped"
+        );
         let tok = native_password_token(b"pw", &s);
         let ok = acc.check("app", remote, &s, &tok).unwrap();
         assert_eq!(ok.host, "10.1.%");

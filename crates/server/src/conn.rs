@@ -5,10 +5,12 @@
 //!              |
 //!              v
 //!   +---------------------+  ERR 1043 bad handshake / 1045 access denied /
-//!   | CONNECT             |  1049 unknown database  -> close
-//!   |  Handshake V10  --> |
-//!   |  <-- Response41     |
+//!   | CONNECT (login.rs)  |  1049 unknown database  -> close
+//!   |  Handshake V10  --> |  3159 insecure transport, 3118 locked,
+//!   |  [SSLRequest, TLS]  |  3955 failed logins, 1226/1203 user limits,
+//!   |  <-- Response41     |  1862 expired password, 1129 host blocked
 //!   |  [AuthSwitch <-->]  |
+//!   |  [sha2 exchange]    |
 //!   |  OK                 |
 //!   +---------------------+
 //!              |
@@ -44,13 +46,10 @@ use std::time::Duration;
 use quire_engine::{Engine, EngineError};
 use quire_sql::{ColumnMeta, Output, Session, SqlResult};
 
-use crate::auth::{new_scramble, Accounts, ClientHost, SCRAMBLE_LEN};
+use crate::auth::{Accounts, ClientHost};
 use crate::codec::{cap, status};
 use crate::command::{decode_client_packet, decode_execute_params, Command, ParamError};
 use crate::error::ProtocolError;
-use crate::handshake::{
-    parse_handshake_response, write_auth_switch, write_handshake, NATIVE_PLUGIN,
-};
 use crate::packet::{PacketReader, PacketWriter};
 use crate::resultset::{
     write_binary_row, write_column_def, write_eof, write_err, write_ok, write_param_def,
@@ -60,6 +59,8 @@ use crate::sessions;
 use crate::split::{hex_binary_literals, split_statements};
 use crate::status::{self as st, counters};
 use crate::stream::Stream;
+
+mod login;
 
 /// Result sets flush to the socket once this many bytes are buffered.
 const FLUSH_AT: usize = 1 << 20;
@@ -84,6 +85,8 @@ pub(crate) struct ConnParams {
     pub extra_slot: bool,
     /// The server's stop flag (SHUTDOWN, COM_SHUTDOWN).
     pub shutdown: Arc<std::sync::atomic::AtomicBool>,
+    /// TLS and RSA keys (`login.rs`).
+    pub auth: Arc<crate::login::AuthContext>,
 }
 
 struct Stmt {
@@ -114,6 +117,8 @@ struct Conn {
     counted_out: u64,
     /// This connection's process-list entry (removed when dropped).
     proc: Option<sessions::ProcGuard>,
+    /// The account's connection slot (`max_user_connections`).
+    user_conn: Option<crate::login::UserConnGuard>,
 }
 
 /// Runs one connection to its end. Never panics outward (the caller also
@@ -139,8 +144,9 @@ pub(crate) fn run(stream: Stream, p: ConnParams) {
         counted_in: 0,
         counted_out: 0,
         proc: None,
+        user_conn: None,
     };
-    match c.connect() {
+    match c.login() {
         Ok(true) => {
             c.r.max_payload = max;
             let _ = c.r.get_ref().get_ref().set_read_timeout(c.p.wait_timeout);
@@ -264,94 +270,7 @@ impl Conn {
 
     // -- connection phase -------------------------------------------------
 
-    /// Handshake and authentication; `Ok(true)` when the command phase may
-    /// begin.
-    fn connect(&mut self) -> Result<bool, ProtocolError> {
-        let scramble = new_scramble();
-        write_handshake(self.w.begin(), self.p.id, &scramble);
-        self.w.finish();
-        self.flush()?;
-        self.r.seq = 1;
-        let mut buf = Vec::new();
-        if let Err(e) = self.r.read_packet(&mut buf) {
-            match e {
-                ProtocolError::Malformed(_) | ProtocolError::OutOfOrder { .. } => self.fail(&e),
-                ProtocolError::TooLarge => self.fail(&e),
-                _ => {}
-            }
-            return Err(e);
-        }
-        let resp = match parse_handshake_response(&buf) {
-            Ok(r) => r,
-            Err(_) => {
-                self.w.seq = self.r.seq;
-                self.send_err(1043, "08S01", "Bad handshake");
-                self.flush()?;
-                return Ok(false);
-            }
-        };
-        self.caps = resp.capabilities & cap::SERVER;
-        self.multi_statements = self.caps & cap::MULTI_STATEMENTS != 0;
-        let mut token = resp.auth_response.clone();
-        if !resp.plugin.is_empty() && resp.plugin != NATIVE_PLUGIN {
-            self.w.seq = self.r.seq;
-            write_auth_switch(self.w.begin(), &scramble);
-            self.w.finish();
-            self.flush()?;
-            self.r.seq = self.w.seq;
-            if let Err(e) = self.r.read_packet(&mut token) {
-                self.fail(&e);
-                return Err(e);
-            }
-        }
-        self.w.seq = self.r.seq;
-        let Some(who) =
-            self.p
-                .accounts
-                .check(&resp.user, self.p.from, &scramble[..SCRAMBLE_LEN], &token)
-        else {
-            let msg = format!(
-                "Access denied for user '{}'@'{}' (using password: {})",
-                resp.user,
-                self.p.from.display(),
-                if token.is_empty() { "NO" } else { "YES" }
-            );
-            self.send_err(1045, "28000", &msg);
-            self.flush()?;
-            return Ok(false);
-        };
-        if self.p.extra_slot && !sessions::may_use_extra(&self.p.accounts, &who.user, &who.host) {
-            add(&counters().connection_errors_max_connections, 1);
-            self.send_err(1040, "08004", "Too many connections");
-            self.flush()?;
-            return Ok(false);
-        }
-        self.user = who.user;
-        self.account_host = who.host;
-        let mut session = self.new_session();
-        if let Some(db) = &resp.database {
-            if let Err(e) = session.use_db(db) {
-                self.send_engine_err(&e);
-                self.flush()?;
-                self.session = Some(session);
-                return Ok(false);
-            }
-        }
-        self.proc = sessions::register(
-            self.p.id,
-            &self.user,
-            &self.account_host,
-            &self.p.host,
-            &mut session,
-            self.r.get_ref().get_ref(),
-            &self.p.shutdown,
-        );
-        self.session = Some(session);
-        self.send_ok(0, 0, 0, "", false);
-        self.flush()?;
-        self.count_bytes();
-        Ok(true)
-    }
+    // (The connection phase is `conn/login.rs`.)
 
     // -- command phase ----------------------------------------------------
 

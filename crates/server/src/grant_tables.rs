@@ -48,6 +48,8 @@ use quire_sql::privilege::{from_set, to_set, AccountPrivs, Privs, TablePrivs, PR
 pub(crate) struct StoredAccount {
     pub stage2: Option<[u8; 20]>,
     pub privs: AccountPrivs,
+    /// Plugin, caching_sha2 hash, account options (`login.rs`).
+    pub login: crate::login::AccountLogin,
 }
 
 /// The grant tables of an open engine.
@@ -157,8 +159,74 @@ fn user_columns() -> Vec<ColumnDef> {
         v.push(col(c, ColumnType::Char { len: 1 }));
     }
     v.push(col("plugin", vc(64)));
-    v.push(col("authentication_string", vc(41)));
+    v.push(col("authentication_string", vc(255)));
+    v.push(col("ssl_type", vc(9)));
+    v.push(col(
+        "max_user_connections",
+        ColumnType::Int { unsigned: true },
+    ));
+    v.push(col("password_expired", ColumnType::Char { len: 1 }));
+    v.push(col("account_locked", ColumnType::Char { len: 1 }));
+    v.push(col("User_attributes", vc(1024)));
     v
+}
+
+/// The password hash and login facts of a `mysql.user` row (columns by
+/// name; a layout without the account-option columns reads as none set).
+fn read_login(
+    u: &TableDef,
+    v: &[Value],
+    user: &str,
+    host: &str,
+) -> Result<(Option<[u8; 20]>, crate::login::AccountLogin), EngineError> {
+    use crate::login::{AccountLogin, Plugin};
+    let bad = |e: String| {
+        EngineError::new(
+            1805,
+            "HY000",
+            format!("mysql.user row '{user}'@'{host}': {e}"),
+        )
+    };
+    let plugin_name = get(u, v, "plugin");
+    let plugin = if plugin_name.is_empty() {
+        Plugin::Native
+    } else {
+        Plugin::from_name(&plugin_name)
+            .ok_or_else(|| bad(format!("plugin '{plugin_name}' is not loaded")))?
+    };
+    let auth = get(u, v, "authentication_string");
+    let mut login = AccountLogin {
+        plugin,
+        ..Default::default()
+    };
+    let stage2 = match plugin {
+        Plugin::Native => parse_hash(&auth).map_err(bad)?,
+        Plugin::CachingSha2 => {
+            if !auth.is_empty() {
+                if !crate::sha2_password::is_valid_stored(&auth) {
+                    return Err(bad(format!(
+                        "authentication_string is not a caching_sha2_password hash ({} bytes)",
+                        auth.len()
+                    )));
+                }
+                login.sha2 = Some(auth);
+            }
+            None
+        }
+    };
+    login.ssl = quire_sql::SslRequire::from_column(&get(u, v, "ssl_type"))
+        .filter(|r| *r != quire_sql::SslRequire::None);
+    login.max_user_connections = match u.column("max_user_connections").and_then(|i| v.get(i)) {
+        Some(Value::UInt(n)) => u32::try_from(*n).unwrap_or(u32::MAX),
+        Some(Value::Int(n)) => u32::try_from(*n).unwrap_or(0),
+        _ => 0,
+    };
+    login.password_expired = get(u, v, "password_expired") == "Y";
+    login.locked = get(u, v, "account_locked") == "Y";
+    login
+        .parse_user_attributes(&get(u, v, "User_attributes"))
+        .map_err(bad)?;
+    Ok((stage2, login))
 }
 
 fn db_columns() -> Vec<ColumnDef> {
@@ -179,7 +247,11 @@ impl GrantTables {
             engine.create_database("mysql", true)?;
         }
         let legacy = match engine.table("mysql", "user") {
-            Ok(u) if u.column("Select_priv").is_none() => Some(Self::read_legacy(engine, &u)?),
+            // Before per-privilege columns, or before the account-option
+            // columns: convert.
+            Ok(u) if u.column("Select_priv").is_none() || u.column("account_locked").is_none() => {
+                Some(Self::read_legacy(engine, &u)?)
+            }
             _ => None,
         };
         if legacy.is_some() {
@@ -247,6 +319,7 @@ impl GrantTables {
             let root = StoredAccount {
                 stage2: None,
                 privs: AccountPrivs::from_legacy(true, &[]),
+                login: Default::default(),
             };
             t.put("root", "localhost", &root)?;
         }
@@ -272,19 +345,14 @@ impl GrantTables {
                 get(user, v, "Host").to_ascii_lowercase(),
                 get(user, v, "User"),
             );
-            let stage2 = parse_hash(&get(user, v, "authentication_string")).map_err(|e| {
-                EngineError::new(
-                    1805,
-                    "HY000",
-                    format!("mysql.user row '{name}'@'{host}': {e}"),
-                )
-            })?;
+            let (stage2, login) = read_login(user, v, &name, &host)?;
             let all = get(user, v, "Super_priv") == "Y";
             out.insert(
                 (name, host),
                 StoredAccount {
                     stage2,
                     privs: AccountPrivs::from_legacy(all, &[]),
+                    login,
                 },
             );
         }
@@ -316,20 +384,21 @@ impl GrantTables {
         for row in tx.scan(u, &Scan::default())? {
             let v = &row.values;
             let (host, user) = (get(u, v, "Host").to_ascii_lowercase(), get(u, v, "User"));
-            let stage2 = parse_hash(&get(u, v, "authentication_string")).map_err(|e| {
-                EngineError::new(
-                    1805,
-                    "HY000",
-                    format!("mysql.user row '{user}'@'{host}': {e}"),
-                )
-            })?;
+            let (stage2, login) = read_login(u, v, &user, &host)?;
             let mut privs = AccountPrivs::default();
             for (c, bit) in user_priv_columns() {
                 if get(u, v, c).eq_ignore_ascii_case("Y") {
                     privs.global = privs.global.union(bit);
                 }
             }
-            out.insert((user, host), StoredAccount { stage2, privs });
+            out.insert(
+                (user, host),
+                StoredAccount {
+                    stage2,
+                    privs,
+                    login,
+                },
+            );
         }
         let g = &self.global_grants;
         for row in tx.scan(g, &Scan::default())? {
@@ -416,8 +485,23 @@ impl GrantTables {
             for (c, bit) in user_priv_columns() {
                 vals.push((c, yn(a.privs.global.has(bit))));
             }
-            vals.push(("plugin", bytes("mysql_native_password")));
-            vals.push(("authentication_string", bytes(&hash_text(&a.stage2))));
+            let l = &a.login;
+            vals.push(("plugin", bytes(l.plugin.name())));
+            vals.push((
+                "authentication_string",
+                bytes(&match l.plugin {
+                    crate::login::Plugin::Native => hash_text(&a.stage2),
+                    crate::login::Plugin::CachingSha2 => l.sha2.clone().unwrap_or_default(),
+                }),
+            ));
+            vals.push(("ssl_type", bytes(l.ssl.map(|r| r.column()).unwrap_or(""))));
+            vals.push((
+                "max_user_connections",
+                Value::UInt(l.max_user_connections.into()),
+            ));
+            vals.push(("password_expired", yn(l.password_expired)));
+            vals.push(("account_locked", yn(l.locked)));
+            vals.push(("User_attributes", bytes(&l.user_attributes())));
             tx.insert(&self.user, row_of(&self.user, &vals))?;
             let grant_opt = a.privs.global.has(Privs::GRANT);
             for p in a.privs.global.and(Privs::DYNAMIC).iter() {
@@ -633,6 +717,7 @@ mod tests {
         let acct = StoredAccount {
             stage2: None,
             privs: p,
+            login: Default::default(),
         };
         t.put("app", "%", &acct).unwrap();
         let loaded = t.load().unwrap();

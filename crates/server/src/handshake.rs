@@ -45,8 +45,13 @@
 //!  lenenc    connection attributes         if CONNECT_ATTRS
 //! ```
 //!
-//! A 32-byte response with `CLIENT_SSL` is an SSLRequest; quire does not
-//! advertise SSL, so that is refused ("Bad handshake").
+//! A 32-byte response with `CLIENT_SSL` is an SSLRequest: the connection
+//! switches to TLS there (`tls.rs`, `conn/login.rs`) and the real
+//! response follows inside TLS with sequence id 2. The server advertises
+//! `CLIENT_SSL` when TLS is set up and names `default_authentication_plugin`
+//! (caching_sha2_password unless configured otherwise); the diagrams
+//! of both plugins' exchanges are in `conn/login.rs` and
+//! `sha2_password.rs`.
 
 use crate::auth::SCRAMBLE_LEN;
 use crate::codec::{cap, charset, put_nul_str, status, Reader};
@@ -57,22 +62,35 @@ pub const SERVER_VERSION: &str = "8.0.36-quire";
 /// The only authentication method quire verifies.
 pub const NATIVE_PLUGIN: &str = "mysql_native_password";
 
-/// Appends the Handshake V10 payload.
+/// Appends the Handshake V10 payload (no TLS, mysql_native_password).
 pub fn write_handshake(out: &mut Vec<u8>, conn_id: u32, scramble: &[u8; SCRAMBLE_LEN]) {
+    write_handshake_with(out, conn_id, scramble, cap::SERVER, NATIVE_PLUGIN);
+}
+
+/// Appends the Handshake V10 payload with `caps` (the server adds
+/// `CLIENT_SSL` when TLS is set up) naming `plugin`
+/// (`default_authentication_plugin`).
+pub fn write_handshake_with(
+    out: &mut Vec<u8>,
+    conn_id: u32,
+    scramble: &[u8; SCRAMBLE_LEN],
+    caps: u32,
+    plugin: &str,
+) {
     out.push(10);
     put_nul_str(out, SERVER_VERSION.as_bytes());
     out.extend_from_slice(&conn_id.to_le_bytes());
     out.extend_from_slice(&scramble[..8]);
     out.push(0);
-    out.extend_from_slice(&((cap::SERVER & 0xFFFF) as u16).to_le_bytes());
+    out.extend_from_slice(&((caps & 0xFFFF) as u16).to_le_bytes());
     out.push(charset::UTF8MB4 as u8);
     out.extend_from_slice(&status::AUTOCOMMIT.to_le_bytes());
-    out.extend_from_slice(&((cap::SERVER >> 16) as u16).to_le_bytes());
+    out.extend_from_slice(&((caps >> 16) as u16).to_le_bytes());
     out.push(SCRAMBLE_LEN as u8 + 1);
     out.extend_from_slice(&[0u8; 10]);
     out.extend_from_slice(&scramble[8..]);
     out.push(0);
-    put_nul_str(out, NATIVE_PLUGIN.as_bytes());
+    put_nul_str(out, plugin.as_bytes());
 }
 
 /// Appends an AuthSwitchRequest to `mysql_native_password`.

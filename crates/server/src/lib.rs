@@ -3,8 +3,8 @@
 //! This crate puts a [`quire_sql::Session`] behind the MySQL wire protocol,
 //! so that the `mariadb`/`mysql` clients, sysbench, and every MySQL driver
 //! talk to quire unchanged. It speaks the protocol of MySQL 8.0 (version
-//! string `8.0.36-quire`): TCP and Unix sockets, `mysql_native_password`,
-//! text results for COM_QUERY and the binary protocol for server-side
+//! string `8.0.36-quire`): TCP and Unix sockets, TLS, `caching_sha2_password`
+//! and `mysql_native_password`, account options, text results for COM_QUERY and the binary protocol for server-side
 //! prepared statements.
 //!
 //! ```text
@@ -46,10 +46,17 @@
 //!
 //! ## Where quire differs from MySQL
 //!
-//! * No TLS (CLIENT_SSL is not advertised), no compression, no
+//! * TLS 1.2/1.3 through rustls (ECDSA certificates generated on first
+//!   start; MySQL generates RSA ones). `ssl_*` and `tls_version` are
+//!   read-only (no `ALTER INSTANCE RELOAD TLS`). No compression, no
 //!   `LOAD DATA LOCAL`, no session-state tracking, no COM_CHANGE_USER.
-//! * Only `mysql_native_password`; a client that starts with
-//!   `caching_sha2_password` is switched to it (AuthSwitchRequest).
+//! * `caching_sha2_password` (the default) and `mysql_native_password`,
+//!   switched per account as MySQL does; salts of stored hashes are
+//!   printable (a subset of MySQL's). No sha256_password, no
+//!   `REQUIRE CIPHER/ISSUER/SUBJECT`, no per-hour resource limits, no
+//!   password lifetime or history (1235 errors naming the clause).
+//! * `max_connect_errors` never blocks loopback or the socket (as MySQL);
+//!   performance_schema.host_cache is not there.
 //! * The status flags carry `AUTOCOMMIT` and `IN_TRANS` from the session
 //!   but not `IN_TRANS_READONLY`.
 //! * Cursors (COM_STMT_FETCH) are not supported; results are sent whole.
@@ -69,13 +76,16 @@ mod conn;
 mod error;
 mod grant_tables;
 pub mod handshake;
+mod login;
 pub mod packet;
 pub mod resultset;
 mod server;
 mod sessions;
+pub mod sha2_password;
 mod split;
 mod status;
 mod stream;
+pub mod tls;
 
 pub use auth::{
     accounts, native_password_check, native_password_hash, native_password_token, AccountError,

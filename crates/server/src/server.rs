@@ -115,6 +115,12 @@ pub fn serve_with_accounts(
 ) -> Result<(), ServerError> {
     status::mark_start();
     quire_sql::set_status_source(status::server_status);
+    // TLS certificates and caching_sha2_password's RSA keys (generated in
+    // the data directory on first start) and the default plugin.
+    let engine_cfg = engine.config();
+    let auth =
+        Arc::new(crate::login::AuthContext::from_config(&engine_cfg).map_err(ServerError::Auth)?);
+    accounts.set_default_plugin_native(engine_cfg.default_authentication_plugin_native);
     // std binds with a backlog of 128; sysbench opens hundreds of
     // connections at once. Listening again on a listening socket only
     // changes its backlog (Linux), so raise it to what MySQL uses
@@ -145,6 +151,7 @@ pub fn serve_with_accounts(
         wait_timeout: (cfg.wait_timeout_s > 0).then(|| Duration::from_secs(cfg.wait_timeout_s)),
         thread_stack: cfg.thread_stack.max(crate::sessions::MIN_THREAD_STACK),
         shutdown: shutdown.clone(),
+        auth,
         active: Arc::new(AtomicU32::new(0)),
         live: Arc::new(Mutex::new(HashMap::new())),
     };
@@ -249,6 +256,7 @@ struct Server {
     thread_stack: usize,
     /// The accept loop's stop flag (SHUTDOWN / COM_SHUTDOWN set it).
     shutdown: Arc<AtomicBool>,
+    auth: Arc<crate::login::AuthContext>,
     active: Arc<AtomicU32>,
     /// A clone of every live connection's socket, to shut down on exit.
     live: Arc<Mutex<HashMap<u32, Stream>>>,
@@ -289,6 +297,7 @@ impl Server {
             host,
             extra_slot,
             shutdown: self.shutdown.clone(),
+            auth: self.auth.clone(),
         };
         let active = self.active.clone();
         let live = self.live.clone();

@@ -216,12 +216,14 @@ impl Client {
         r.u16().unwrap();
         let hi = r.u16().unwrap() as u32;
         let server_caps = lo | hi << 16;
-        assert_eq!(server_caps & cap::SSL, 0);
+        // TLS is set up (certificates generated in the data directory).
+        assert_ne!(server_caps & cap::SSL, 0);
         assert_eq!(r.u8().unwrap(), 21);
         r.bytes(10).unwrap();
         scramble.extend_from_slice(r.nul_str().unwrap());
         assert_eq!(scramble.len(), 20);
-        assert_eq!(r.nul_str().unwrap(), b"mysql_native_password");
+        // default_authentication_plugin.
+        assert_eq!(r.nul_str().unwrap(), b"caching_sha2_password");
 
         let caps = caps
             | if db.is_some() {
@@ -236,11 +238,10 @@ impl Client {
         p.extend_from_slice(&[0; 23]);
         p.extend_from_slice(user.as_bytes());
         p.push(0);
-        // A caching_sha2 client would send a 32-byte token; any bytes do.
         let token = if plugin == "mysql_native_password" {
             native_password_token(password.as_bytes(), &scramble)
         } else {
-            vec![0x55; 32]
+            quire_server::sha2_password::scramble(password.as_bytes(), &scramble)
         };
         p.push(token.len() as u8);
         p.extend_from_slice(&token);
@@ -257,19 +258,43 @@ impl Client {
         write_packet_to(&mut s, 1, &p);
         let (mut seq, mut reply) = read_packet_from(&mut s).expect("auth reply");
         assert_eq!(seq, 2);
-        if reply[0] == 0xFE {
-            // AuthSwitchRequest to mysql_native_password.
-            let mut r = Reader::new(&reply[1..]);
-            assert_eq!(r.nul_str().unwrap(), b"mysql_native_password");
-            let scramble2 = r.bytes(20).unwrap().to_vec();
-            write_packet_to(
-                &mut s,
-                3,
-                &native_password_token(password.as_bytes(), &scramble2),
-            );
-            (seq, reply) = read_packet_from(&mut s).expect("auth reply after switch");
-            assert_eq!(seq, 4);
+        let mut nonce = scramble.clone();
+        while reply[0] == 0xFE || reply[0] == 0x01 {
+            let answer = if reply[0] == 0xFE {
+                // AuthSwitchRequest to the account's plugin.
+                let mut r = Reader::new(&reply[1..]);
+                let to = r.nul_str().unwrap().to_vec();
+                nonce = r.bytes(20).unwrap().to_vec();
+                if to == b"mysql_native_password" {
+                    native_password_token(password.as_bytes(), &nonce)
+                } else {
+                    assert_eq!(to, b"caching_sha2_password");
+                    quire_server::sha2_password::scramble(password.as_bytes(), &nonce)
+                }
+            } else if reply == [0x01, 0x03] {
+                // caching_sha2 fast auth success: the OK follows.
+                (seq, reply) = read_packet_from(&mut s).expect("OK after fast auth");
+                continue;
+            } else if reply == [0x01, 0x04] {
+                // Full authentication over plain TCP: the RSA exchange.
+                write_packet_to(&mut s, seq + 1, &[0x02]);
+                let (kseq, key) = read_packet_from(&mut s).expect("public key");
+                assert_eq!(key[0], 0x01);
+                let pem = String::from_utf8(key[1..].to_vec()).unwrap();
+                seq = kseq;
+                quire_server::sha2_password::RsaKeys::encrypt_password(
+                    &pem,
+                    password.as_bytes(),
+                    &nonce,
+                )
+                .expect("encrypt")
+            } else {
+                panic!("unexpected auth packet {reply:?}");
+            };
+            write_packet_to(&mut s, seq + 1, &answer);
+            (seq, reply) = read_packet_from(&mut s).expect("auth reply");
         }
+        let _ = seq;
         let c = Client {
             s,
             caps,
@@ -963,12 +988,12 @@ fn accounts_survive_a_restart_in_the_grant_tables() {
                 vec![
                     Some(b"keep".to_vec()),
                     Some(b"%".to_vec()),
-                    Some(b"mysql_native_password".to_vec())
+                    Some(b"caching_sha2_password".to_vec())
                 ],
                 vec![
                     Some(b"root".to_vec()),
                     Some(b"localhost".to_vec()),
-                    Some(b"mysql_native_password".to_vec())
+                    Some(b"caching_sha2_password".to_vec())
                 ],
             ]
         );

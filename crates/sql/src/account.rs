@@ -8,8 +8,8 @@
 //! here are parsed from tokens and applied to that store.
 //!
 //! ```text
-//!   CREATE USER [IF NOT EXISTS] user [IDENTIFIED [WITH plugin] BY 'pw'] [, ...]
-//!   ALTER USER [IF EXISTS] user IDENTIFIED [WITH plugin] BY 'pw' [, ...]
+//!   CREATE USER [IF NOT EXISTS] user [IDENTIFIED [WITH plugin] BY 'pw'] [, ...] [options]
+//!   ALTER USER [IF EXISTS] user [IDENTIFIED [WITH plugin] BY 'pw'] [, ...] [options]
 //!   DROP USER [IF EXISTS] user [, ...]
 //!   SET PASSWORD [FOR user] = 'pw' | PASSWORD('pw')
 //!   GRANT priv [(cols)], ... ON *.* | db.* | * | db.t | t TO user [, ...] [WITH GRANT OPTION]
@@ -41,14 +41,18 @@
 //!   of MySQL's `GRANT ... ON `db%`.*` are not patterns, and there are no
 //!   partial revokes.
 //! * Roles (`CREATE ROLE`, `GRANT role TO user`, `SET ROLE`), proxy
-//!   users, `RENAME USER`, `IDENTIFIED ... AS 'hash'` and account options
-//!   (`PASSWORD EXPIRE`, `REQUIRE`, ...) are error 1235. Routine-level
-//!   grants (`ON PROCEDURE`) do not parse (quire has no routines).
+//!   users, `RENAME USER` and `IDENTIFIED ... AS 'hash'` are error 1235.
+//!   Routine-level grants (`ON PROCEDURE`) do not parse (quire has no
+//!   routines).
 //! * `mysql.tables_priv` keeps no `Timestamp` and an empty `Grantor`.
-//! * Every account authenticates with `mysql_native_password`;
-//!   `IDENTIFIED WITH caching_sha2_password BY 'pw'` is accepted and
-//!   stored the same way (the server switches such clients to the native
-//!   method).
+//! * Account options (`REQUIRE`, `WITH MAX_USER_CONNECTIONS`, `PASSWORD
+//!   EXPIRE`, `FAILED_LOGIN_ATTEMPTS`, `PASSWORD_LOCK_TIME`, `ACCOUNT
+//!   LOCK`) are parsed in `account_opts.rs` and handed to the store
+//!   ([`AccountStore::create_account`], [`AccountStore::alter_account`]);
+//!   the server enforces them at login. The ones quire lacks are 1235.
+//! * `IDENTIFIED WITH mysql_native_password | caching_sha2_password`
+//!   picks the plugin; without `WITH`, CREATE USER uses the server's
+//!   `default_authentication_plugin` and ALTER USER keeps the account's.
 //! * `CREATE USER` and `DROP USER` of several accounts are all-or-nothing,
 //!   as in MySQL 8.0: if one fails, none is changed and error 1396 lists
 //!   the failing accounts.
@@ -62,7 +66,17 @@ use crate::privilege::{AccountPrivs, Privs};
 use crate::{ColumnMeta, Output, SqlResult};
 
 mod grant;
+pub use crate::account_opts::{AccountOptions, AuthClause, LockTime, SslRequire};
 pub use grant::{GrantStmt, Level};
+
+/// A password and, if named, the plugin to store it for.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AuthSpec {
+    pub password: String,
+    /// `IDENTIFIED WITH plugin`; `None` = the default plugin (CREATE) or
+    /// the account's own (ALTER, SET PASSWORD).
+    pub plugin: Option<String>,
+}
 
 /// The account table as the SQL layer sees it; implemented by the server.
 ///
@@ -121,6 +135,46 @@ pub trait AccountStore: Send + Sync {
             "GRANT/REVOKE of individual privileges on this account store",
         ))
     }
+    /// CREATE USER with a plugin and account options (`account_opts.rs`).
+    /// `false` if the account exists. The default (a store without
+    /// plugins or options) takes plain accounts only.
+    fn create_account(
+        &self,
+        user: &str,
+        host: &str,
+        auth: &AuthSpec,
+        opts: &AccountOptions,
+    ) -> Result<bool, EngineError> {
+        if !opts.is_empty() {
+            return Err(EngineError::not_supported(
+                "account options in this account store",
+            ));
+        }
+        self.create_user(user, host, &auth.password)
+    }
+    /// ALTER USER: a new password (`auth`) and/or options. `false` if the
+    /// account does not exist.
+    fn alter_account(
+        &self,
+        user: &str,
+        host: &str,
+        auth: Option<&AuthSpec>,
+        opts: &AccountOptions,
+    ) -> Result<bool, EngineError> {
+        if !opts.is_empty() {
+            return Err(EngineError::not_supported(
+                "account options in this account store",
+            ));
+        }
+        match auth {
+            Some(a) => self.set_password(user, host, &a.password),
+            None => Ok(self.grants(user, host).is_some()),
+        }
+    }
+    /// `FLUSH HOSTS`: unblocks the hosts blocked by `max_connect_errors`.
+    fn flush_hosts(&self) -> Result<(), EngineError> {
+        Ok(())
+    }
 }
 
 /// What an account was granted.
@@ -149,10 +203,16 @@ pub enum AccountCmd {
     Create {
         if_not_exists: bool,
         users: Vec<(UserSpec, String)>,
+        /// Per user, its IDENTIFIED clause.
+        auth: Vec<AuthClause>,
+        opts: AccountOptions,
     },
     Alter {
         if_exists: bool,
         users: Vec<(UserSpec, String)>,
+        /// Per user, its IDENTIFIED clause.
+        auth: Vec<AuthClause>,
+        opts: AccountOptions,
     },
     Drop {
         if_exists: bool,
@@ -318,10 +378,11 @@ impl<'a> Cur<'a> {
     }
 
     /// `[IDENTIFIED [WITH plugin] BY 'pw']`; `None` when absent.
-    fn identified(&mut self) -> SqlResult<Option<String>> {
+    fn identified(&mut self) -> SqlResult<Option<(String, Option<String>)>> {
         if !self.word("IDENTIFIED") {
             return Ok(None);
         }
+        let mut named = None;
         if self.word("WITH") {
             let plugin = self.name()?;
             let p = plugin.to_ascii_lowercase();
@@ -332,13 +393,14 @@ impl<'a> Cur<'a> {
                     format!("Plugin '{plugin}' is not loaded"),
                 ));
             }
+            named = Some(p);
             if self.word("AS") {
                 return Err(EngineError::not_supported(
                     "IDENTIFIED ... AS 'hash' (give the password with IDENTIFIED BY)",
                 ));
             }
             if !self.word("BY") {
-                return Ok(Some(String::new()));
+                return Ok(Some((String::new(), named)));
             }
         } else {
             self.expect_word("BY")?;
@@ -348,30 +410,40 @@ impl<'a> Cur<'a> {
                 "IDENTIFIED BY RANDOM PASSWORD / BY PASSWORD 'hash'",
             ));
         }
-        Ok(Some(self.string()?))
+        Ok(Some((self.string()?, named)))
     }
 
-    /// Users each with an optional IDENTIFIED clause, then the end.
-    fn users_with_passwords(&mut self, alter: bool) -> SqlResult<Vec<(UserSpec, String)>> {
+    /// Users each with an optional IDENTIFIED clause, then the account
+    /// options (`account_opts.rs`) to the end.
+    #[allow(clippy::type_complexity)]
+    fn users_with_passwords(
+        &mut self,
+        alter: bool,
+    ) -> SqlResult<(Vec<(UserSpec, String)>, Vec<AuthClause>, AccountOptions)> {
         let mut v = Vec::new();
+        let mut auth = Vec::new();
         loop {
             let u = self.user()?;
             let pw = self.identified()?;
-            if alter && pw.is_none() {
-                if self.peek().is_none() {
-                    return Err(self.err());
-                }
-                return Err(account_option(self));
-            }
-            v.push((u, pw.unwrap_or_default()));
+            auth.push(AuthClause {
+                identified: pw.is_some(),
+                plugin: pw.as_ref().and_then(|(_, p)| p.clone()),
+            });
+            v.push((u, pw.map(|(p, _)| p).unwrap_or_default()));
             if !self.tok(&Token::Comma) {
                 break;
             }
         }
-        if self.peek().is_some() {
-            return Err(account_option(self));
+        if self.peek().is_some() && !crate::account_opts::starts_options(self.peek()) {
+            return Err(self.err());
         }
-        Ok(v)
+        let opts = crate::account_opts::parse(self.t, self.i)?;
+        self.i = self.t.len();
+        if alter && opts.is_empty() && auth.iter().all(|a| !a.identified) {
+            // ALTER USER u with nothing to change.
+            return Err(self.err());
+        }
+        Ok((v, auth, opts))
     }
 }
 
@@ -428,10 +500,12 @@ pub(crate) fn parse(tokens: &[Token]) -> SqlResult<AccountCmd> {
             c.expect_word("NOT")?;
             c.expect_word("EXISTS")?;
         }
-        let users = c.users_with_passwords(false)?;
+        let (users, auth, opts) = c.users_with_passwords(false)?;
         return Ok(AccountCmd::Create {
             if_not_exists,
             users,
+            auth,
+            opts,
         });
     }
     if c.word("ALTER") {
@@ -440,8 +514,13 @@ pub(crate) fn parse(tokens: &[Token]) -> SqlResult<AccountCmd> {
         if if_exists {
             c.expect_word("EXISTS")?;
         }
-        let users = c.users_with_passwords(true)?;
-        return Ok(AccountCmd::Alter { if_exists, users });
+        let (users, auth, opts) = c.users_with_passwords(true)?;
+        return Ok(AccountCmd::Alter {
+            if_exists,
+            users,
+            auth,
+            opts,
+        });
     }
     if c.word("DROP") {
         c.expect_word("USER")?;
@@ -576,14 +655,20 @@ pub(crate) fn execute(
         AccountCmd::Create {
             if_not_exists,
             users,
+            auth,
+            opts,
         } => {
             if !admin {
                 return Err(denied("CREATE USER"));
             }
             let mut failed = Vec::new();
             let mut todo = Vec::new();
-            for (u, pw) in users {
+            for ((u, pw), a) in users.iter().zip(auth) {
                 let (user, host) = resolve(me, u);
+                let pw = AuthSpec {
+                    password: pw.clone(),
+                    plugin: a.plugin.clone(),
+                };
                 if store.grants(&user, &host).is_some()
                     || todo.iter().any(|(x, _)| *x == (user.clone(), host.clone()))
                 {
@@ -597,7 +682,7 @@ pub(crate) fn execute(
                         failed.push((user, host));
                     }
                 } else {
-                    todo.push(((user, host), pw.clone()));
+                    todo.push(((user, host), pw));
                 }
             }
             if !failed.is_empty() {
@@ -606,7 +691,7 @@ pub(crate) fn execute(
             }
             let mut created: Vec<(String, String)> = Vec::new();
             for ((user, host), pw) in todo {
-                let made = store.create_user(&user, &host, &pw);
+                let made = store.create_account(&user, &host, &pw, opts);
                 if let Ok(true) = made {
                     created.push((user, host));
                 } else {
@@ -664,10 +749,26 @@ pub(crate) fn execute(
             in_memory_note(store, notes);
             Ok(done(notes))
         }
-        AccountCmd::Alter { if_exists, users } => {
-            let targets: Vec<((String, String), &String)> =
-                users.iter().map(|(u, pw)| (resolve(me, u), pw)).collect();
-            if !admin && targets.iter().any(|(t, _)| *t != myself) {
+        AccountCmd::Alter {
+            if_exists,
+            users,
+            auth,
+            opts,
+        } => {
+            let targets: Vec<((String, String), Option<AuthSpec>)> = users
+                .iter()
+                .zip(auth)
+                .map(|((u, pw), a)| {
+                    let spec = a.identified.then(|| AuthSpec {
+                        password: pw.clone(),
+                        plugin: a.plugin.clone(),
+                    });
+                    (resolve(me, u), spec)
+                })
+                .collect();
+            // Anyone may change their own password; options (and other
+            // accounts) need the privilege.
+            if !admin && (!opts.is_empty() || targets.iter().any(|(t, _)| *t != myself)) {
                 return Err(denied("CREATE USER"));
             }
             let mut failed = Vec::new();
@@ -689,8 +790,8 @@ pub(crate) fn execute(
                 return Err(cannot("ALTER USER", &failed));
             }
             let mut changed = false;
-            for ((user, host), pw) in &targets {
-                changed |= store.set_password(user, host, pw)?;
+            for ((user, host), spec) in &targets {
+                changed |= store.alter_account(user, host, spec.as_ref(), opts)?;
             }
             if changed {
                 in_memory_note(store, notes);
@@ -807,7 +908,19 @@ mod tests {
                     (named("a", "%"), "x".into()),
                     (named("b", "%"), "y".into()),
                     (named("c", "%"), String::new())
-                ]
+                ],
+                auth: vec![
+                    AuthClause {
+                        identified: true,
+                        plugin: None
+                    },
+                    AuthClause {
+                        identified: true,
+                        plugin: Some("mysql_native_password".into())
+                    },
+                    AuthClause::default()
+                ],
+                opts: AccountOptions::default(),
             }
         );
         let AccountCmd::Grant(g) =
@@ -862,9 +975,36 @@ mod tests {
             p("ALTER USER USER() IDENTIFIED BY 'z'").unwrap(),
             AccountCmd::Alter {
                 if_exists: false,
-                users: vec![(UserSpec::Current, "z".into())]
+                users: vec![(UserSpec::Current, "z".into())],
+                auth: vec![AuthClause {
+                    identified: true,
+                    plugin: None
+                }],
+                opts: AccountOptions::default(),
             }
         );
+        assert_eq!(
+            p("ALTER USER a@'%' IDENTIFIED WITH caching_sha2_password BY 'p' REQUIRE X509 ACCOUNT LOCK")
+                .unwrap(),
+            AccountCmd::Alter {
+                if_exists: false,
+                users: vec![(named("a", "%"), "p".into())],
+                auth: vec![AuthClause {
+                    identified: true,
+                    plugin: Some("caching_sha2_password".into())
+                }],
+                opts: AccountOptions {
+                    require: Some(SslRequire::X509),
+                    account_locked: Some(true),
+                    ..Default::default()
+                },
+            }
+        );
+        assert!(matches!(
+            p("ALTER USER b ACCOUNT UNLOCK").unwrap(),
+            AccountCmd::Alter { ref auth, ref opts, .. }
+                if !auth[0].identified && opts.account_locked == Some(false)
+        ));
         assert_eq!(
             p("SHOW GRANTS FOR 'a'@'%'").unwrap(),
             AccountCmd::ShowGrants(named("a", "%"))
@@ -878,12 +1018,14 @@ mod tests {
             ("CREATE USER 'a'@", 1064),
             ("CREATE USER a IDENTIFIED BY", 1064),
             ("CREATE USER a IDENTIFIED WITH sha256_password BY 'x'", 1524),
-            ("CREATE USER a PASSWORD EXPIRE", 1235),
+            ("CREATE USER a PASSWORD EXPIRE INTERVAL 2 DAY", 1235),
+            ("CREATE USER a REQUIRE ISSUER 'x'", 1235),
+            ("CREATE USER a IDENTIFIED BY 'x' LOCK", 1064),
             ("ALTER USER a", 1064),
-            ("ALTER USER a ACCOUNT LOCK", 1235),
             ("GRANT r1 TO a", 1235),
             ("GRANT SELECT (a) ON *.* FROM a", 1064),
             ("GRANT FROB ON *.* TO a", 1064),
+            ("ALTER USER a ACCOUNT", 1064),
             ("GRANT ALL ON *.* TO a IDENTIFIED BY 'x'", 1064),
             ("DROP USER 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa'", 1470),
             ("SET PASSWORD 'x'", 1064),

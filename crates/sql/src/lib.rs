@@ -18,11 +18,13 @@
 use quire_engine::{ColumnType, EngineError, Value};
 
 pub mod account;
+mod account_opts;
 mod authorize;
 mod ddl;
 mod dialect;
 mod exec;
 mod expr;
+mod login_state;
 mod parse;
 pub mod privilege;
 pub mod process;
@@ -30,7 +32,9 @@ pub mod session;
 mod show;
 pub mod stack;
 
-pub use account::{AccountGrants, AccountStore};
+pub use account::{
+    AccountGrants, AccountOptions, AccountStore, AuthClause, AuthSpec, LockTime, SslRequire,
+};
 pub use privilege::{AccountPrivs, Privs};
 pub use session::Session;
 pub use show::{set_status_source, StatusSource};

@@ -208,6 +208,8 @@ pub struct Session {
     /// Named savepoints, oldest first, each with the id of the transaction
     /// it belongs to (entries of an ended transaction are dropped on use).
     savepoints: Vec<(u64, String, quire_engine::Savepoint)>,
+    /// Login facts the server hands over (`Ssl_*`, sandbox mode).
+    login: crate::login_state::LoginState,
 }
 
 fn iso_name(i: Isolation) -> &'static str {
@@ -370,6 +372,7 @@ impl Session {
             proc: None,
             hint_ms: None,
             savepoints: Vec::new(),
+            login: Default::default(),
         }
     }
     /// The session's interrupt: `KILL` sets it, statements poll it.
@@ -445,6 +448,24 @@ impl Session {
     pub fn has_global_privilege(&mut self, p: crate::privilege::Privs) -> bool {
         self.privileges()
             .is_none_or(|a| a.global_effective().has(p))
+    }
+    /// The connection's TLS protocol and cipher (`Ssl_version`,
+    /// `Ssl_cipher` in SHOW STATUS); unset = not encrypted.
+    pub fn set_tls(&mut self, version: &str, cipher: &str) {
+        self.login.tls = Some((version.to_string(), cipher.to_string()));
+    }
+    /// The account's password has expired: MySQL's sandbox mode (every
+    /// statement but ALTER USER / SET PASSWORD / SET is error 1820 until
+    /// the password is reset).
+    pub fn set_password_expired(&mut self, expired: bool) {
+        self.login.password_expired = expired;
+    }
+    /// Whether the session is in sandbox mode.
+    pub fn password_expired(&self) -> bool {
+        self.login.password_expired
+    }
+    pub(crate) fn login_state(&self) -> &crate::login_state::LoginState {
+        &self.login
     }
     /// The account store, if the server installed one.
     pub(crate) fn account_store(&self) -> Option<&dyn AccountStore> {
@@ -766,6 +787,9 @@ impl Session {
         if !is_show_warnings {
             self.warnings.clear();
         }
+        if self.login.password_expired {
+            crate::login_state::sandbox_check(&p.cmd)?;
+        }
         self.authorize(&p.cmd)?;
         match &p.cmd {
             Command::Empty => Err(EngineError::new(1065, "42000", "Query was empty")),
@@ -823,6 +847,9 @@ impl Session {
                 let mut notes = Vec::new();
                 let r = account::execute(self.accounts.as_deref(), &me, cmd, &mut notes);
                 self.warnings = notes;
+                if r.is_ok() && crate::login_state::resets_own_password(cmd, &me) {
+                    self.login.password_expired = false;
+                }
                 r
             }
             Command::Sql(stmt) => self.run_sql(stmt, p, params),
@@ -1337,6 +1364,11 @@ impl Session {
                     FlushType::Privileges => {
                         if let Some(a) = self.accounts.as_deref() {
                             a.reload()?;
+                        }
+                    }
+                    FlushType::Hosts => {
+                        if let Some(a) = self.accounts.as_deref() {
+                            a.flush_hosts()?;
                         }
                     }
                     // MySQL's FLUSH LOGS closes and reopens the binary log too.

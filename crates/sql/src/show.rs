@@ -183,8 +183,14 @@ pub fn virtual_table(s: &Session, db: &str, name: &str) -> Option<Virtual> {
     let name = name.to_ascii_lowercase();
     if db == "mysql" && name == "user" && s.engine().table("mysql", "user").is_err() {
         // The account list (no password hashes), when the server installed
-        // its account table.
+        // an account table kept in memory; a persistent store keeps its
+        // accounts in the real mysql.user (all of MySQL's columns quire
+        // has: plugin, authentication_string, ssl_type, account_locked,
+        // ...), which is then read as it is.
         let store = s.account_store()?;
+        if store.is_persistent() {
+            return None;
+        }
         let cols = vec![
             ("Host".to_string(), ColumnType::Char { len: 255 }),
             ("User".to_string(), ColumnType::Char { len: 32 }),
@@ -218,7 +224,9 @@ pub fn virtual_table(s: &Session, db: &str, name: &str) -> Option<Virtual> {
         ),
     ];
     let rows = match name.as_str() {
-        "global_status" | "session_status" => pairs(status_rows(s.engine())),
+        "global_status" | "session_status" => {
+            pairs(s.login_state().with_status(status_rows(s.engine())))
+        }
         "global_variables" => pairs(s.variable_rows(true)),
         "session_variables" => pairs(s.variable_rows(false)),
         _ => return None,
@@ -434,7 +442,7 @@ pub fn show(s: &mut Session, sh: &Show) -> SqlResult<Output> {
             Ok(rows_out(&names, rows))
         }
         Show::Status { filter: f, .. } => {
-            let rows = pairs(status_rows(&engine));
+            let rows = pairs(s.login_state().with_status(status_rows(&engine)));
             let names = ["Variable_name", "Value"];
             let rows = filter(s, &names, rows, f)?;
             Ok(rows_out(&names, rows))
