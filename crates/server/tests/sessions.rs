@@ -200,8 +200,8 @@ fn kill_connection_rolls_back_and_releases_row_locks() {
 fn kill_needs_ownership_and_processlist_needs_process() {
     let srv = start("sess-owner", |_| {});
     let mut root = Client::root(srv.port);
-    root.ok("CREATE USER 'sess_bob'@'%' IDENTIFIED BY 'pw'");
-    root.ok("CREATE USER 'sess_eve'@'%' IDENTIFIED BY 'pw'");
+    root.ok("CREATE USER 'sess_bob'@'%' IDENTIFIED WITH mysql_native_password BY 'pw'");
+    root.ok("CREATE USER 'sess_eve'@'%' IDENTIFIED WITH mysql_native_password BY 'pw'");
     let mut bob = Client::login(srv.port, "sess_bob", "pw").expect("bob");
     let mut bob2 = Client::login(srv.port, "sess_bob", "pw").expect("bob 2");
     let mut eve = Client::login(srv.port, "sess_eve", "pw").expect("eve");
@@ -295,7 +295,7 @@ fn extra_connection_is_kept_for_connection_admin() {
     let srv = start("sess-extra", |c| c.max_connections = 2);
     {
         let mut root = Client::root(srv.port);
-        root.ok("CREATE USER 'sess_carl'@'%' IDENTIFIED BY 'pw'");
+        root.ok("CREATE USER 'sess_carl'@'%' IDENTIFIED WITH mysql_native_password BY 'pw'");
     }
     // Wait for the setup connection to leave.
     let _a = wait_for(10, || Client::login(srv.port, "sess_carl", "pw").ok()).unwrap();

@@ -147,7 +147,6 @@ fn inert_value_ok(name: &str, text: &str) -> Option<bool> {
         "sql_select_limit" => up == "DEFAULT" || up == "18446744073709551615",
         "sql_safe_updates" | "sql_auto_is_null" => flag(false),
         "sql_log_bin" => flag(true),
-        "max_execution_time" => up == "0" || up == "DEFAULT",
         "auto_increment_increment" | "auto_increment_offset" => up == "1" || up == "DEFAULT",
         "time_zone" => matches!(
             up.as_str(),
@@ -158,6 +157,21 @@ fn inert_value_ok(name: &str, text: &str) -> Option<bool> {
 }
 
 fn check_inert(name: &str, lname: &str, text: &str) -> SqlResult<()> {
+    if lname == "max_execution_time" {
+        // Milliseconds, 0 = none (process.rs applies it to SELECTs).
+        let t = text.trim().trim_matches('\'');
+        let ok = t.eq_ignore_ascii_case("DEFAULT")
+            || (!t.is_empty() && t.len() <= 10 && t.bytes().all(|b| b.is_ascii_digit()));
+        return if ok {
+            Ok(())
+        } else {
+            Err(EngineError::new(
+                1232,
+                "42000",
+                format!("Incorrect argument type to variable '{name}'"),
+            ))
+        };
+    }
     match inert_value_ok(lname, text) {
         Some(false) => Err(EngineError::not_supported(format!("{name} = {text}"))),
         _ => Ok(()),

@@ -160,7 +160,41 @@ impl Client {
         p.extend_from_slice(&token);
         p.extend_from_slice(b"mysql_native_password\0");
         write_packet(&mut s, 1, &p).map_err(|e| (0, e.to_string()))?;
-        let (_, reply) = read_packet(&mut s).ok_or((0, "no auth reply".to_string()))?;
+        let no_reply = || (0, "no auth reply".to_string());
+        let (mut seq, mut reply) = read_packet(&mut s).ok_or_else(no_reply)?;
+        let mut nonce = scramble.clone();
+        // The account's plugin may differ (caching_sha2_password is the
+        // default): follow the switch, fast auth and the RSA exchange.
+        while reply.first() == Some(&0xFE) || reply.first() == Some(&0x01) {
+            let answer = if reply[0] == 0xFE {
+                let mut r = Reader::new(&reply[1..]);
+                let to = r.nul_str().unwrap_or_default().to_vec();
+                nonce = r.bytes(20).unwrap_or_default().to_vec();
+                if to == b"mysql_native_password" {
+                    native_password_token(password.as_bytes(), &nonce)
+                } else {
+                    quire_server::sha2_password::scramble(password.as_bytes(), &nonce)
+                }
+            } else if reply == [0x01, 0x03] {
+                (seq, reply) = read_packet(&mut s).ok_or_else(no_reply)?;
+                continue;
+            } else if reply == [0x01, 0x04] {
+                write_packet(&mut s, seq + 1, &[0x02]).map_err(|e| (0, e.to_string()))?;
+                let (kseq, key) = read_packet(&mut s).ok_or_else(no_reply)?;
+                let pem = String::from_utf8_lossy(&key[1..]).into_owned();
+                seq = kseq;
+                quire_server::sha2_password::RsaKeys::encrypt_password(
+                    &pem,
+                    password.as_bytes(),
+                    &nonce,
+                )
+                .ok_or((0, "RSA encryption failed".to_string()))?
+            } else {
+                return Err((0, format!("unexpected auth packet {reply:?}")));
+            };
+            write_packet(&mut s, seq + 1, &answer).map_err(|e| (0, e.to_string()))?;
+            (seq, reply) = read_packet(&mut s).ok_or_else(no_reply)?;
+        }
         if reply[0] == 0xFF {
             return Err(err_of(&reply));
         }
