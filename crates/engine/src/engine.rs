@@ -150,9 +150,10 @@ pub struct EngineRecovery {
 impl Engine {
     /// Opens (creating if needed) the data directory of `cfg`.
     pub fn open(vfs: Arc<dyn Vfs>, cfg: &Config) -> Result<(Engine, EngineRecovery)> {
-        let mut logical: Vec<(u64, Vec<u8>)> = Vec::new();
-        let store = Store::open_with(vfs.clone(), cfg, &mut |_s, e, p| {
-            logical.push((e, p.to_vec()))
+        // Engine records after the checkpoint: (start, end, payload).
+        let mut logical: Vec<(u64, u64, Vec<u8>)> = Vec::new();
+        let store = Store::open_with(vfs.clone(), cfg, &mut |s, e, p| {
+            logical.push((s, e, p.to_vec()))
         })?;
         let binlog_cfg = cfg.log_bin.then(|| {
             let (dir, stem) =
@@ -172,8 +173,8 @@ impl Engine {
         let checkpoint_lsn = store.report().checkpoint_lsn;
         let prepare_ends: HashSet<u64> = logical
             .iter()
-            .filter(|(_, p)| p.first() == Some(&REC_PREPARE))
-            .map(|(end, _)| *end)
+            .filter(|(_, _, p)| p.first() == Some(&REC_PREPARE))
+            .map(|(_, end, _)| *end)
             .collect();
         let binlog_rec = match &binlog_cfg {
             Some(bc) => Binlog::recover(&vfs, bc, |xid| {
@@ -222,20 +223,15 @@ impl Engine {
         };
         rec.binlog_truncated_bytes = binlog_rec.truncated_bytes;
         rec.binlog_cut_transactions = binlog_rec.cut_transactions;
-        let mut prepares: Vec<(u64, Prepared)> = Vec::new();
+        // Every record is in memory, so every decision is made first: a
+        // prepare commits when a marker or the binlog has its XID.
         let mut marked: HashSet<u64> = HashSet::new();
-        for (end, payload) in &logical {
+        for (_, end, payload) in &logical {
             let bad = |e: String| {
                 EngineError::internal(format!("engine record at LSN {end} is malformed: {e}"))
             };
             match payload.first() {
-                Some(&REC_COMMIT) => {
-                    let writes = decode_commit(payload).map_err(bad)?;
-                    inner.replay(*end, &writes)?;
-                    inner.store.recovery_step()?;
-                    rec.commits_replayed += 1;
-                }
-                Some(&REC_PREPARE) => prepares.push((*end, decode_prepare(payload).map_err(bad)?)),
+                Some(&REC_MARKERS) => marked.extend(decode_markers(payload).map_err(bad)?),
                 Some(&REC_PREPARE_V1) => {
                     return Err(EngineError::internal(format!(
                         "the redo log holds a prepared transaction (LSN {end}) written by an \
@@ -243,33 +239,56 @@ impl Engine {
                          recover the data directory with that build first"
                     )))
                 }
-                Some(&REC_MARKERS) => marked.extend(decode_markers(payload).map_err(bad)?),
+                Some(&REC_COMMIT) | Some(&REC_PREPARE) => {}
                 _ => return Err(bad("unknown kind".into())),
             }
         }
-        // XA recovery: commit what a marker or the binlog has, undo the rest
-        // (newest first).
+        // Then the replay, in log order: commits and committed prepares
+        // apply their after images; rolled-back prepares (the tail of the
+        // binlog order) are undone from their before images at the end,
+        // newest first. While every record so far is done, the recovery
+        // pin follows the replay (Store::recovery_progress), so a long log
+        // never fills the redo while its checkpoint is held.
         let mut undo: Vec<(u64, Vec<RecWrite>)> = Vec::new();
-        for (end, p) in prepares {
-            // The XID of a prepared transaction is its record's end LSN.
-            let commit = marked.contains(&end) || binlog_rec.xids.contains(&end);
-            let writes: Vec<RecWrite> = p
-                .writes
-                .into_iter()
-                .map(|(table, pk, after, before)| RecWrite {
-                    table,
-                    pk,
-                    row: if commit { after } else { before },
-                })
-                .collect();
-            if commit {
-                inner.replay(end, &writes)?;
-                inner.store.recovery_step()?;
-                rec.prepared_committed += 1;
-            } else {
-                undo.push((end, writes));
-                rec.prepared_rolled_back += 1;
+        let mut all_done = true;
+        for (start, end, payload) in &logical {
+            if all_done {
+                inner.store.recovery_progress(Some(*start))?;
             }
+            let bad = |e: String| {
+                EngineError::internal(format!("engine record at LSN {end} is malformed: {e}"))
+            };
+            match payload.first() {
+                Some(&REC_COMMIT) => {
+                    let writes = decode_commit(payload).map_err(bad)?;
+                    inner.replay(*end, &writes)?;
+                    rec.commits_replayed += 1;
+                }
+                Some(&REC_PREPARE) => {
+                    let p: Prepared = decode_prepare(payload).map_err(bad)?;
+                    // The XID of a prepared transaction is its record's end LSN.
+                    let commit = marked.contains(end) || binlog_rec.xids.contains(end);
+                    let writes: Vec<RecWrite> = p
+                        .writes
+                        .into_iter()
+                        .map(|(table, pk, after, before)| RecWrite {
+                            table,
+                            pk,
+                            row: if commit { after } else { before },
+                        })
+                        .collect();
+                    if commit {
+                        inner.replay(*end, &writes)?;
+                        rec.prepared_committed += 1;
+                    } else {
+                        undo.push((*end, writes));
+                        rec.prepared_rolled_back += 1;
+                        all_done = false;
+                    }
+                }
+                _ => {}
+            }
+            inner.store.recovery_step()?;
         }
         for (end, writes) in undo.iter().rev() {
             inner.replay(*end, writes)?;

@@ -601,6 +601,37 @@ impl Store {
         }
     }
 
+    /// The caller's replay has finished (and applied) every engine frame
+    /// before `next` (the start LSN of the next one to replay; `None`:
+    /// all of them). When the checkpoint age has passed the async point,
+    /// writes every page, so that those frames' effects are durable, and
+    /// moves the recovery pin up to `next`: the checkpoint may then pass
+    /// them (invariant 7), and a long replay cannot fill the redo log
+    /// while its checkpoint is held at the first frame.
+    pub fn recovery_progress(&self, next: Option<Lsn>) -> Result<()> {
+        let sh = &self.shared;
+        if sh.checkpoint_age() < sh.async_point() {
+            return Ok(());
+        }
+        let mut pin = self.recovery_pin.lock();
+        let Some(old) = pin.as_ref().map(|p| p.lsn) else {
+            return Ok(());
+        };
+        if next.is_some_and(|n| n <= old) {
+            return Ok(());
+        }
+        sh.pool.flush_all()?;
+        *pin = next.map(|lsn| {
+            *sh.pins.lock().entry(lsn).or_insert(0) += 1;
+            CheckpointPin {
+                shared: sh.clone(),
+                lsn,
+            }
+        });
+        drop(pin);
+        sh.make_checkpoint()
+    }
+
     /// Ends recovery: the caller has replayed every engine frame the open
     /// handed it. Releases the pin that held the checkpoint at the first
     /// of them, writes every page and checkpoints at the end of the log;
