@@ -560,6 +560,9 @@ class TestAccounts(Base):
         super().tearDown()
 
     def login(self, password, **kw):
+        # No default database: an account without privileges on it is
+        # refused with 1044, as in MySQL (checked below).
+        kw.setdefault("database", None)
         return connect(user=self.USER, password=password, **kw)
 
     def test_create_user_and_login(self):
@@ -586,6 +589,9 @@ class TestAccounts(Base):
             cur.execute("SHOW GRANTS")
             self.assertEqual(cur.fetchall(), ((f"GRANT USAGE ON *.* TO `{self.USER}`@`%`",),))
         c.close()
+        with self.assertRaises(pymysql.err.OperationalError) as cm:
+            self.login("s3cret pw", database=DB)
+        self.assertEqual(cm.exception.args[0], 1044)
 
         with self.assertRaises(pymysql.err.OperationalError) as cm:
             self.login("wrong")
