@@ -587,6 +587,16 @@ pub fn run(opts: Options, mut cfg: Config) -> Result<ExitCode, Box<dyn std::erro
 
     // I/O operations of the longest recovery seen: crashes inside recovery
     // are spread over all of them, not only its first steps.
+    let judge_for =
+        |crashed_in_process_mode: bool, crash_at: Instant, log_end: Option<u64>| Judge {
+            cfg: &cfg,
+            binlog,
+            trx_commit,
+            crashed_in_process_mode,
+            crash_at,
+            verbose,
+            log_end,
+        };
     let mut recovery_ops: u64 = 30;
     let mut log_end: Option<u64> = None;
     let mut recovery_streak = 0u32;
@@ -626,15 +636,7 @@ pub fn run(opts: Options, mut cfg: Config) -> Result<ExitCode, Box<dyn std::erro
         sim.disarm();
         let (acc, items) = (e.table("bank", "accounts")?, e.table("bank", "items")?);
         pending.sort_by_key(|c| c.csn);
-        let judge = Judge {
-            cfg: &cfg,
-            binlog,
-            trx_commit,
-            crashed_in_process_mode,
-            crash_at,
-            verbose,
-            log_end,
-        };
+        let judge = judge_for(crashed_in_process_mode, crash_at, log_end);
         let v = judge.verdict(&e, &sim, &last_rec, &pending, &base);
         let recovered_end = e.store().report().end_lsn;
         let applied = v.applied;
@@ -710,15 +712,7 @@ pub fn run(opts: Options, mut cfg: Config) -> Result<ExitCode, Box<dyn std::erro
         log_end = Some(log_end_after_crash(&sim, &cfg)?);
         if sweep.every > 0 && tot.crashes % sweep.every == 0 {
             pending.sort_by_key(|c| c.csn);
-            let judge = Judge {
-                cfg: &cfg,
-                binlog,
-                trx_commit,
-                crashed_in_process_mode,
-                crash_at,
-                verbose,
-                log_end,
-            };
+            let judge = judge_for(crashed_in_process_mode, crash_at, log_end);
             let r = recovery_sweep(&judge, &sim, &sweep, power, &mut rng, &pending, &base)?;
             tot.recovery_crashes += r.interrupted;
             tot.sweep_points += r.interrupted;
