@@ -48,7 +48,9 @@
 //! `make_checkpoint` reads the pins *before* the current LSN and makes the
 //! redo durable up to that LSN (not just to the checkpoint) before it
 //! writes the checkpoint. Recovery holds one pin at the first frame it
-//! found until the caller's replay is done. `RedoLog::checkpoint` is
+//! found; it follows the caller's replay (`recovery_progress`: pages
+//! written, pin moved past the frames already applied) so that a long
+//! replay cannot fill the log, and is released by `finish_recovery`. `RedoLog::checkpoint` is
 //! private to this crate, so no other path can write a checkpoint.
 //! (Before this rule, recovery checkpointed at the end of the log before
 //! the engine replayed its records: a second crash during the replay lost
