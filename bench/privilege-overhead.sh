@@ -11,7 +11,7 @@
 # Knobs: BIN [target/release/quire], SECONDS_PER_RUN [20], THREADS [8],
 #        RUNS [2], TABLES [2], TABLE_SIZE [10000], PORT [random 34000-34999],
 #        WORKDIR_PARENT [/var/tmp],
-#        WORKLOADS ["oltp_point_select oltp_update_non_index"]
+#        WORKLOADS ["oltp_point_select oltp_update_non_index"], SERVE_ARGS []
 set -euo pipefail
 
 BIN=${BIN:-target/release/quire}
@@ -25,7 +25,7 @@ WORKDIR_PARENT=${WORKDIR_PARENT:-/var/tmp}
 WORKLOADS=${WORKLOADS:-"oltp_point_select oltp_update_non_index"}
 
 WORK=$(mktemp -d "$WORKDIR_PARENT/quire-priv.XXXXXX")
-"$BIN" serve --datadir="$WORK/data" --port="$PORT" >"$WORK/serve.log" 2>&1 &
+"$BIN" serve --datadir="$WORK/data" --port="$PORT" ${SERVE_ARGS:-} >"$WORK/serve.log" 2>&1 &
 PID=$!
 trap 'kill "$PID" 2>/dev/null || true; wait "$PID" 2>/dev/null || true; rm -rf "$WORK"' EXIT
 

@@ -578,6 +578,29 @@ fn caching_sha2_fast_full_rsa_and_switch() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A client whose first answer came from another plugin is switched to
+/// the account's plugin even when the account has no password (as MySQL
+/// does). libmariadb falls back to a "dummy_fallback_auth" plugin when
+/// loading caching_sha2_password.so races in another thread; that plugin
+/// answers every packet it reads with an empty one, so an OK sent at once
+/// drew a stray packet that arrived out of order (1156) in the command
+/// phase. Switched, the client loads the real plugin and the dialogue ends
+/// with the OK.
+#[test]
+fn a_foreign_plugin_is_switched_even_without_a_password() {
+    let dir = fresh_dir();
+    let srv = start(&dir, |_| {});
+    let mut l = login("root", "", Via::Unix);
+    l.plugin = "dummy_fallback_auth";
+    let (c, t) = Client::connect(&srv, &l);
+    let t = t.expect("root logs in after the switch");
+    assert_eq!(t.switched_to.as_deref(), Some("caching_sha2_password"));
+    assert_eq!(c.unwrap().one("SELECT 1"), "1");
+    // The account's own plugin named: no switch.
+    let (_, t) = Client::connect(&srv, &login("root", "", Via::Unix));
+    assert_eq!(t.expect("root").switched_to, None);
+}
+
 #[test]
 fn lock_expire_and_failed_logins() {
     let dir = fresh_dir();

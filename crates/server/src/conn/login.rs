@@ -8,8 +8,9 @@
 //!  require_secure_transport and plain TCP?     -> ERR 3159
 //!  account (user, most specific host) ........ unknown -> ERR 1045
 //!  temporarily locked (FAILED_LOGIN_ATTEMPTS)? -> ERR 3955
-//!  passwordless account and empty answer?      -> accepted (no plugin exchange needed)
-//!  client's plugin != account's?               -> AuthSwitchRequest (same nonce)
+//!  client's plugin != account's?               -> AuthSwitchRequest (same nonce),
+//!                                                 even for an account without password
+//!  passwordless account and empty answer?      -> accepted
 //!  mysql_native_password: token check
 //!  caching_sha2_password: fast path / full path (sha2_password.rs)
 //!  wrong password -> ERR 1045, or 3955 when this failure locks the account
@@ -327,9 +328,6 @@ impl Conn {
     ) -> Result<(bool, bool), ProtocolError> {
         let first = &resp.auth_response;
         let empty = |t: &[u8]| t.is_empty() || t == [0];
-        if acct.passwordless() && empty(first) {
-            return Ok((true, false));
-        }
         let want = acct.login.plugin;
         let client_plugin = if resp.plugin.is_empty() {
             crate::handshake::NATIVE_PLUGIN
@@ -339,9 +337,17 @@ impl Conn {
         let mut token = first.clone();
         if client_plugin != want.name() {
             if resp.capabilities & cap::PLUGIN_AUTH == 0 {
-                // A pre-plugin client cannot be switched.
-                return Ok((false, !empty(first)));
+                // A pre-plugin client cannot be switched; it can still
+                // log in to an account without a password.
+                let ok = acct.passwordless() && empty(first);
+                return Ok((ok, !empty(first)));
             }
+            // Switched even for an account without a password, as MySQL
+            // does: a client whose answer came from another plugin (e.g.
+            // libmariadb's fallback when loading caching_sha2_password.so
+            // raced in another thread) keeps its own dialogue going and
+            // would answer an OK with one more packet, which then
+            // arrives out of order in the command phase.
             let mut p = vec![0xFE];
             put_nul_str(&mut p, want.name().as_bytes());
             p.extend_from_slice(scramble);
