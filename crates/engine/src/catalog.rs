@@ -128,6 +128,12 @@ impl TableDef {
 
     /// `SHOW CREATE TABLE` text (also the DDL written to the binlog).
     pub fn create_sql(&self) -> String {
+        self.create_sql_with(None)
+    }
+
+    /// [`Self::create_sql`] with MySQL's `AUTO_INCREMENT=n` table option
+    /// (the next value) when `next_autoinc` is above 1.
+    pub fn create_sql_with(&self, next_autoinc: Option<u64>) -> String {
         let mut parts: Vec<String> = Vec::new();
         for c in &self.columns {
             let mut d = format!("  `{}` {}", c.name, c.ty.name());
@@ -178,8 +184,12 @@ impl TableDef {
                 cols(&i.columns)
             ));
         }
+        let autoinc = match next_autoinc {
+            Some(n) if n > 1 => format!(" AUTO_INCREMENT={n}"),
+            _ => String::new(),
+        };
         format!(
-            "CREATE TABLE `{}` (\n{}\n) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",
+            "CREATE TABLE `{}` (\n{}\n) ENGINE=InnoDB{autoinc} DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",
             self.name,
             parts.join(",\n")
         )
@@ -403,6 +413,17 @@ impl Catalog {
         self.tables.insert(Catalog::key(&t.db, &t.name), t.clone());
         self.by_id.insert(t.id, t);
     }
+}
+
+/// What CREATE TABLE asks for besides the name.
+#[derive(Debug, Clone, Default)]
+pub struct NewTable {
+    pub columns: Vec<ColumnDef>,
+    pub primary: Vec<usize>,
+    /// (name, unique, column positions)
+    pub indexes: Vec<(String, bool, Vec<usize>)>,
+    /// The `AUTO_INCREMENT=n` table option: the first value handed out.
+    pub auto_increment: Option<u64>,
 }
 
 #[cfg(test)]

@@ -45,7 +45,7 @@ use quire_storage::{Store, Tree};
 use std::collections::HashSet;
 
 use crate::binlog::{Binlog, BinlogConfig};
-use crate::catalog::{Catalog, ColumnDef, IndexDef, TableDef};
+use crate::catalog::{Catalog, ColumnDef, IndexDef, NewTable, TableDef};
 use crate::commit::{
     decode_markers, decode_prepare, Pipeline, Prepared, REC_MARKERS, REC_PREPARE, REC_PREPARE_V1,
 };
@@ -476,6 +476,29 @@ impl Engine {
         indexes: Vec<(String, bool, Vec<usize>)>,
         if_not_exists: bool,
     ) -> Result<Arc<TableDef>> {
+        let spec = NewTable {
+            columns,
+            primary,
+            indexes,
+            auto_increment: None,
+        };
+        self.create_table_with(db, name, spec, if_not_exists)
+    }
+
+    /// CREATE TABLE with table options ([`NewTable`]).
+    pub fn create_table_with(
+        &self,
+        db: &str,
+        name: &str,
+        spec: NewTable,
+        if_not_exists: bool,
+    ) -> Result<Arc<TableDef>> {
+        let NewTable {
+            columns,
+            primary,
+            indexes,
+            auto_increment,
+        } = spec;
         let _ddl = self.inner.commit.lock();
         let (id, def) = {
             let cat = self.inner.catalog.read();
@@ -534,6 +557,11 @@ impl Engine {
         for i in &def.indexes {
             self.inner.store.create_index(&def.index_tree(i.id))?;
         }
+        // The counter of a new id is always written: a crash after this
+        // and before the catalog entry leaves a counter the id's next
+        // owner overwrites here, never inherits.
+        let next = auto_increment.unwrap_or(1).max(1);
+        self.inner.set_autoinc(id, next - 1)?;
         let cat_tree = self.inner.tree(CATALOG_TREE)?;
         cat_tree.put(b"N", &(id + 1).to_le_bytes())?;
         let mut k = b"T".to_vec();
@@ -544,8 +572,15 @@ impl Engine {
         cat.next_table_id = id + 1;
         cat.insert(def.clone());
         drop(cat);
-        self.inner.binlog_ddl(&def.db, &def.create_sql())?;
+        self.inner
+            .binlog_ddl(&def.db, &def.create_sql_with(auto_increment))?;
         Ok(def)
+    }
+
+    /// The value the next auto-increment insert into `table` would get
+    /// (without taking it): `SHOW CREATE TABLE`'s `AUTO_INCREMENT=n`.
+    pub fn peek_auto_increment(&self, table: u32) -> Result<u64> {
+        Ok(self.inner.autoinc_value(table)?.saturating_add(1))
     }
 
     /// CREATE INDEX on a table that may hold rows. Commits are held off
@@ -1054,13 +1089,7 @@ impl Inner {
         let tree = self.tree(AUTOINC_TREE)?;
         let key = key_id.to_be_bytes();
         let mut m = self.autoinc.lock();
-        let cur = match m.get(&key_id) {
-            Some(&v) => v,
-            None => tree
-                .get(&key)?
-                .and_then(|v| v.as_slice().try_into().ok().map(u64::from_le_bytes))
-                .unwrap_or(0),
-        };
+        let cur = Self::autoinc_current(&m, &tree, key_id)?;
         let (next, store) = match at_least {
             Some(x) if x > cur => (x, x),
             Some(_) => return Ok(cur),
@@ -1080,6 +1109,34 @@ impl Inner {
         tree.put(&key, &store.to_le_bytes())?;
         m.insert(key_id, store);
         Ok(next)
+    }
+
+    /// The last auto-increment value handed out (0: none yet).
+    fn autoinc_current(cache: &HashMap<u32, u64>, tree: &Tree, key_id: u32) -> Result<u64> {
+        if let Some(&v) = cache.get(&key_id) {
+            return Ok(v);
+        }
+        Ok(tree
+            .get(&key_id.to_be_bytes())?
+            .and_then(|v| v.as_slice().try_into().ok().map(u64::from_le_bytes))
+            .unwrap_or(0))
+    }
+
+    /// The last auto-increment value of `table` (0: none yet).
+    pub(crate) fn autoinc_value(&self, table: u32) -> Result<u64> {
+        let tree = self.tree(AUTOINC_TREE)?;
+        let m = self.autoinc.lock();
+        Self::autoinc_current(&m, &tree, table)
+    }
+
+    /// Sets the counter of a table created just now (`AUTO_INCREMENT=n`
+    /// stores n-1, the value "last handed out").
+    pub(crate) fn set_autoinc(&self, table: u32, last: u64) -> Result<()> {
+        let tree = self.tree(AUTOINC_TREE)?;
+        let mut m = self.autoinc.lock();
+        tree.put(&table.to_be_bytes(), &last.to_le_bytes())?;
+        m.insert(table, last);
+        Ok(())
     }
 
     /// Applies a commit to the trees (caller holds the commit mutex).

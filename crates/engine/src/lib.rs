@@ -17,7 +17,7 @@ mod syncer;
 pub mod txn;
 pub mod types;
 
-pub use catalog::{ColumnDef, IndexDef, TableDef};
+pub use catalog::{ColumnDef, IndexDef, NewTable, TableDef};
 pub use engine::{Engine, EngineRecovery};
 pub use error::{EngineError, Result};
 pub use interrupt::{Interrupt, Kill, Stage};

@@ -635,6 +635,53 @@ fn commits_survive_power_loss_all_or_nothing() {
     }
 }
 
+/// `AUTO_INCREMENT=n` at CREATE TABLE: the first value is n, after a
+/// crash too; a table created without it starts at 1.
+#[test]
+fn auto_increment_table_option_sets_the_first_value_and_survives_a_crash() {
+    let sim = SimFs::new(FlushMethod::Fsync);
+    let mut c = col("id", ColumnType::BigInt { unsigned: true }, false);
+    c.auto_increment = true;
+    let spec = |start| crate::NewTable {
+        columns: vec![c.clone(), col("v", int(), true)],
+        primary: vec![0],
+        indexes: vec![],
+        auto_increment: start,
+    };
+    {
+        let e = open(&sim);
+        e.create_database("d", false).expect("db");
+        let t = e
+            .create_table_with("d", "t", spec(Some(500)), false)
+            .expect("table");
+        assert_eq!(e.peek_auto_increment(t.id).expect("peek"), 500);
+        let u = e.create_table_with("d", "u", spec(None), false).expect("u");
+        assert_eq!(e.peek_auto_increment(u.id).expect("peek"), 1);
+        e.store().sync_log().expect("sync");
+        e.close(false).expect("close");
+    }
+    sim.crash(CrashMode::Process, 0);
+    let e = open(&sim);
+    let t = e.table("d", "t").expect("table");
+    let mut tx = e.begin(Isolation::RepeatableRead, false);
+    let id = tx
+        .insert(&t, vec![None, Some(Value::Int(1))])
+        .expect("insert")
+        .auto_id
+        .expect("id");
+    tx.commit().expect("commit");
+    assert_eq!(id, 500);
+    let u = e.table("d", "u").expect("u");
+    let mut tx = e.begin(Isolation::RepeatableRead, false);
+    let id = tx
+        .insert(&u, vec![None, Some(Value::Int(1))])
+        .expect("insert")
+        .auto_id
+        .expect("id");
+    tx.commit().expect("commit");
+    assert_eq!(id, 1);
+}
+
 #[test]
 fn auto_increment_is_not_reused_after_restart() {
     let sim = SimFs::new(FlushMethod::Fsync);

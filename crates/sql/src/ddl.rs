@@ -144,23 +144,34 @@ pub struct TableSpec {
     pub primary: Vec<usize>,
     pub indexes: Vec<(String, bool, Vec<usize>)>,
     pub if_not_exists: bool,
+    /// `AUTO_INCREMENT=n`: the first value handed out.
+    pub auto_increment: Option<u64>,
 }
 
 /// Table options: every table is InnoDB, so `ENGINE=` names InnoDB or is
 /// refused (MySQL's 1286 under the default NO_ENGINE_SUBSTITUTION: quire
 /// has no other engine to create); PARTITION BY is refused by the parser.
-/// The remaining options (CHARSET, COLLATE, COMMENT, ROW_FORMAT, ...) do
-/// not change what rows mean and are accepted. Not yet honoured and still
-/// accepted, because every mysqldump file carries it: `AUTO_INCREMENT=n`.
-fn check_table_options(o: &ast::CreateTableOptions) -> SqlResult<()> {
+/// `AUTO_INCREMENT=n` sets the first value the table hands out (returned;
+/// 0 counts as 1, as in MySQL). The remaining options (CHARSET, COLLATE,
+/// COMMENT, ROW_FORMAT, ...) do not change what rows mean and are accepted.
+fn check_table_options(o: &ast::CreateTableOptions) -> SqlResult<Option<u64>> {
     let list = match o {
-        ast::CreateTableOptions::None => return Ok(()),
+        ast::CreateTableOptions::None => return Ok(None),
         ast::CreateTableOptions::Plain(l) => l,
         other => return Err(crate::parse::syntax_error(&other.to_string())),
     };
+    let mut auto_increment = None;
     for opt in list {
         let text = opt.to_string();
         let upper = text.to_ascii_uppercase();
+        if let Some(rest) = upper.strip_prefix("AUTO_INCREMENT") {
+            let n = rest.trim_start_matches([' ', '=']).trim();
+            match n.parse::<u64>() {
+                Ok(n) => auto_increment = Some(n.max(1)),
+                Err(_) => return Err(crate::parse::syntax_error(&text)),
+            }
+            continue;
+        }
         if let Some(rest) = upper.strip_prefix("ENGINE") {
             let name = rest
                 .trim_start_matches([' ', '='])
@@ -180,7 +191,7 @@ fn check_table_options(o: &ast::CreateTableOptions) -> SqlResult<()> {
             }
         }
     }
-    Ok(())
+    Ok(auto_increment)
 }
 
 /// The fsp of a DATETIME/TIMESTAMP column type.
@@ -290,7 +301,7 @@ pub fn table_spec(ct: &CreateTable) -> SqlResult<TableSpec> {
     if ct.inherits.is_some() {
         return Err(crate::parse::syntax_error("INHERITS"));
     }
-    check_table_options(&ct.table_options)?;
+    let auto_increment = check_table_options(&ct.table_options)?;
     let (db, name) = crate::exec::split_name(&ct.name)?;
     let mut columns = Vec::new();
     let mut primary: Vec<usize> = Vec::new();
@@ -495,5 +506,6 @@ pub fn table_spec(ct: &CreateTable) -> SqlResult<TableSpec> {
         primary,
         indexes,
         if_not_exists: ct.if_not_exists,
+        auto_increment,
     })
 }

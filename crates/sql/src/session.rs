@@ -1230,14 +1230,14 @@ impl Session {
                     None => self.current_db_or_err()?,
                 };
                 let existed = self.engine.table(&db, &spec.name).is_ok();
-                self.engine.create_table(
-                    &db,
-                    &spec.name,
-                    spec.columns,
-                    spec.primary,
-                    spec.indexes,
-                    spec.if_not_exists,
-                )?;
+                let new = quire_engine::NewTable {
+                    columns: spec.columns,
+                    primary: spec.primary,
+                    indexes: spec.indexes,
+                    auto_increment: spec.auto_increment,
+                };
+                self.engine
+                    .create_table_with(&db, &spec.name, new, spec.if_not_exists)?;
                 let w = if existed {
                     self.warnings.push((
                         "Note".into(),

@@ -408,9 +408,14 @@ pub fn show(s: &mut Session, sh: &Show) -> SqlResult<Output> {
         Show::CreateTable(n) => {
             let (d, t) = table_db(s, n, None)?;
             let def = engine.table(&d, &t)?;
+            // MySQL shows the next auto-increment value once it is past 1.
+            let next = match def.auto_increment_column() {
+                Some(_) => Some(engine.peek_auto_increment(def.id)?),
+                None => None,
+            };
             Ok(rows_out(
                 &["Table", "Create Table"],
-                vec![vec![text(&def.name), text(&def.create_sql())]],
+                vec![vec![text(&def.name), text(&def.create_sql_with(next))]],
             ))
         }
         Show::CreateDatabase(db) => {

@@ -8,10 +8,8 @@
 //! USE/FORCE INDEX, STRAIGHT_JOIN; LOW_PRIORITY/DELAYED on InnoDB; table
 //! options CHARSET/COLLATE/COMMENT/ROW_FORMAT/MAX_ROWS/...; column
 //! CHARACTER SET/COLLATE/COMMENT; FOREIGN KEY and CHECK constraints, which
-//! the design leaves unenforced) are listed as Ok. Known remaining gap:
-//! the table option AUTO_INCREMENT=n is accepted and not applied (every
-//! mysqldump file carries it; the engine has no way to set the counter
-//! yet).
+//! the design leaves unenforced) are listed as Ok. The table option
+//! AUTO_INCREMENT=n takes effect (tests/scripts/06_auto_increment.test).
 
 use quire_sql::Session;
 
