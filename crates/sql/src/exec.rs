@@ -1348,7 +1348,12 @@ pub fn select(cx: &Ctx, txn: &mut Txn, q: &Query, lock: Option<LockMode>) -> Sql
     }
     if !order.is_empty() {
         let desc: Vec<bool> = order.iter().map(|(_, d)| *d).collect();
-        produced.sort_by(|a, b| sort_cmp(&a.1, &b.1, &desc));
+        let t: &Txn = txn;
+        crate::sort::sort_stoppable(
+            &mut produced,
+            |a, b| sort_cmp(&a.1, &b.1, &desc),
+            || t.tick(),
+        )?;
     }
     let rows: Vec<Vec<Value>> = produced
         .into_iter()
@@ -1494,7 +1499,8 @@ fn matching_rows(
                 .collect::<SqlResult<Vec<_>>>()?;
             keyed.push((k, r));
         }
-        keyed.sort_by(|a, b| sort_cmp(&a.0, &b.0, &desc));
+        let t: &Txn = txn;
+        crate::sort::sort_stoppable(&mut keyed, |a, b| sort_cmp(&a.0, &b.0, &desc), || t.tick())?;
         out = keyed.into_iter().map(|(_, r)| r).collect();
     }
     if let Some(l) = limit {
@@ -1589,6 +1595,8 @@ pub fn update(
     let stamp = crate::expr::now_utc_fsp(6);
     let (mut matched, mut changed) = (0u64, 0u64);
     for r in rows {
+        // A safe point for KILL QUERY / max_execution_time.
+        txn.tick()?;
         matched += 1;
         let mut new = apply_assignments(&t, &compiled, &r.values, &[])?;
         if same_row(&new, &r.values) {
@@ -1629,6 +1637,8 @@ pub fn delete(cx: &Ctx, txn: &mut Txn, d: &ast::Delete) -> SqlResult<WriteResult
     )?;
     let mut n = 0;
     for r in rows {
+        // A safe point for KILL QUERY / max_execution_time.
+        txn.tick()?;
         if txn.delete(&t, &r.key)? {
             n += 1;
         }

@@ -30,6 +30,7 @@ pub mod privilege;
 pub mod process;
 pub mod session;
 mod show;
+mod sort;
 pub mod stack;
 
 pub use account::{
