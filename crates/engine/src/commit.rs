@@ -527,7 +527,9 @@ impl Inner {
             let size = a.pos;
             drop(a);
             if size >= self.settings.max_binlog_size.load(Ordering::Relaxed) {
-                self.rotate(p)?;
+                // Deferred on a full disk (counted in
+                // `Binlog::rotations_deferred`); the next group retries.
+                let _rotated = self.rotate(p)?;
             }
         }
         let mut a = p.binlog.active.lock();
@@ -723,7 +725,8 @@ impl Inner {
     /// Rotation: make every transaction of the active file decided in
     /// redo (applied, binlog durable, markers durable), then ROTATE.
     /// Called by the flush-stage leader (no new writes meanwhile).
-    fn rotate(&self, p: &Pipeline) -> Result<()> {
+    /// `Ok(false)`: the disk was full, the active file stays active.
+    fn rotate(&self, p: &Pipeline) -> Result<bool> {
         // A previous flush leader may still be writing its group (it holds
         // the file lock, not the flush lock): wait for it, so that its
         // transactions are counted in flight below.
@@ -751,7 +754,16 @@ impl Inner {
         };
         self.store.shared().poison.check()?;
         let _g = p.flush.lock.lock();
-        self.rotate(p)
+        if self.rotate(p)? {
+            return Ok(());
+        }
+        // ER_ERROR_ON_WRITE: nothing changed, the active file goes on.
+        let name = p.binlog.next_file_name();
+        Err(EngineError::new(
+            3,
+            "HY000",
+            format!("Error writing file '{name}' (errno: 28 - No space left on device)"),
+        ))
     }
 
     /// Writes a DDL statement to the binlog (its own group, synced).

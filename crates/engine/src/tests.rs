@@ -1186,6 +1186,67 @@ fn flush_binary_logs_rotates_and_recovers() {
     assert_eq!(binlog_xids(&sim).len(), 3, "one XID per committed row");
 }
 
+/// A full disk when the binlog rotates puts the rotation off instead of
+/// poisoning the engine: commits go on in the active file (past
+/// max_binlog_size), FLUSH BINARY LOGS answers ER_ERROR_ON_WRITE (3) and
+/// changes nothing, and once space is freed the next group rotates. A
+/// crash afterwards loses nothing and the binlog holds every commit.
+#[test]
+fn a_full_disk_puts_off_binlog_rotation_and_commits_go_on() {
+    let sim = SimFs::new(FlushMethod::Fsync);
+    let vfs: Arc<dyn Vfs> = Arc::new(sim.clone());
+    let c = Config {
+        max_binlog_size: 4096,
+        ..cfg()
+    };
+    let files = |sim: &SimFs| -> usize {
+        let idx = sim
+            .file_bytes(&cfg().datadir.join("binlog.index"))
+            .expect("index");
+        String::from_utf8_lossy(&idx).lines().count()
+    };
+    {
+        let e = Engine::open(vfs.clone(), &c).expect("open").0;
+        let t = accounts(&e);
+        let before = files(&sim);
+        let next = e.binlog().expect("binlog").next_file_name();
+        sim.inject(
+            quire_io::Fault::write(quire_io::FaultKind::Enospc, 1)
+                .on_path(next.as_str())
+                .make_sticky(),
+        );
+        for id in 0..100 {
+            put(&e, &t, id, &format!("full{id}"), id);
+        }
+        let b = e.binlog().expect("binlog");
+        assert!(b.rotations_deferred() > 0, "rotation was attempted");
+        assert_eq!(files(&sim), before, "no file was added");
+        let err = e
+            .rotate_binlog()
+            .expect_err("FLUSH BINARY LOGS on a full disk");
+        assert_eq!(err.code, 3, "{err}");
+        assert!(err.message.contains(&next), "{err}");
+        // Space is freed: the next group rotates, commits go on.
+        sim.clear_faults();
+        for id in 100..110 {
+            put(&e, &t, id, &format!("freed{id}"), id);
+        }
+        assert!(files(&sim) > before, "rotated once space was freed");
+        let _ = e.close(false);
+    }
+    sim.crash(CrashMode::Power { sector: 512 }, 9);
+    let e = Engine::open(vfs, &c).expect("reopen").0;
+    let t = e.table("bank", "accounts").expect("table");
+    let mut tx = e.begin(Isolation::RepeatableRead, false);
+    for id in 0..110 {
+        assert!(
+            tx.get(&t, &[Value::Int(id)]).expect("get").is_some(),
+            "row {id}"
+        );
+    }
+    assert_eq!(binlog_xids(&sim).len(), 110, "one XID per committed row");
+}
+
 /// A full disk is an error to the client, not a poisoned engine: commits
 /// that need the tablespace to grow fail with 1114 and change nothing, and
 /// once space is freed the next commits work without a restart. (Binlog

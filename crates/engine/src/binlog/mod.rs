@@ -102,6 +102,8 @@ pub struct Binlog {
     synced_seq: AtomicU64,
     pub bytes_written: AtomicU64,
     pub fsyncs: AtomicU64,
+    /// Rotations put off by a full disk.
+    rotations_deferred: AtomicU64,
 }
 
 impl std::fmt::Debug for Binlog {
@@ -155,27 +157,35 @@ impl Binlog {
 
     /// Rewrites the index atomically: temp file, sync, rename, sync dir.
     fn write_index(vfs: &Arc<dyn Vfs>, cfg: &BinlogConfig, names: &[String]) -> Result<()> {
+        Binlog::write_index_io(vfs, cfg, names).map_err(io)
+    }
+
+    /// [`Binlog::write_index`] with the I/O error as it came (a full disk
+    /// fails the temporary file and leaves the index as it was).
+    fn write_index_io(
+        vfs: &Arc<dyn Vfs>,
+        cfg: &BinlogConfig,
+        names: &[String],
+    ) -> quire_io::Result<()> {
         let tmp = cfg.dir.join(format!("{}.index_crash_safe", cfg.stem));
         let dst = cfg.dir.join(format!("{}.index", cfg.stem));
-        if vfs.exists(&tmp).map_err(io)? {
-            vfs.remove_file(&tmp).map_err(io)?;
+        if vfs.exists(&tmp)? {
+            vfs.remove_file(&tmp)?;
         }
-        let f = vfs
-            .open(&tmp, OpenOptions::create(FileKind::Other))
-            .map_err(io)?;
+        let f = vfs.open(&tmp, OpenOptions::create(FileKind::Other))?;
         let mut text = String::new();
         for n in names {
             text.push_str("./");
             text.push_str(n);
             text.push('\n');
         }
-        f.write_at(text.as_bytes(), 0).map_err(io)?;
-        f.sync().map_err(io)?;
-        if vfs.exists(&dst).map_err(io)? {
-            vfs.remove_file(&dst).map_err(io)?;
+        f.write_at(text.as_bytes(), 0)?;
+        f.sync()?;
+        if vfs.exists(&dst)? {
+            vfs.remove_file(&dst)?;
         }
-        vfs.rename(&tmp, &dst).map_err(io)?;
-        vfs.sync_dir(&cfg.dir).map_err(io)?;
+        vfs.rename(&tmp, &dst)?;
+        vfs.sync_dir(&cfg.dir)?;
         Ok(())
     }
 
@@ -275,6 +285,7 @@ impl Binlog {
             synced_seq: AtomicU64::new(seq as u64),
             bytes_written: AtomicU64::new(pos),
             fsyncs: AtomicU64::new(1),
+            rotations_deferred: AtomicU64::new(0),
         })
     }
 
@@ -285,19 +296,58 @@ impl Binlog {
         name: &str,
         at_startup: bool,
     ) -> Result<(Arc<dyn File>, u64)> {
+        Binlog::create_file_io(vfs, cfg, name, at_startup).map_err(io)
+    }
+
+    /// [`Binlog::create_file`] with the I/O error as it came.
+    fn create_file_io(
+        vfs: &Arc<dyn Vfs>,
+        cfg: &BinlogConfig,
+        name: &str,
+        at_startup: bool,
+    ) -> quire_io::Result<(Arc<dyn File>, u64)> {
         let p = cfg.dir.join(name);
-        let f = vfs
-            .open(&p, OpenOptions::create(FileKind::Other))
-            .map_err(io)?;
-        f.set_len(0).map_err(io)?;
+        let f = vfs.open(&p, OpenOptions::create(FileKind::Other))?;
+        f.set_len(0)?;
         let w = EventWriter::new(cfg.server_id, cfg.checksum);
         let mut bytes = format::MAGIC.to_vec();
         let ts = now_s();
         bytes.extend(w.format_description(4, ts, if at_startup { ts } else { 0 }));
-        f.write_at(&bytes, 0).map_err(io)?;
-        f.sync().map_err(io)?;
-        vfs.sync_dir(&cfg.dir).map_err(io)?;
+        f.write_at(&bytes, 0)?;
+        f.sync()?;
+        vfs.sync_dir(&cfg.dir)?;
         Ok((f, bytes.len() as u64))
+    }
+
+    /// Rotation, step 1: creates the next file and lists it in the index.
+    /// On a full disk (ENOSPC) the new file is removed again and `None`
+    /// returned: the active file is untouched and stays active.
+    fn start_next_file(
+        &self,
+        cfg: &BinlogConfig,
+        next: &str,
+    ) -> Result<Option<(Arc<dyn File>, u64)>> {
+        let mut names = Binlog::read_index(&self.vfs, cfg)?;
+        names.push(next.to_string());
+        let attempt = || -> quire_io::Result<(Arc<dyn File>, u64)> {
+            let made = Binlog::create_file_io(&self.vfs, cfg, next, false)?;
+            Binlog::write_index_io(&self.vfs, cfg, &names)?;
+            Ok(made)
+        };
+        match attempt() {
+            Ok(made) => Ok(Some(made)),
+            Err(e) if e.is_no_space() => {
+                let path = cfg.dir.join(next);
+                if self.vfs.exists(&path).unwrap_or(false) {
+                    // Best effort: a leftover empty file is not listed in
+                    // the index, and the next attempt truncates it.
+                    let _ = self.vfs.remove_file(&path);
+                }
+                self.rotations_deferred.fetch_add(1, Ordering::Relaxed);
+                Ok(None)
+            }
+            Err(e) => Err(io(e)),
+        }
     }
 
     /// The event writer for the active file (its checksum setting, the
@@ -333,10 +383,16 @@ impl Binlog {
             let mut off = a.alloc.max(a.pos);
             while off < target {
                 let n = (target - off).min(zeros.len() as u64) as usize;
-                a.file.write_at(&zeros[..n], off).map_err(io)?;
-                off += n as u64;
+                match a.file.write_at(&zeros[..n], off) {
+                    Ok(()) => off += n as u64,
+                    // A full disk: keep what was reserved; the events
+                    // below may still fit in it (if not, their own write
+                    // fails). The next append tries again.
+                    Err(e) if e.is_no_space() => break,
+                    Err(e) => return Err(io(e)),
+                }
             }
-            a.alloc = target;
+            a.alloc = off;
         }
         a.file.write_at(bytes, a.pos).map_err(io)?;
         a.pos += bytes.len() as u64;
@@ -374,9 +430,18 @@ impl Binlog {
     /// Closes the active file with ROTATE and starts the next one. The
     /// caller has made every transaction of the active file decided in
     /// the redo log first.
-    pub(crate) fn rotate_locked(&self, a: &mut Active) -> Result<()> {
+    ///
+    /// The next file is created and listed first: on a full disk nothing
+    /// has changed, `Ok(false)` is returned and the active file goes on
+    /// (past `max_binlog_size`; the next group tries again). The ROTATE
+    /// event lands in the active file's preallocated tail.
+    pub(crate) fn rotate_locked(&self, a: &mut Active) -> Result<bool> {
+        let cfg = self.cfg.lock().clone();
+        let next = Binlog::file_name(&cfg.stem, a.seq + 1);
+        let Some((file, npos)) = self.start_next_file(&cfg, &next)? else {
+            return Ok(false);
+        };
         let w = self.writer_for(a.checksum);
-        let next = Binlog::file_name(&self.cfg.lock().stem, a.seq + 1);
         let ev = w.rotate(a.pos, now_s(), &next);
         let pos = a.pos;
         a.file.write_at(&ev, pos).map_err(io)?;
@@ -387,11 +452,6 @@ impl Binlog {
         if a.file.sync().map_err(io)? {
             self.fsyncs.fetch_add(1, Ordering::Relaxed);
         }
-        let cfg = self.cfg.lock().clone();
-        let (file, npos) = Binlog::create_file(&self.vfs, &cfg, &next, false)?;
-        let mut names = Binlog::read_index(&self.vfs, &cfg)?;
-        names.push(next.clone());
-        Binlog::write_index(&self.vfs, &cfg, &names)?;
         self.bytes_written
             .fetch_add(ev.len() as u64 + npos, Ordering::Relaxed);
         *a = Active {
@@ -405,7 +465,18 @@ impl Binlog {
         *self.written.lock() = (a.file.clone(), a.seq, npos);
         self.synced_pos.store(npos, Ordering::Release);
         self.synced_seq.store(a.seq as u64, Ordering::Release);
-        Ok(())
+        Ok(true)
+    }
+
+    /// The name the next rotation gives its new file.
+    pub fn next_file_name(&self) -> String {
+        let seq = self.active.lock().seq;
+        Binlog::file_name(&self.cfg.lock().stem, seq + 1)
+    }
+
+    /// Rotations put off because the disk was full (a status counter).
+    pub fn rotations_deferred(&self) -> u64 {
+        self.rotations_deferred.load(Ordering::Relaxed)
     }
 
     /// Writes STOP to the active file and marks it closed (clean shutdown).
