@@ -284,6 +284,10 @@ pub struct Config {
     /// 1. Range 1 .. 2700. Dynamic.
     pub innodb_flush_log_at_timeout: u32,
 
+    /// `lock_wait_timeout`: seconds a statement waits for a metadata
+    /// lock (DDL behind open writers of its table, writers behind a
+    /// pending DDL) before error 1205. MySQL's default is a year.
+    pub lock_wait_timeout: u64,
     /// `innodb_lock_wait_timeout`: seconds a statement waits for a row
     /// lock before failing with error 1205 (ER_LOCK_WAIT_TIMEOUT).
     /// Default 50. Range 1 .. 1073741824. Dynamic (global and session in
@@ -401,6 +405,7 @@ impl Default for Config {
             innodb_flush_log_at_trx_commit: 1,
             innodb_flush_log_at_timeout: 1,
             innodb_lock_wait_timeout: 50,
+            lock_wait_timeout: 31_536_000,
             log_bin: true,
             log_bin_basename: None,
             sync_binlog: 1,

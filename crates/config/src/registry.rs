@@ -537,6 +537,15 @@ pub static REGISTRY: &[VarInfo] = &[
         set: |c, v| c.innodb_use_fdatasync = v.as_bool(),
     },
     VarInfo {
+        name: "lock_wait_timeout",
+        kind: uint(1, 31_536_000),
+        default: "31536000",
+        dynamic: true,
+        help: "Seconds a statement waits for a metadata lock (DDL and the open writers of its table).",
+        get: |c| Value::Uint(c.lock_wait_timeout),
+        set: |c, v| c.lock_wait_timeout = v.as_u64(),
+    },
+    VarInfo {
         name: "log_bin",
         kind: VarKind::Bool,
         default: "ON",

@@ -115,6 +115,7 @@ fn defaults_print_as_show_variables_does() {
         ("innodb_page_size", "16384"),
         ("innodb_redo_log_capacity", "104857600"),
         ("innodb_use_fdatasync", "OFF"),
+        ("lock_wait_timeout", "31536000"),
         ("log_bin", "ON"),
         ("log_bin_basename", ""),
         ("max_allowed_packet", "67108864"),

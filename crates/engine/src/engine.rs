@@ -50,7 +50,9 @@ use crate::commit::{
     decode_markers, decode_prepare, Pipeline, Prepared, REC_MARKERS, REC_PREPARE, REC_PREPARE_V1,
 };
 use crate::error::{EngineError, Result};
+use crate::interrupt::Interrupt;
 use crate::lock::LockManager;
+use crate::mdl::TableLocks;
 use crate::mvcc::{self, Chains, PurgeItem, PurgeQueue, Snapshots, Version};
 use crate::txn::{Isolation, Txn};
 use crate::types::{self, ColumnType, Value};
@@ -67,6 +69,8 @@ pub struct Settings {
     pub flush_log_at_trx_commit: AtomicU32,
     pub flush_log_at_timeout_s: AtomicU32,
     pub lock_wait_timeout_s: AtomicU64,
+    /// `lock_wait_timeout` (metadata locks, mdl.rs).
+    pub mdl_wait_timeout_s: AtomicU64,
     pub sync_binlog: AtomicU32,
     pub sync_delay_us: AtomicU64,
     pub sync_no_delay_count: AtomicU64,
@@ -104,6 +108,8 @@ pub(crate) struct Inner {
     pub catalog: RwLock<Catalog>,
     trees: RwLock<HashMap<String, Tree>>,
     pub locks: LockManager,
+    /// Table metadata locks: DDL against open writers (mdl.rs).
+    pub(crate) mdl: TableLocks,
     pub chains: Chains,
     pub snapshots: Snapshots,
     pub(crate) commit: Mutex<CommitState>,
@@ -189,6 +195,7 @@ impl Engine {
                 flush_log_at_trx_commit: AtomicU32::new(cfg.innodb_flush_log_at_trx_commit),
                 flush_log_at_timeout_s: AtomicU32::new(cfg.innodb_flush_log_at_timeout),
                 lock_wait_timeout_s: AtomicU64::new(cfg.innodb_lock_wait_timeout),
+                mdl_wait_timeout_s: AtomicU64::new(cfg.lock_wait_timeout),
                 sync_binlog: AtomicU32::new(cfg.sync_binlog),
                 sync_delay_us: AtomicU64::new(cfg.binlog_group_commit_sync_delay),
                 sync_no_delay_count: AtomicU64::new(cfg.binlog_group_commit_sync_no_delay_count),
@@ -198,6 +205,7 @@ impl Engine {
             catalog: RwLock::new(Catalog::default()),
             trees: RwLock::new(HashMap::new()),
             locks: LockManager::new(),
+            mdl: TableLocks::default(),
             chains: Chains::default(),
             snapshots: Snapshots::default(),
             commit: Mutex::new(CommitState {
@@ -382,6 +390,8 @@ impl Engine {
             .store(next.innodb_flush_log_at_timeout, Ordering::Release);
         s.lock_wait_timeout_s
             .store(next.innodb_lock_wait_timeout, Ordering::Release);
+        s.mdl_wait_timeout_s
+            .store(next.lock_wait_timeout, Ordering::Release);
         s.sync_binlog.store(next.sync_binlog, Ordering::Release);
         s.sync_delay_us
             .store(next.binlog_group_commit_sync_delay, Ordering::Release);
@@ -593,7 +603,15 @@ impl Engine {
         name: &str,
         unique: bool,
         columns: Vec<usize>,
+        interrupt: Option<&Interrupt>,
     ) -> Result<Arc<TableDef>> {
+        // Open writers of the table first end (mdl.rs): their buffered
+        // rows were never checked against the new index.
+        let id = self.table(db, table)?.id;
+        let _mdl = self
+            .inner
+            .mdl
+            .enter_ddl(id, self.inner.mdl_timeout(), interrupt)?;
         let _hold_commits = self.inner.commit.lock();
         let t = self.table(db, table)?;
         if t.index(name).is_some() || name.eq_ignore_ascii_case("PRIMARY") {
@@ -698,8 +716,14 @@ impl Engine {
     /// DROP TABLE: the catalog entry goes first (one mini-transaction: the
     /// table is gone, atomically), then its trees are emptied and freed; a
     /// crash in between leaves unreferenced trees that the next start
-    /// drops. Commits still holding writes for the table skip them.
-    pub fn drop_table(&self, db: &str, name: &str) -> Result<()> {
+    /// drops. It first waits for the table's open writers to end
+    /// (metadata locks, mdl.rs).
+    pub fn drop_table(&self, db: &str, name: &str, interrupt: Option<&Interrupt>) -> Result<()> {
+        let id = self.table(db, name)?.id;
+        let _mdl = self
+            .inner
+            .mdl
+            .enter_ddl(id, self.inner.mdl_timeout(), interrupt)?;
         let t = {
             let _ddl = self.inner.commit.lock();
             let t = self.table(db, name)?;
@@ -720,7 +744,7 @@ impl Engine {
     }
 
     /// DROP DATABASE: every table, then the database entry.
-    pub fn drop_database(&self, db: &str) -> Result<()> {
+    pub fn drop_database(&self, db: &str, interrupt: Option<&Interrupt>) -> Result<()> {
         if !self.inner.catalog.read().has_db(db) {
             return Err(EngineError::new(
                 1008,
@@ -729,7 +753,7 @@ impl Engine {
             ));
         }
         for t in self.tables(db)? {
-            self.drop_table(db, &t.name)?;
+            self.drop_table(db, &t.name, interrupt)?;
         }
         let _ddl = self.inner.commit.lock();
         let mut k = b"D".to_vec();
@@ -748,10 +772,15 @@ impl Engine {
     /// TRUNCATE TABLE: a new, empty table with the same definition (a new
     /// id, as InnoDB gives the table a new tablespace), then the old
     /// trees are dropped.
-    pub fn truncate_table(&self, db: &str, name: &str) -> Result<()> {
+    pub fn truncate_table(
+        &self,
+        db: &str,
+        name: &str,
+        interrupt: Option<&Interrupt>,
+    ) -> Result<()> {
         let old = self.table(db, name)?;
         let def = (*old).clone();
-        self.drop_table(db, name)?;
+        self.drop_table(db, name, interrupt)?;
         let indexes = def
             .indexes
             .iter()
@@ -1004,6 +1033,11 @@ impl Inner {
 
     pub(crate) fn lock_timeout(&self) -> Duration {
         Duration::from_secs(self.settings.lock_wait_timeout_s.load(Ordering::Relaxed))
+    }
+
+    /// How long a metadata lock wait lasts (`lock_wait_timeout`).
+    pub(crate) fn mdl_timeout(&self) -> Duration {
+        Duration::from_secs(self.settings.mdl_wait_timeout_s.load(Ordering::Relaxed))
     }
 
     /// Drops every tree of table `id` (and forgets the cached handles).

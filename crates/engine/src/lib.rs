@@ -12,6 +12,7 @@ pub mod engine;
 pub mod error;
 pub mod interrupt;
 pub mod lock;
+mod mdl;
 pub mod mvcc;
 mod syncer;
 pub mod txn;

@@ -487,7 +487,7 @@ fn create_index_on_a_populated_table() {
     let mut old = e.begin(Isolation::RepeatableRead, false);
     old.get(&t, &[Value::Int(0)]).expect("take a snapshot");
     let t2 = e
-        .create_index("bank", "accounts", "bal2", false, vec![2])
+        .create_index("bank", "accounts", "bal2", false, vec![2], None)
         .expect("create index");
     let mut tx = e.begin(Isolation::RepeatableRead, false);
     let rows = tx
@@ -513,9 +513,68 @@ fn create_index_on_a_populated_table() {
         .expect_err("older snapshot");
     assert_eq!(err.code, 1412);
     let dup = e
-        .create_index("bank", "accounts", "u_bal", true, vec![2])
+        .create_index("bank", "accounts", "u_bal", true, vec![2], None)
         .expect_err("duplicates");
     assert_eq!(dup.code, 1062);
+}
+
+/// CREATE UNIQUE INDEX waits for the open writers of its table (table
+/// metadata locks, mdl.rs): a row buffered by an open transaction was
+/// never checked against the new index, so building first and applying
+/// that row later would put a duplicate in a UNIQUE index. Here the
+/// build waits, the writer commits a duplicate, and the build then finds
+/// it (1062). With `lock_wait_timeout` short the DDL gives up with 1205
+/// and writers go on.
+#[test]
+fn create_unique_index_waits_for_open_writers_of_the_table() {
+    let sim = SimFs::new(FlushMethod::Fsync);
+    let e = open(&sim);
+    let t = accounts(&e);
+    for i in 0..10 {
+        put(&e, &t, i, &format!("o{i}"), i);
+    }
+    // An open writer with a balance that duplicates row 3's.
+    let mut w = e.begin(Isolation::RepeatableRead, false);
+    w.insert(
+        &t,
+        vec![Some(Value::Int(100)), Some(s("dup")), Some(Value::Int(3))],
+    )
+    .expect("insert");
+    let e2 = e.clone();
+    let ddl = std::thread::spawn(move || {
+        e2.create_index("bank", "accounts", "u_bal", true, vec![2], None)
+            .map(|_| ())
+            .map_err(|err| err.code)
+    });
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    assert!(!ddl.is_finished(), "the DDL waits for the open writer");
+    w.commit().expect("the writer commits");
+    assert_eq!(
+        ddl.join().expect("ddl"),
+        Err(1062),
+        "the duplicate is found"
+    );
+    assert!(e
+        .table("bank", "accounts")
+        .expect("t")
+        .index("u_bal")
+        .is_none());
+    // A DDL that cannot get the table in time: 1205, nothing changed.
+    e.set_global("lock_wait_timeout", "1").expect("set");
+    let mut w = e.begin(Isolation::RepeatableRead, false);
+    w.insert(
+        &t,
+        vec![Some(Value::Int(101)), Some(s("w2")), Some(Value::Int(50))],
+    )
+    .expect("insert");
+    let err = e
+        .create_index("bank", "accounts", "bal2", false, vec![2], None)
+        .expect_err("timed out");
+    assert_eq!(err.code, 1205, "{err}");
+    w.commit().expect("the writer still commits");
+    put(&e, &t, 102, "after", 51);
+    e.create_index("bank", "accounts", "bal2", false, vec![2], None)
+        .expect("no writer open: the index is built");
 }
 
 #[test]
@@ -949,7 +1008,7 @@ fn drop_table_frees_every_page_even_across_a_crash() {
             if let Some(n) = crash_at {
                 sim.arm_crash_after(n);
             }
-            let r = e.drop_table("bank", "accounts");
+            let r = e.drop_table("bank", "accounts", None);
             if crash_at.is_none() {
                 r.expect("drop");
                 assert_eq!(e.table("bank", "accounts").expect_err("gone").code, 1146);
@@ -963,7 +1022,7 @@ fn drop_table_frees_every_page_even_across_a_crash() {
         if let Ok(t) = e.table("bank", "accounts") {
             let mut tx = e.begin(Isolation::RepeatableRead, false);
             assert_eq!(tx.scan(&t, &Scan::default()).expect("scan").len(), 400);
-            e.drop_table("bank", "accounts")
+            e.drop_table("bank", "accounts", None)
                 .expect("drop after restart");
         }
         e.close(true).expect("close");
@@ -1419,7 +1478,7 @@ fn create_index_under_concurrent_writes() {
     }
     std::thread::sleep(Duration::from_millis(30));
     let t2 = e
-        .create_index("bank", "accounts", "bal2", false, vec![2])
+        .create_index("bank", "accounts", "bal2", false, vec![2], None)
         .expect("create index");
     std::thread::sleep(Duration::from_millis(30));
     stop.store(true, Ordering::Relaxed);

@@ -122,6 +122,9 @@ pub struct Txn {
     interrupt: Option<Interrupt>,
     /// The session's `innodb_lock_wait_timeout`; None = the global value.
     lock_wait: Option<std::time::Duration>,
+    /// Tables this transaction has written to, each counted once in the
+    /// table's metadata lock until the transaction ends (mdl.rs).
+    mdl_tables: Vec<u32>,
 }
 
 fn row_lock_name(table: u32, pk: &[u8]) -> Vec<u8> {
@@ -159,6 +162,7 @@ impl Txn {
             done: false,
             interrupt: None,
             lock_wait: None,
+            mdl_tables: Vec::new(),
         }
     }
 
@@ -236,6 +240,28 @@ impl Txn {
             return Err(EngineError::internal("transaction already ended"));
         }
         Ok(())
+    }
+
+    /// Before the first write to `table`: counts this transaction among
+    /// the table's writers (waits while a DDL holds it; mdl.rs). The
+    /// count is released when the transaction ends.
+    fn write_to(&mut self, table: u32) -> Result<()> {
+        self.check_writable()?;
+        if self.mdl_tables.contains(&table) {
+            return Ok(());
+        }
+        self.e
+            .mdl
+            .enter_writer(table, self.e.mdl_timeout(), self.interrupt.as_ref())?;
+        self.mdl_tables.push(table);
+        Ok(())
+    }
+
+    /// The end of the transaction: DDL waiting on its tables may go on.
+    fn release_tables(&mut self) {
+        for t in self.mdl_tables.drain(..) {
+            self.e.mdl.leave_writer(t);
+        }
     }
 
     pub fn savepoint(&self) -> Savepoint {
@@ -447,7 +473,7 @@ impl Txn {
 
     /// INSERT one row. Error 1062 if a primary or unique key exists.
     pub fn insert(&mut self, t: &TableDef, values: Vec<Option<Value>>) -> Result<Inserted> {
-        self.check_writable()?;
+        self.write_to(t.id)?;
         let (row, auto_id) = self.complete_row(t, values, 1)?;
         let hidden = if t.has_hidden_pk() {
             Some(self.e.next_autoinc(t.id, true, None)?)
@@ -616,7 +642,7 @@ impl Txn {
     /// UPDATE one row addressed by its key: `values` is the full new row.
     /// Returns false if the row does not exist (any more).
     pub fn update(&mut self, t: &TableDef, key: &[u8], values: Vec<Value>) -> Result<bool> {
-        self.check_writable()?;
+        self.write_to(t.id)?;
         let Some(old) = self.current(t, key, LockMode::Exclusive)? else {
             return Ok(false);
         };
@@ -665,7 +691,7 @@ impl Txn {
 
     /// DELETE one row addressed by its key. False if it does not exist.
     pub fn delete(&mut self, t: &TableDef, key: &[u8]) -> Result<bool> {
-        self.check_writable()?;
+        self.write_to(t.id)?;
         let Some(old) = self.current(t, key, LockMode::Exclusive)? else {
             return Ok(false);
         };
@@ -941,6 +967,7 @@ impl Txn {
             }
         };
         self.e.locks.release_all(self.id);
+        self.release_tables();
         self.close_snapshot();
         let (key, csn) = match result {
             (k, Ok(c)) => (k, c),
@@ -969,6 +996,7 @@ impl Txn {
         self.writes.clear();
         self.undo.clear();
         self.e.locks.release_all(self.id);
+        self.release_tables();
         self.close_snapshot();
         self.e.counters.com_rollback.fetch_add(1, Ordering::Relaxed);
     }

@@ -255,9 +255,9 @@ impl GrantTables {
             _ => None,
         };
         if legacy.is_some() {
-            engine.drop_table("mysql", "user")?;
+            engine.drop_table("mysql", "user", None)?;
             if engine.table("mysql", "db").is_ok() {
-                engine.drop_table("mysql", "db")?;
+                engine.drop_table("mysql", "db", None)?;
             }
         }
         let user =

@@ -1280,7 +1280,8 @@ impl Session {
                 if ci.if_not_exists && def.index(&name).is_some() {
                     return Ok(done(0, 0, 0, String::new()));
                 }
-                self.engine.create_index(&db, &t, &name, ci.unique, cols)?;
+                self.engine
+                    .create_index(&db, &t, &name, ci.unique, cols, Some(&self.interrupt))?;
                 Ok(done(
                     0,
                     0,
@@ -1310,7 +1311,7 @@ impl Session {
                         Some(d) => d,
                         None => self.current_db_or_err()?,
                     };
-                    self.engine.truncate_table(&db, &t)?;
+                    self.engine.truncate_table(&db, &t, Some(&self.interrupt))?;
                 }
                 Ok(done(0, 0, 0, String::new()))
             }
@@ -1482,7 +1483,7 @@ impl Session {
                         None => self.current_db_or_err()?,
                     };
                     match self.engine.table(&db, &t) {
-                        Ok(_) => self.engine.drop_table(&db, &t)?,
+                        Ok(_) => self.engine.drop_table(&db, &t, Some(&self.interrupt))?,
                         Err(e) if e.code == 1146 || e.code == 1049 => {
                             missing.push(format!("{db}.{t}"))
                         }
@@ -1528,7 +1529,7 @@ impl Session {
                     ));
                 }
                 let n = self.engine.tables(&db)?.len() as u64;
-                self.engine.drop_database(&db)?;
+                self.engine.drop_database(&db, Some(&self.interrupt))?;
                 if self
                     .db
                     .as_deref()
