@@ -377,6 +377,9 @@ pub struct Config {
     pub max_connect_errors: u64,
     /// `max_user_connections`: default 0 (no limit). Dynamic.
     pub max_user_connections: u32,
+    /// `activate_all_roles_on_login`: default OFF. Dynamic; read when a
+    /// session logs in.
+    pub activate_all_roles_on_login: bool,
 }
 
 impl Default for Config {
@@ -432,6 +435,7 @@ impl Default for Config {
             caching_sha2_password_auto_generate_rsa_keys: true,
             max_connect_errors: 100,
             max_user_connections: 0,
+            activate_all_roles_on_login: false,
         }
     }
 }

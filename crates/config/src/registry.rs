@@ -210,6 +210,15 @@ fn flush_method_from_name(name: &str) -> FlushMethod {
 /// Every variable, sorted by name.
 pub static REGISTRY: &[VarInfo] = &[
     VarInfo {
+        name: "activate_all_roles_on_login",
+        kind: VarKind::Bool,
+        default: "OFF",
+        dynamic: true,
+        help: "Activate every role granted to an account when it logs in, instead of its default roles (SET DEFAULT ROLE).",
+        get: |c| Value::Bool(c.activate_all_roles_on_login),
+        set: |c, v| c.activate_all_roles_on_login = v.as_bool(),
+    },
+    VarInfo {
         name: "auto_generate_certs",
         kind: VarKind::Bool,
         default: "ON",

@@ -84,6 +84,7 @@ fn defaults_print_as_show_variables_does() {
     let c = Config::default();
     let shown: Vec<(&str, String)> = c.variables().collect();
     let expected = [
+        ("activate_all_roles_on_login", "OFF"),
         ("auto_generate_certs", "ON"),
         ("bind_address", "127.0.0.1"),
         ("binlog_checksum", "CRC32"),

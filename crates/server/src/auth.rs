@@ -56,6 +56,12 @@
 //! moves a version number ([`quire_sql::AccountStore::privilege_version`])
 //! so sessions re-read their privileges only after GRANT, REVOKE, an
 //! account change or FLUSH PRIVILEGES.
+//!
+//! The role graph ([`quire_sql::RoleGraph`]: `mysql.role_edges`,
+//! `mysql.default_roles`) sits next to the table behind its own lock,
+//! taken only after the table's (never the other way round); sessions get
+//! it as a shared snapshot. Dropping an account drops its edges, in the
+//! same transaction and under the same lock.
 
 use std::collections::BTreeMap;
 use std::net::IpAddr;
@@ -65,6 +71,7 @@ use std::sync::{Arc, OnceLock};
 use parking_lot::RwLock;
 use quire_engine::{Engine, EngineError};
 use quire_sql::privilege::{AccountPrivs, Privs};
+use quire_sql::{AuthId, RoleEdge, RoleGraph};
 
 use crate::grant_tables::{GrantTables, StoredAccount};
 use crate::login::{AccountLogin, LoginRegistry, Plugin};
@@ -224,6 +231,8 @@ pub struct Accounts {
     tables: Option<GrantTables>,
     /// Moves on every change (the privilege version sessions compare).
     version: Arc<AtomicU64>,
+    /// Role grants and default roles; locked after `inner`, never before.
+    roles: Arc<RwLock<Arc<RoleGraph>>>,
     /// Failed logins, host blocking, connection counts, the
     /// caching_sha2 cache (`login.rs`).
     reg: Arc<LoginRegistry>,
@@ -251,6 +260,7 @@ impl Accounts {
             inner: Arc::new(RwLock::new(BTreeMap::new())),
             tables: None,
             version: Arc::new(AtomicU64::new(1)),
+            roles: Default::default(),
             reg: Default::default(),
         };
         a.inner.write().insert(
@@ -272,6 +282,7 @@ impl Accounts {
             inner: Arc::new(RwLock::new(BTreeMap::new())),
             tables: Some(tables),
             version: Arc::new(AtomicU64::new(1)),
+            roles: Default::default(),
             reg: Default::default(),
         };
         a.reload()?;
@@ -290,6 +301,7 @@ impl Accounts {
             return Ok(());
         };
         let mut t = self.inner.write();
+        let graph = tables.load_roles()?;
         *t = tables
             .load()?
             .into_iter()
@@ -304,6 +316,7 @@ impl Accounts {
                 )
             })
             .collect();
+        *self.roles.write() = Arc::new(graph);
         self.version.fetch_add(1, Ordering::Release);
         // As in MySQL, FLUSH PRIVILEGES empties the caching_sha2 cache
         // and the failed-login counters.
@@ -356,11 +369,61 @@ impl Accounts {
                 t.insert(key, a);
             }
             None => {
+                Arc::make_mut(&mut *self.roles.write()).remove_account(&key);
                 t.remove(&key);
             }
         }
         self.version.fetch_add(1, Ordering::Release);
         Ok(())
+    }
+
+    /// Adds (`grant`) or removes role edges: the grant tables, then the
+    /// graph in memory, under the table's write lock (so no account can
+    /// be dropped in between). Removing an edge also removes the role
+    /// from the holder's default roles.
+    pub fn change_roles(&self, grant: bool, edges: &[RoleEdge]) -> Result<(), EngineError> {
+        let _t = self.inner.write();
+        if let Some(tables) = &self.tables {
+            tables.change_roles(grant, edges)?;
+        }
+        let mut g = self.roles.write();
+        let g = Arc::make_mut(&mut g);
+        for e in edges {
+            if grant {
+                g.grant(e);
+            } else {
+                g.revoke(&e.role, &e.to);
+                let kept: Vec<AuthId> = g
+                    .defaults_of(&e.to)
+                    .into_iter()
+                    .filter(|r| *r != e.role)
+                    .collect();
+                g.set_defaults(&e.to, &kept);
+            }
+        }
+        self.version.fetch_add(1, Ordering::Release);
+        Ok(())
+    }
+
+    /// Replaces `who`'s default roles; `false` if there is no such
+    /// account.
+    pub fn set_default_roles(&self, who: &AuthId, roles: &[AuthId]) -> Result<bool, EngineError> {
+        let t = self.inner.write();
+        let key = (who.0.clone(), who.1.to_ascii_lowercase());
+        if !t.contains_key(&key) {
+            return Ok(false);
+        }
+        if let Some(tables) = &self.tables {
+            tables.set_default_roles(&key, roles)?;
+        }
+        Arc::make_mut(&mut *self.roles.write()).set_defaults(&key, roles);
+        self.version.fetch_add(1, Ordering::Release);
+        Ok(true)
+    }
+
+    /// The role graph as it is now.
+    pub fn role_graph(&self) -> Arc<RoleGraph> {
+        self.roles.read().clone()
     }
 
     /// `CREATE USER 'user'@'host' IDENTIFIED BY 'password'` (empty
@@ -684,6 +747,15 @@ impl quire_sql::AccountStore for Accounts {
     }
     fn privilege_version(&self) -> u64 {
         self.version.load(Ordering::Acquire)
+    }
+    fn role_graph(&self) -> Arc<RoleGraph> {
+        Accounts::role_graph(self)
+    }
+    fn change_roles(&self, grant: bool, edges: &[RoleEdge]) -> Result<(), EngineError> {
+        Accounts::change_roles(self, grant, edges)
+    }
+    fn set_default_roles(&self, who: &AuthId, roles: &[AuthId]) -> Result<bool, EngineError> {
+        Accounts::set_default_roles(self, who, roles)
     }
     fn set_privileges(
         &self,

@@ -16,6 +16,9 @@
 //!                       Grantor, Table_priv, Column_priv SET text: 'Select,Insert'
 //!   mysql.columns_priv  Host, Db, User, Table_name, Column_name, Column_priv
 //!   mysql.global_grants USER, HOST, PRIV, WITH_GRANT_OPTION   dynamic privileges
+//!   mysql.role_edges    FROM_HOST, FROM_USER, TO_HOST, TO_USER, WITH_ADMIN_OPTION
+//!                       the role FROM_USER@FROM_HOST granted to TO_USER@TO_HOST
+//!   mysql.default_roles HOST, USER, DEFAULT_ROLE_HOST, DEFAULT_ROLE_USER
 //! ```
 //!
 //! Columns are found by name, so a row layout with more columns reads the
@@ -42,6 +45,7 @@ use quire_engine::{
     ColumnDef, ColumnType, Engine, EngineError, Isolation, Scan, TableDef, Txn, Value,
 };
 use quire_sql::privilege::{from_set, to_set, AccountPrivs, Privs, TablePrivs, PRIVILEGES};
+use quire_sql::{AuthId, RoleEdge, RoleGraph};
 
 /// One account as the grant tables hold it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -61,6 +65,8 @@ pub(crate) struct GrantTables {
     tables_priv: Arc<TableDef>,
     columns_priv: Arc<TableDef>,
     global_grants: Arc<TableDef>,
+    role_edges: Arc<TableDef>,
+    default_roles: Arc<TableDef>,
 }
 
 fn col(name: &str, ty: ColumnType) -> ColumnDef {
@@ -307,6 +313,33 @@ impl GrantTables {
             vec![],
             true,
         )?;
+        let role_edges = engine.create_table(
+            "mysql",
+            "role_edges",
+            vec![
+                col("FROM_HOST", vc(255)),
+                col("FROM_USER", vc(32)),
+                col("TO_HOST", vc(255)),
+                col("TO_USER", vc(32)),
+                col("WITH_ADMIN_OPTION", ColumnType::Char { len: 1 }),
+            ],
+            vec![0, 1, 2, 3],
+            vec![],
+            true,
+        )?;
+        let default_roles = engine.create_table(
+            "mysql",
+            "default_roles",
+            vec![
+                col("HOST", vc(255)),
+                col("USER", vc(32)),
+                col("DEFAULT_ROLE_HOST", vc(255)),
+                col("DEFAULT_ROLE_USER", vc(32)),
+            ],
+            vec![0, 1, 2, 3],
+            vec![],
+            true,
+        )?;
         let t = GrantTables {
             engine: engine.clone(),
             user,
@@ -314,6 +347,8 @@ impl GrantTables {
             tables_priv,
             columns_priv,
             global_grants,
+            role_edges,
+            default_roles,
         };
         if created {
             let root = StoredAccount {
@@ -460,6 +495,133 @@ impl GrantTables {
         Ok(out)
     }
 
+    /// The role graph: `mysql.role_edges` and `mysql.default_roles`.
+    pub(crate) fn load_roles(&self) -> Result<RoleGraph, EngineError> {
+        let mut tx = self.begin();
+        let mut g = RoleGraph::default();
+        let e = &self.role_edges;
+        for row in tx.scan(e, &Scan::default())? {
+            let v = &row.values;
+            g.grant(&RoleEdge {
+                role: (
+                    get(e, v, "FROM_USER"),
+                    get(e, v, "FROM_HOST").to_ascii_lowercase(),
+                ),
+                to: (
+                    get(e, v, "TO_USER"),
+                    get(e, v, "TO_HOST").to_ascii_lowercase(),
+                ),
+                admin: get(e, v, "WITH_ADMIN_OPTION").eq_ignore_ascii_case("Y"),
+            });
+        }
+        let d = &self.default_roles;
+        let mut defaults: BTreeMap<AuthId, Vec<AuthId>> = BTreeMap::new();
+        for row in tx.scan(d, &Scan::default())? {
+            let v = &row.values;
+            defaults
+                .entry((get(d, v, "USER"), get(d, v, "HOST").to_ascii_lowercase()))
+                .or_default()
+                .push((
+                    get(d, v, "DEFAULT_ROLE_USER"),
+                    get(d, v, "DEFAULT_ROLE_HOST").to_ascii_lowercase(),
+                ));
+        }
+        for (who, roles) in defaults {
+            g.set_defaults(&who, &roles);
+        }
+        tx.rollback();
+        Ok(g)
+    }
+
+    /// Deletes the rows of `t` for which `hit(row)` holds.
+    fn delete_where(
+        tx: &mut Txn,
+        t: &TableDef,
+        hit: impl Fn(&[Value]) -> bool,
+    ) -> Result<(), EngineError> {
+        let keys: Vec<Vec<u8>> = tx
+            .scan(t, &Scan::default())?
+            .into_iter()
+            .filter(|r| hit(&r.values))
+            .map(|r| r.key)
+            .collect();
+        for k in keys {
+            tx.delete(t, &k)?;
+        }
+        Ok(())
+    }
+
+    /// Whether columns `{p}_USER`/`{p}_HOST` (or `USER`/`HOST` for an
+    /// empty `p`) of a row name `who`.
+    fn names(t: &TableDef, v: &[Value], p: &str, who: &AuthId) -> bool {
+        let (u, h) = if p.is_empty() {
+            ("USER".to_string(), "HOST".to_string())
+        } else {
+            (format!("{p}_USER"), format!("{p}_HOST"))
+        };
+        get(t, v, &u) == who.0 && get(t, v, &h).eq_ignore_ascii_case(&who.1)
+    }
+
+    /// Adds (`grant`) or removes role edges in one transaction; removing
+    /// an edge also removes that role from the account's default roles.
+    pub(crate) fn change_roles(&self, grant: bool, edges: &[RoleEdge]) -> Result<(), EngineError> {
+        let (e, d) = (&self.role_edges, &self.default_roles);
+        self.in_txn(|tx| {
+            for x in edges {
+                Self::delete_where(tx, e, |v| {
+                    Self::names(e, v, "FROM", &x.role) && Self::names(e, v, "TO", &x.to)
+                })?;
+                if grant {
+                    tx.insert(
+                        e,
+                        row_of(
+                            e,
+                            &[
+                                ("FROM_HOST", bytes(&x.role.1)),
+                                ("FROM_USER", bytes(&x.role.0)),
+                                ("TO_HOST", bytes(&x.to.1)),
+                                ("TO_USER", bytes(&x.to.0)),
+                                ("WITH_ADMIN_OPTION", yn(x.admin)),
+                            ],
+                        ),
+                    )?;
+                } else {
+                    Self::delete_where(tx, d, |v| {
+                        Self::names(d, v, "", &x.to) && Self::names(d, v, "DEFAULT_ROLE", &x.role)
+                    })?;
+                }
+            }
+            Ok(())
+        })
+    }
+
+    /// Replaces `who`'s rows of `mysql.default_roles`.
+    pub(crate) fn set_default_roles(
+        &self,
+        who: &AuthId,
+        roles: &[AuthId],
+    ) -> Result<(), EngineError> {
+        let d = &self.default_roles;
+        self.in_txn(|tx| {
+            Self::delete_where(tx, d, |v| Self::names(d, v, "", who))?;
+            for r in roles {
+                tx.insert(
+                    d,
+                    row_of(
+                        d,
+                        &[
+                            ("HOST", bytes(&who.1)),
+                            ("USER", bytes(&who.0)),
+                            ("DEFAULT_ROLE_HOST", bytes(&r.1)),
+                            ("DEFAULT_ROLE_USER", bytes(&r.0)),
+                        ],
+                    ),
+                )?;
+            }
+            Ok(())
+        })
+    }
+
     /// Runs `f` in one transaction: committed if it succeeds, rolled back
     /// if not.
     fn in_txn(
@@ -573,9 +735,20 @@ impl GrantTables {
         })
     }
 
-    /// Removes one account and all its grants.
+    /// Removes one account, all its grants, and every role edge and
+    /// default-role row that names it (as holder or as role).
     pub(crate) fn remove(&self, user: &str, host: &str) -> Result<(), EngineError> {
-        self.in_txn(|tx| self.remove_in(tx, user, host))
+        let who: AuthId = (user.to_string(), host.to_string());
+        let (e, d) = (&self.role_edges, &self.default_roles);
+        self.in_txn(|tx| {
+            self.remove_in(tx, user, host)?;
+            Self::delete_where(tx, e, |v| {
+                Self::names(e, v, "FROM", &who) || Self::names(e, v, "TO", &who)
+            })?;
+            Self::delete_where(tx, d, |v| {
+                Self::names(d, v, "", &who) || Self::names(d, v, "DEFAULT_ROLE", &who)
+            })
+        })
     }
 
     fn remove_in(&self, tx: &mut Txn, user: &str, host: &str) -> Result<(), EngineError> {

@@ -15,19 +15,23 @@
 //!   GRANT priv [(cols)], ... ON *.* | db.* | * | db.t | t TO user [, ...] [WITH GRANT OPTION]
 //!   REVOKE priv [(cols)], ... ON ... FROM user [, ...]
 //!   REVOKE ALL [PRIVILEGES], GRANT OPTION FROM user [, ...]
-//!   SHOW GRANTS [FOR user]
+//!   SHOW GRANTS [FOR user [USING role [, ...]]]
+//!   CREATE ROLE, DROP ROLE, GRANT role TO, REVOKE role FROM, SET ROLE,
+//!   SET DEFAULT ROLE, ALTER USER ... DEFAULT ROLE      (account/role.rs)
 //!   user: 'name'@'host' | name@host | 'name' (host '%') | CURRENT_USER[()]
 //! ```
 //!
 //! Privileges themselves (the model, the checks every statement goes
 //! through) are in `privilege.rs` and `authorize.rs`; GRANT and REVOKE in
-//! `account/grant.rs`.
+//! `account/grant.rs`; roles in `account/role.rs` over the graph of
+//! `role_graph.rs`.
 //!
 //! ## Where this differs from MySQL
 //!
 //! * Where accounts live is the store's business: `quire serve` keeps them
 //!   in the grant tables (`mysql.user`, `mysql.db`, `mysql.tables_priv`,
-//!   `mysql.columns_priv`, `mysql.global_grants`) as MySQL does, so they
+//!   `mysql.columns_priv`, `mysql.global_grants`, `mysql.role_edges`,
+//!   `mysql.default_roles`) as MySQL does, so they
 //!   survive a restart. A store that keeps them in memory only (tests,
 //!   embedded use) says so ([`AccountStore::is_persistent`]) and each
 //!   statement that changes an account then succeeds with a `Note` (SHOW
@@ -37,13 +41,25 @@
 //!   account's password needs `CREATE USER` too (error 1227); another
 //!   account's grants need SELECT on `mysql.user` (1044); anyone may
 //!   change their own password and see their own grants.
-//! * Database names in grants are exact names: the `_` and `%` wildcards
-//!   of MySQL's `GRANT ... ON `db%`.*` are not patterns, and there are no
-//!   partial revokes.
-//! * Roles (`CREATE ROLE`, `GRANT role TO user`, `SET ROLE`), proxy
-//!   users, `RENAME USER` and `IDENTIFIED ... AS 'hash'` are error 1235.
-//!   Routine-level grants (`ON PROCEDURE`) do not parse (quire has no
-//!   routines).
+//! * Database names of `ON db.*` grants are `LIKE` patterns as in MySQL
+//!   (`%`, `_`; `\_` and `\%` for the characters themselves), and one
+//!   grant applies to a database: the exact name, else the pattern with
+//!   the longest text before its first wildcard. MySQL breaks a tie
+//!   between equally specific patterns by row order; quire by name.
+//!   There are no partial revokes.
+//! * Roles follow MySQL 8.0 (`account/role.rs`), with these differences:
+//!   `mandatory_roles` can only be empty (setting it is error 1235); a
+//!   role revoked from an account stops counting at once in its sessions
+//!   and drops out of `CURRENT_ROLE()` (MySQL keeps showing it until the
+//!   next SET ROLE); REVOKE of a role also removes it from the account's
+//!   default roles; the admin option that lets an account grant a role
+//!   is the one granted to the account itself, not one reached through
+//!   its active roles; `SHOW GRANTS` for the session's own account
+//!   without USING expands its active roles; `REVOKE IF EXISTS` / `IGNORE
+//!   UNKNOWN USER` and `roles_graphml()` do not exist.
+//! * Proxy users, `RENAME USER` and `IDENTIFIED ... AS 'hash'` are error
+//!   1235. Routine-level grants (`ON PROCEDURE`) do not parse (quire has
+//!   no routines).
 //! * `mysql.tables_priv` keeps no `Timestamp` and an empty `Grantor`.
 //! * Account options (`REQUIRE`, `WITH MAX_USER_CONNECTIONS`, `PASSWORD
 //!   EXPIRE`, `FAILED_LOGIN_ATTEMPTS`, `PASSWORD_LOCK_TIME`, `ACCOUNT
@@ -63,11 +79,14 @@ use quire_engine::{ColumnType, Engine, EngineError};
 use sqlparser::tokenizer::{Token, Word};
 
 use crate::privilege::{AccountPrivs, Privs};
+use crate::role_graph::{AuthId, RoleEdge, RoleGraph};
 use crate::{ColumnMeta, Output, SqlResult};
 
 mod grant;
+pub(crate) mod role;
 pub use crate::account_opts::{AccountOptions, AuthClause, LockTime, SslRequire};
 pub use grant::{GrantStmt, Level};
+pub use role::{RoleCmd, RoleSpec};
 
 /// A password and, if named, the plugin to store it for.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -175,6 +194,23 @@ pub trait AccountStore: Send + Sync {
     fn flush_hosts(&self) -> Result<(), EngineError> {
         Ok(())
     }
+    /// The role grants and default roles (`role_graph.rs`), as a shared
+    /// snapshot. A store without roles has an empty graph.
+    fn role_graph(&self) -> Arc<RoleGraph> {
+        Arc::new(RoleGraph::default())
+    }
+    /// Adds (`grant`) or removes role edges and moves the privilege
+    /// version. The SQL layer has checked the accounts exist and that no
+    /// cycle forms; removing an edge also removes the role from the
+    /// account's default roles.
+    fn change_roles(&self, _grant: bool, _edges: &[RoleEdge]) -> Result<(), EngineError> {
+        Err(EngineError::not_supported("roles in this account store"))
+    }
+    /// Replaces `who`'s default roles. `false` if the account does not
+    /// exist.
+    fn set_default_roles(&self, _who: &AuthId, _roles: &[AuthId]) -> Result<bool, EngineError> {
+        Err(EngineError::not_supported("roles in this account store"))
+    }
 }
 
 /// What an account was granted.
@@ -224,7 +260,13 @@ pub enum AccountCmd {
     },
     /// GRANT / REVOKE of privileges (`grant.rs`).
     Grant(Box<GrantStmt>),
-    ShowGrants(UserSpec),
+    /// Role statements (`role.rs`).
+    Role(Box<RoleCmd>),
+    ShowGrants {
+        user: UserSpec,
+        /// `USING role, ...`.
+        using: Vec<AuthId>,
+    },
 }
 
 // ------------------------------------------------------------------ parse
@@ -483,6 +525,10 @@ pub(crate) fn is_account_statement(first: &str, second: &str) -> bool {
         ("CREATE", "USER")
             | ("ALTER", "USER")
             | ("DROP", "USER")
+            | ("CREATE", "ROLE")
+            | ("DROP", "ROLE")
+            | ("SET", "ROLE")
+            | ("SET", "DEFAULT")
             | ("SET", "PASSWORD")
             | ("SHOW", "GRANTS")
             | ("GRANT", _)
@@ -493,6 +539,21 @@ pub(crate) fn is_account_statement(first: &str, second: &str) -> bool {
 /// Parses an account statement from its significant tokens.
 pub(crate) fn parse(tokens: &[Token]) -> SqlResult<AccountCmd> {
     let mut c = Cur { t: tokens, i: 0 };
+    if c.word("CREATE") && c.word("ROLE") {
+        return role::parse_create_drop(&mut c, true);
+    }
+    if c.word("DROP") && c.word("ROLE") {
+        return role::parse_create_drop(&mut c, false);
+    }
+    c.i = 0;
+    if c.word("SET") && c.word("ROLE") {
+        return role::parse_set_role(&mut c);
+    }
+    c.i = 0;
+    if c.word("SET") && c.word("DEFAULT") {
+        return role::parse_set_default(&mut c);
+    }
+    c.i = 0;
     if c.word("CREATE") {
         c.expect_word("USER")?;
         let if_not_exists = c.word("IF");
@@ -514,6 +575,12 @@ pub(crate) fn parse(tokens: &[Token]) -> SqlResult<AccountCmd> {
         if if_exists {
             c.expect_word("EXISTS")?;
         }
+        let at = c.i;
+        let first = c.user()?;
+        if c.word("DEFAULT") && c.word("ROLE") {
+            return role::parse_alter_default(&mut c, first);
+        }
+        c.i = at;
         let (users, auth, opts) = c.users_with_passwords(true)?;
         return Ok(AccountCmd::Alter {
             if_exists,
@@ -564,8 +631,17 @@ pub(crate) fn parse(tokens: &[Token]) -> SqlResult<AccountCmd> {
         } else {
             UserSpec::Current
         };
+        let mut using = Vec::new();
+        if c.word("USING") {
+            for r in c.users()? {
+                match r {
+                    UserSpec::Named { user, host } => using.push((user, host)),
+                    UserSpec::Current => return Err(c.err()),
+                }
+            }
+        }
         c.end()?;
-        return Ok(AccountCmd::ShowGrants(user));
+        return Ok(AccountCmd::ShowGrants { user, using });
     }
     grant::parse(&mut c)
 }
@@ -582,6 +658,11 @@ pub(crate) struct Me<'a> {
     pub db: Option<&'a str>,
     /// To check that a table grant names a real table.
     pub engine: Option<&'a Engine>,
+    /// The session's effective privileges (its own and its active
+    /// roles'); `None` = read the account's own from the store.
+    pub privs: Option<&'a AccountPrivs>,
+    /// The session's active roles (SHOW GRANTS of the own account).
+    pub roles: &'a [AuthId],
 }
 
 /// A Note a successful account statement carries.
@@ -644,9 +725,16 @@ pub(crate) fn execute(
             "account management without a server (this session has no account table)",
         ));
     };
-    let mine = store
-        .privileges(me.user, &me.host.to_ascii_lowercase())
-        .unwrap_or_default();
+    let own;
+    let mine: &AccountPrivs = match me.privs {
+        Some(p) => p,
+        None => {
+            own = store
+                .privileges(me.user, &me.host.to_ascii_lowercase())
+                .unwrap_or_default();
+            &own
+        }
+    };
     let admin = mine.global_effective().has(Privs::CREATE_USER);
     // SHOW GRANTS FOR another account: SELECT on the mysql schema.
     let may_read_grants = mine.on_table("mysql", "user").has(Privs::SELECT);
@@ -813,8 +901,9 @@ pub(crate) fn execute(
             in_memory_note(store, notes);
             Ok(done(notes))
         }
-        AccountCmd::Grant(st) => grant::execute(store, me, &mine, st, notes),
-        AccountCmd::ShowGrants(user) => {
+        AccountCmd::Grant(st) => grant::execute(store, me, mine, st, notes),
+        AccountCmd::Role(rc) => role::execute(store, me, mine, rc, notes),
+        AccountCmd::ShowGrants { user, using } => {
             let (u, h) = resolve(me, user);
             if !may_read_grants && (u.clone(), h.clone()) != myself {
                 return Err(EngineError::new(
@@ -833,8 +922,14 @@ pub(crate) fn execute(
                     format!("There is no such grant defined for user '{u}' on host '{h}'"),
                 ));
             };
-            let rows = g
-                .show_grants(&u, &h)
+            let who = (u.clone(), h.clone());
+            // The own account without USING: its active roles expanded.
+            let using = if using.is_empty() && who == myself {
+                me.roles
+            } else {
+                using.as_slice()
+            };
+            let rows = role::show_lines(store, &who, g, using)?
                 .iter()
                 .map(|l| vec![quire_engine::Value::text(l)])
                 .collect();
@@ -871,6 +966,84 @@ mod tests {
             user: u.into(),
             host: h.into(),
         }
+    }
+
+    fn id(u: &str, h: &str) -> AuthId {
+        (u.to_string(), h.to_string())
+    }
+
+    fn role(sql: &str) -> RoleCmd {
+        match p(sql) {
+            Ok(AccountCmd::Role(r)) => *r,
+            other => panic!("{sql}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn role_statements() {
+        assert_eq!(
+            role("CREATE ROLE IF NOT EXISTS r1, 'r2'@localhost"),
+            RoleCmd::Create {
+                if_not_exists: true,
+                roles: vec![id("r1", "%"), id("r2", "localhost")]
+            }
+        );
+        assert_eq!(
+            role("DROP ROLE r1"),
+            RoleCmd::Drop {
+                if_exists: false,
+                roles: vec![id("r1", "%")]
+            }
+        );
+        assert_eq!(
+            role("GRANT r1, r2 TO u, CURRENT_USER WITH ADMIN OPTION"),
+            RoleCmd::Grant {
+                revoke: false,
+                roles: vec![id("r1", "%"), id("r2", "%")],
+                to: vec![named("u", "%"), UserSpec::Current],
+                admin: true
+            }
+        );
+        assert_eq!(
+            role("REVOKE r1 FROM u"),
+            RoleCmd::Grant {
+                revoke: true,
+                roles: vec![id("r1", "%")],
+                to: vec![named("u", "%")],
+                admin: false
+            }
+        );
+        assert_eq!(role("SET ROLE DEFAULT"), RoleCmd::Set(RoleSpec::Default));
+        assert_eq!(role("SET ROLE NONE"), RoleCmd::Set(RoleSpec::None));
+        assert_eq!(
+            role("SET ROLE ALL EXCEPT r1"),
+            RoleCmd::Set(RoleSpec::All {
+                except: vec![id("r1", "%")]
+            })
+        );
+        assert_eq!(
+            role("SET ROLE `none`, r2"),
+            RoleCmd::Set(RoleSpec::List(vec![id("none", "%"), id("r2", "%")]))
+        );
+        assert_eq!(
+            role("SET DEFAULT ROLE ALL TO u1, u2"),
+            RoleCmd::Default {
+                users: vec![named("u1", "%"), named("u2", "%")],
+                roles: RoleSpec::All { except: vec![] }
+            }
+        );
+        assert_eq!(
+            role("ALTER USER u DEFAULT ROLE r1, r2"),
+            RoleCmd::Default {
+                users: vec![named("u", "%")],
+                roles: RoleSpec::List(vec![id("r1", "%"), id("r2", "%")])
+            }
+        );
+        // REVOKE ALL ..., GRANT OPTION is still the privilege statement.
+        assert!(matches!(
+            p("REVOKE ALL PRIVILEGES, GRANT OPTION FROM u").unwrap(),
+            AccountCmd::Grant(_)
+        ));
     }
 
     #[test]
@@ -1007,11 +1180,24 @@ mod tests {
         ));
         assert_eq!(
             p("SHOW GRANTS FOR 'a'@'%'").unwrap(),
-            AccountCmd::ShowGrants(named("a", "%"))
+            AccountCmd::ShowGrants {
+                user: named("a", "%"),
+                using: vec![]
+            }
         );
         assert_eq!(
             p("SHOW GRANTS").unwrap(),
-            AccountCmd::ShowGrants(UserSpec::Current)
+            AccountCmd::ShowGrants {
+                user: UserSpec::Current,
+                using: vec![]
+            }
+        );
+        assert_eq!(
+            p("SHOW GRANTS FOR u USING r1, 'r2'@'h'").unwrap(),
+            AccountCmd::ShowGrants {
+                user: named("u", "%"),
+                using: vec![id("r1", "%"), id("r2", "h")]
+            }
         );
         for (sql, code) in [
             ("CREATE USER", 1064),
@@ -1022,7 +1208,12 @@ mod tests {
             ("CREATE USER a REQUIRE ISSUER 'x'", 1235),
             ("CREATE USER a IDENTIFIED BY 'x' LOCK", 1064),
             ("ALTER USER a", 1064),
-            ("GRANT r1 TO a", 1235),
+            ("GRANT r1 ON a", 1064),
+            ("GRANT r1 TO", 1064),
+            ("SET ROLE ALL EXCEPT", 1064),
+            ("SET DEFAULT ROLE r1", 1064),
+            ("CREATE ROLE CURRENT_USER()", 1064),
+            ("GRANT r1 TO u WITH GRANT OPTION", 1064),
             ("GRANT SELECT (a) ON *.* FROM a", 1064),
             ("GRANT FROB ON *.* TO a", 1064),
             ("ALTER USER a ACCOUNT", 1064),

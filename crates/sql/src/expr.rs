@@ -60,6 +60,10 @@ pub trait Env {
     fn current_user(&self) -> String;
     fn last_insert_id(&self) -> u64;
     fn connection_id(&self) -> u64;
+    /// `CURRENT_ROLE()`: `NONE` or the active roles (`role_graph.rs`).
+    fn current_role(&self) -> String {
+        "NONE".to_string()
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -854,6 +858,10 @@ impl Compiler<'_> {
             "VERSION" => {
                 want(0, 0)?;
                 return Ok(E::Lit(self.env.sysvar("version", Scope::Session)?));
+            }
+            "CURRENT_ROLE" => {
+                want(0, 0)?;
+                return Ok(E::Lit(Value::text(&self.env.current_role())));
             }
             "CONNECTION_ID" => {
                 want(0, 0)?;

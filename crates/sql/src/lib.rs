@@ -28,6 +28,7 @@ mod login_state;
 mod parse;
 pub mod privilege;
 pub mod process;
+pub mod role_graph;
 pub mod session;
 mod show;
 mod sort;
@@ -37,6 +38,7 @@ pub use account::{
     AccountGrants, AccountOptions, AccountStore, AuthClause, AuthSpec, LockTime, SslRequire,
 };
 pub use privilege::{AccountPrivs, Privs};
+pub use role_graph::{AuthId, RoleEdge, RoleGraph};
 pub use session::Session;
 pub use show::{set_status_source, StatusSource};
 

@@ -13,11 +13,13 @@
 //!
 //! * the administrative statements whose MySQL syntax `sqlparser` does not
 //!   know or only half knows (`SET` in all its forms, `SHOW ...`,
-//!   `DESCRIBE`, `BEGIN`/`START TRANSACTION`, `COMMIT`, `ROLLBACK`, `USE`)
+//!   `DESCRIBE`, `BEGIN`/`START TRANSACTION`, `COMMIT`, `ROLLBACK`, `USE`,
+//!   `KILL expr`, whose id sqlparser takes only as a literal)
 //!   are read here with the parser's token-level helpers, into small
 //!   [`Command`] variants;
 //! * account statements (`CREATE/ALTER/DROP USER`, `GRANT`, `SET
-//!   PASSWORD`, `SHOW GRANTS`) go to `account.rs`'s own token parser;
+//!   PASSWORD`, `SHOW GRANTS`, the role statements) go to `account.rs`'s
+//!   own token parser;
 //! * everything else (SELECT, INSERT, UPDATE, DELETE, CREATE, DROP, ...) is
 //!   handed to `sqlparser` and kept as its AST ([`Command::Sql`]).
 //!
@@ -133,6 +135,12 @@ pub enum Command {
     /// around each table's rows): InnoDB has no such option, MySQL answers
     /// OK with Note 1031, and so does quire.
     KeysToggle(Box<ObjectName>),
+    /// `KILL [CONNECTION | QUERY] expr`: MySQL takes any expression
+    /// (`KILL CONNECTION_ID()`), evaluated when the statement runs.
+    Kill {
+        query_only: bool,
+        id: Box<Expr>,
+    },
     /// An empty statement (only comments / semicolons).
     Empty,
 }
@@ -327,6 +335,7 @@ fn parse_inner(sql: &str) -> SqlResult<Parsed> {
             })
         }
         "START" => parse_start(&mut p),
+        "KILL" => parse_kill(&mut p),
         "COMMIT" => {
             p.next_token();
             let _ = p.parse_keyword(Keyword::WORK);
@@ -378,6 +387,22 @@ fn parse_inner(sql: &str) -> SqlResult<Parsed> {
     }
     parsed.cmd = cmd;
     Ok(parsed)
+}
+
+/// `KILL [CONNECTION | QUERY] expr` (the leading word not yet consumed).
+fn parse_kill(p: &mut Parser) -> Result<Command, ParserError> {
+    p.next_token();
+    let query_only = if p.parse_keyword(Keyword::QUERY) {
+        true
+    } else {
+        let _ = p.parse_keyword(Keyword::CONNECTION);
+        false
+    };
+    let id = p.parse_expr()?;
+    Ok(Command::Kill {
+        query_only,
+        id: Box::new(id),
+    })
 }
 
 /// The server version versioned comments are compared with (8.0.36).

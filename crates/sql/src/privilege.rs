@@ -12,11 +12,13 @@
 //! ```
 //!
 //! A privilege needed on a table is granted if any level holds it: the
-//! effective set is `global | db | table` (and, for one column, `| column`).
+//! effective set is `global | db | table` (and, for one column, `| column`),
+//! `db` being the one `ON name.*` grant whose name (a LIKE pattern, `\_`
+//! for a literal `_`) matches best.
 //! Privileges are bits of a [`Privs`] word; the static ones in MySQL's
-//! order (the order `SHOW GRANTS` prints them), then the three dynamic
+//! order (the order `SHOW GRANTS` prints them), then the four dynamic
 //! privileges quire checks (`SYSTEM_VARIABLES_ADMIN`, `CONNECTION_ADMIN`,
-//! `BINLOG_ADMIN`); `SUPER` implies those three, as in MySQL.
+//! `BINLOG_ADMIN`, `ROLE_ADMIN`); `SUPER` implies those four, as in MySQL.
 //!
 //! ## Where the check happens
 //!
@@ -47,9 +49,16 @@
 //! * Column resolution is by name, not by binding: an unqualified column
 //!   name that exists in a column-granted table counts as a read of it
 //!   even when another table of the statement supplies it.
-//! * Database names in grants are exact (no `%`/`_` patterns), there are
-//!   no partial revokes and no roles yet; of the dynamic privileges only
-//!   `SYSTEM_VARIABLES_ADMIN`, `CONNECTION_ADMIN` and `BINLOG_ADMIN` exist.
+//! * Database names of `ON db.*` grants are LIKE patterns and one grant
+//!   applies per database ([`AccountPrivs::db`]), as in MySQL; ties
+//!   between equally specific patterns break by name, not row order.
+//!   There are no partial revokes; of the dynamic privileges only
+//!   `SYSTEM_VARIABLES_ADMIN`, `CONNECTION_ADMIN`, `BINLOG_ADMIN` and
+//!   `ROLE_ADMIN` exist.
+//! * Roles (`account/role.rs`): the session's [`AccountPrivs`] is the
+//!   account's merged with its active roles' (and nested roles'), cached
+//!   like the account's own and recomputed when the store's version moves
+//!   or SET ROLE changes the active set.
 //! * Privileges that guard features quire lacks (FILE, EXECUTE, EVENT,
 //!   TRIGGER, CREATE ROUTINE, ...) are granted, stored and shown, and
 //!   guard nothing.
@@ -103,11 +112,12 @@ impl Privs {
     pub const SYSTEM_VARIABLES_ADMIN: Privs = Privs(1 << 40);
     pub const CONNECTION_ADMIN: Privs = Privs(1 << 41);
     pub const BINLOG_ADMIN: Privs = Privs(1 << 42);
+    pub const ROLE_ADMIN: Privs = Privs(1 << 43);
 
     /// Every static privilege (what `ALL` means on `*.*`, GRANT OPTION
     /// apart).
     pub const STATIC: Privs = Privs(((1 << 31) - 1) & !(1 << 10));
-    pub const DYNAMIC: Privs = Privs(0b111 << 40);
+    pub const DYNAMIC: Privs = Privs(0b1111 << 40);
     /// What `ALL` means on `db.*` (GRANT OPTION apart).
     pub const DB_ALL: Privs = Privs(
         Self::SELECT.0
@@ -315,6 +325,7 @@ pub static PRIVILEGES: &[PrivInfo] = &[
     p(Privs::DROP_ROLE, "DROP ROLE", Some("Drop_role_priv"), None),
     p(Privs::BINLOG_ADMIN, "BINLOG_ADMIN", None, None),
     p(Privs::CONNECTION_ADMIN, "CONNECTION_ADMIN", None, None),
+    p(Privs::ROLE_ADMIN, "ROLE_ADMIN", None, None),
     p(
         Privs::SYSTEM_VARIABLES_ADMIN,
         "SYSTEM_VARIABLES_ADMIN",
@@ -416,12 +427,41 @@ impl AccountPrivs {
             .collect()
     }
 
+    /// Privileges at the database level for `db`: those of the one
+    /// `ON name.*` grant that matches best, as MySQL picks the first
+    /// matching row of its sorted `mysql.db` (an exact name before any
+    /// pattern; among patterns, the longest text before the first
+    /// wildcard; then by name). Grants are not added up across rows.
     pub fn db(&self, db: &str) -> Privs {
-        self.dbs
-            .iter()
-            .find(|(d, _)| d == db)
-            .map(|(_, p)| *p)
-            .unwrap_or_default()
+        let mut best: Option<(usize, &str, Privs)> = None;
+        for (d, p) in &self.dbs {
+            if d == db {
+                return *p;
+            }
+            if !d.contains(['%', '_', '\\']) || !db_pattern_matches(d, db) {
+                continue;
+            }
+            let rank = wildcard_position(d);
+            if best
+                .as_ref()
+                .is_none_or(|(r, n, _)| rank > *r || (rank == *r && d.as_str() < *n))
+            {
+                best = Some((rank, d, *p));
+            }
+        }
+        best.map(|(_, _, p)| p).unwrap_or_default()
+    }
+
+    /// Adds everything `other` holds (a role's privileges to an
+    /// account's, for the session's effective set).
+    pub fn merge(&mut self, other: &AccountPrivs) {
+        self.global = self.global.union(other.global);
+        for (d, p) in &other.dbs {
+            self.grant_db(d, *p);
+        }
+        for t in &other.tables {
+            self.grant_table(&t.db, &t.table, t.privs, &t.columns);
+        }
     }
 
     pub fn table_entry(&self, db: &str, table: &str) -> Option<&TablePrivs> {
@@ -676,6 +716,67 @@ impl AccountPrivs {
     }
 }
 
+/// Where the first unescaped wildcard (`%` or `_`) of a database-grant
+/// name is, in characters of the name as written; a name without one
+/// (`db\_1` included) ranks above every pattern. MySQL sorts `mysql.db`
+/// by this (its `get_sort`).
+fn wildcard_position(pattern: &str) -> usize {
+    let mut it = pattern.chars().enumerate();
+    while let Some((i, c)) = it.next() {
+        match c {
+            '\\' => {
+                it.next();
+            }
+            '%' | '_' => return i,
+            _ => {}
+        }
+    }
+    usize::MAX
+}
+
+/// Whether the database name of a grant, read as a `LIKE` pattern (`%`
+/// any run, `_` one character, `\%` and `\_` themselves), matches `db`.
+/// Names compare case-sensitively, as database names do with
+/// `lower_case_table_names = 0`.
+pub fn db_pattern_matches(pattern: &str, db: &str) -> bool {
+    let p: Vec<char> = pattern.chars().collect();
+    let s: Vec<char> = db.chars().collect();
+    like_at(&p, &s)
+}
+
+/// LIKE with `\` escapes over chars (iterative, with one backtrack
+/// point per `%`: linear in practice, never exponential).
+fn like_at(p: &[char], s: &[char]) -> bool {
+    let (mut pi, mut si) = (0usize, 0usize);
+    let mut star: Option<(usize, usize)> = None;
+    while si < s.len() {
+        let step = match p.get(pi) {
+            Some('%') => {
+                star = Some((pi, si));
+                pi += 1;
+                continue;
+            }
+            Some('\\') if pi + 1 < p.len() => (p[pi + 1] == s[si]).then_some(2),
+            Some('_') => Some(1),
+            Some(c) => (*c == s[si]).then_some(1),
+            None => None,
+        };
+        match (step, star) {
+            (Some(n), _) => {
+                pi += n;
+                si += 1;
+            }
+            (None, Some((sp, ss))) => {
+                pi = sp + 1;
+                si = ss + 1;
+                star = Some((sp, ss + 1));
+            }
+            (None, None) => return false,
+        }
+    }
+    p[pi..].iter().all(|c| *c == '%')
+}
+
 /// `SELECT, INSERT, ...` in MySQL's order.
 fn names(p: Privs) -> String {
     let v: Vec<&str> = p
@@ -708,6 +809,16 @@ pub fn table_denied(cmd: &str, user: &str, host: &str, db: &str, table: &str) ->
         1142,
         "42000",
         format!("{cmd} command denied to user '{user}'@'{host}' for table '{db}.{table}'"),
+    )
+}
+
+/// ER_TABLEACCESS_DENIED_ERROR (1142) naming the table without its
+/// database, as MySQL words it for a locking read.
+pub fn table_denied_named(cmd: &str, user: &str, host: &str, table: &str) -> EngineError {
+    EngineError::new(
+        1142,
+        "42000",
+        format!("{cmd} command denied to user '{user}'@'{host}' for table '{table}'"),
     )
 }
 
@@ -877,6 +988,34 @@ mod tests {
     }
 
     #[test]
+    fn database_patterns() {
+        assert!(db_pattern_matches("db\\_%", "db_1"));
+        assert!(!db_pattern_matches("db\\_%", "dbx1"));
+        assert!(db_pattern_matches("db_%", "dbx1"));
+        assert!(db_pattern_matches("a%b%c", "aXbYbc"));
+        assert!(!db_pattern_matches("a%b%c", "aXbYb"));
+        assert!(db_pattern_matches("100\\%", "100%"));
+        assert!(!db_pattern_matches("100\\%", "1000"));
+        assert!(!db_pattern_matches("Shop", "shop"));
+        let mut a = AccountPrivs::default();
+        a.grant_db("db\\_%", Privs::SELECT);
+        a.grant_db("db\\_1", Privs::INSERT);
+        a.grant_db("%", Privs::DELETE);
+        // The exact row wins and rows do not add up, as in MySQL.
+        assert_eq!(a.db("db_1"), Privs::INSERT);
+        assert_eq!(a.db("db_2"), Privs::SELECT);
+        assert_eq!(a.db("other"), Privs::DELETE);
+        assert!(a.on_table("db_2", "t").has(Privs::SELECT));
+        assert!(a.any_in_db("db_9") && a.any_in_db("zzz"));
+        let mut b = AccountPrivs::default();
+        b.grant_db("db\\_%", Privs::UPDATE);
+        b.grant_table("x", "t", Privs::SELECT, &[("c".into(), Privs::INSERT)]);
+        a.merge(&b);
+        assert_eq!(a.db("db_2"), Privs::SELECT.union(Privs::UPDATE));
+        assert!(a.on_column("x", "t", "c").has(Privs::INSERT));
+    }
+
+    #[test]
     fn super_implies_dynamic() {
         let a = AccountPrivs {
             global: Privs::SUPER,
@@ -930,7 +1069,7 @@ mod tests {
         );
         assert_eq!(
             g[1],
-            "GRANT BINLOG_ADMIN,CONNECTION_ADMIN,SYSTEM_VARIABLES_ADMIN ON *.* TO `root`@`localhost` WITH GRANT OPTION"
+            "GRANT BINLOG_ADMIN,CONNECTION_ADMIN,ROLE_ADMIN,SYSTEM_VARIABLES_ADMIN ON *.* TO `root`@`localhost` WITH GRANT OPTION"
         );
     }
 }

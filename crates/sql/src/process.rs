@@ -16,7 +16,7 @@
 //!                                                              stage
 //!   SHOW [FULL] PROCESSLIST, information_schema.PROCESSLIST,
 //!   performance_schema.threads  ──►  snapshot()  (rows, filtered by PROCESS)
-//!   KILL [QUERY|CONNECTION] id  ──►  get(id): owner / CONNECTION_ADMIN check,
+//!   KILL [QUERY|CONNECTION] expr ─►  get(id): owner / CONNECTION_ADMIN check,
 //!                                    interrupt.kill(..), closer() for CONNECTION
 //! ```
 //!
@@ -28,11 +28,15 @@
 //! as MySQL does.
 //!
 //! ## Privileges
-//! [`has_global_privilege`] is the one place that decides PROCESS,
-//! CONNECTION_ADMIN (or SUPER) and SHUTDOWN, from the account's global
-//! privileges (`privilege.rs`); sessions without an account store
-//! (embedded use) may do everything. Without PROCESS an account sees only
-//! threads of its own user name.
+//! The session decides PROCESS, CONNECTION_ADMIN (or SUPER) and SHUTDOWN
+//! from its effective privileges (the account's and its active roles',
+//! `privilege.rs`) and hands the answer to [`kill`] and [`visible_rows`];
+//! [`has_global_privilege`] reads an account's own privileges for checks
+//! made before a session exists (the extra connection at login).
+//! Sessions without an account store (embedded use) may do everything.
+//! Without PROCESS an account sees only threads of its own user name.
+//! `KILL` takes any expression (`KILL CONNECTION_ID()`), evaluated by the
+//! session as MySQL's `val_int()` (not a number: 0, which is error 1094).
 //!
 //! ## Bounds
 //! The registry holds at most [`MAX_PROCS`] entries (the server's
@@ -434,14 +438,10 @@ pub fn has_global_privilege(
 
 // ---------------------------------------------------------------- KILL
 
-/// `KILL [CONNECTION|QUERY] id` for a session of `user@account_host`.
-pub fn kill(
-    store: Option<&dyn crate::AccountStore>,
-    user: &str,
-    account_host: &str,
-    id: u64,
-    query_only: bool,
-) -> SqlResult<()> {
+/// `KILL [CONNECTION|QUERY] id` for a session of `user`; `admin` = the
+/// session holds CONNECTION_ADMIN (or SUPER), directly or through an
+/// active role, and may stop other users' threads.
+pub fn kill(user: &str, admin: bool, id: u64, query_only: bool) -> SqlResult<()> {
     let Some(p) = processes().get(id) else {
         return Err(EngineError::new(
             1094,
@@ -449,9 +449,7 @@ pub fn kill(
             format!("Unknown thread id: {id}"),
         ));
     };
-    if p.user != user
-        && !has_global_privilege(store, user, account_host, GlobalPriv::ConnectionAdmin)
-    {
+    if p.user != user && !admin {
         return Err(EngineError::new(
             1095,
             "HY000",
@@ -565,13 +563,9 @@ pub fn hint_max_execution_time(sql: &str) -> Option<u64> {
 
 // ------------------------------------------------------------- output
 
-/// Rows of the process list as `user@account_host` may see them.
-pub fn visible_rows(
-    store: Option<&dyn crate::AccountStore>,
-    user: &str,
-    account_host: &str,
-) -> Vec<ProcRow> {
-    let all = has_global_privilege(store, user, account_host, GlobalPriv::Process);
+/// Rows of the process list as `user` may see them (`all`: the session
+/// holds PROCESS).
+pub fn visible_rows(user: &str, all: bool) -> Vec<ProcRow> {
     processes()
         .snapshot()
         .into_iter()
@@ -708,17 +702,21 @@ mod tests {
             ))
             .expect("registered");
         g.proc.begin(Cmd::Query, Some(&"x".repeat(300)));
-        let rows = visible_rows(None, "bob", "%");
+        let rows = visible_rows("bob", true);
         let r = rows.iter().find(|r| r.id == 9_000_001).expect("visible");
         assert_eq!(r.command, "Query");
         assert_eq!(r.state, "executing");
         let short = show_rows(std::slice::from_ref(r), false);
         assert_eq!(short[0][7], Value::text(&"x".repeat(100)));
         assert_eq!(
-            kill(None, "bob", "%", 9_000_002, true).map_err(|e| e.code),
+            kill("bob", true, 9_000_002, true).map_err(|e| e.code),
             Err(1094)
         );
-        kill(None, "alice", "%", 9_000_001, true).expect("own thread");
+        assert_eq!(
+            kill("bob", false, 9_000_001, true).map_err(|e| e.code),
+            Err(1095)
+        );
+        kill("alice", false, 9_000_001, true).expect("own thread");
         assert_eq!(i.check().map_err(|e| e.code), Err(1317));
         g.proc.end();
         assert_eq!(g.proc.state(), "");

@@ -95,6 +95,7 @@ pub(crate) const SESSION_VARS: &[(&str, &str)] = &[
     ("interactive_timeout", "28800"),
     ("license", "Apache-2.0"),
     ("lower_case_table_names", "0"),
+    ("mandatory_roles", ""),
     ("max_allowed_packet", "67108864"),
     ("max_execution_time", "0"),
     ("net_buffer_length", "16384"),
@@ -139,7 +140,8 @@ const READ_ONLY_VARS: &[&str] = &[
 /// Variables quire accepts but does not act on: SET takes only the value
 /// that behaves as quire does (the default), and refuses any other with
 /// 1235 naming it, instead of answering OK and behaving differently.
-/// `time_zone`: quire's clock is UTC (`system_time_zone`).
+/// `time_zone`: quire's clock is UTC (`system_time_zone`);
+/// `mandatory_roles`: quire grants no role to every account.
 fn inert_value_ok(name: &str, text: &str) -> Option<bool> {
     let up = text.trim().to_ascii_uppercase();
     let flag = |want: bool| on_off(&up) == Some(want) || up == "DEFAULT";
@@ -148,6 +150,7 @@ fn inert_value_ok(name: &str, text: &str) -> Option<bool> {
         "sql_safe_updates" | "sql_auto_is_null" => flag(false),
         "sql_log_bin" => flag(true),
         "auto_increment_increment" | "auto_increment_offset" => up == "1" || up == "DEFAULT",
+        "mandatory_roles" => up.is_empty() || up == "DEFAULT",
         "time_zone" => matches!(
             up.as_str(),
             "SYSTEM" | "UTC" | "+00:00" | "-00:00" | "+0:00" | "DEFAULT"
@@ -197,9 +200,12 @@ pub struct Session {
     /// Where the client connects from (USER()).
     client_host: String,
     accounts: Option<Arc<dyn AccountStore>>,
-    /// The account's privileges as last read, with the store's privilege
-    /// version then (`privilege.rs`).
+    /// The effective privileges (the account's and its active roles') as
+    /// last computed, with the store's privilege version then
+    /// (`privilege.rs`); `None` after SET ROLE.
     privs: Option<(u64, Arc<crate::privilege::AccountPrivs>)>,
+    /// The active roles (`account/role.rs`), sorted.
+    roles: Vec<crate::role_graph::AuthId>,
     conn_id: u64,
     autocommit: bool,
     txn: Option<Txn>,
@@ -338,6 +344,16 @@ impl Env for Session {
     fn connection_id(&self) -> u64 {
         self.conn_id
     }
+    fn current_role(&self) -> String {
+        let live = match self.accounts.as_deref() {
+            Some(store) => {
+                let g = store.role_graph();
+                account::role::live_roles(&g, &self.me_id(), &self.roles)
+            }
+            None => Vec::new(),
+        };
+        crate::role_graph::current_role_text(&live)
+    }
 }
 
 impl Session {
@@ -370,6 +386,7 @@ impl Session {
             client_host: "localhost".to_string(),
             accounts: None,
             privs: None,
+            roles: Vec::new(),
             conn_id: NEXT_CONN.fetch_add(1, Ordering::Relaxed),
             autocommit,
             txn: None,
@@ -410,6 +427,7 @@ impl Session {
     pub fn set_account_store(&mut self, store: Arc<dyn AccountStore>) {
         self.accounts = Some(store);
         self.privs = None;
+        self.activate_login_roles();
     }
     /// The authenticated identity: `account_host` is the host pattern of
     /// the account that matched (`CURRENT_USER()` = user@account_host),
@@ -419,11 +437,27 @@ impl Session {
         self.account_host = account_host.to_string();
         self.client_host = client_host.to_string();
         self.privs = None;
+        self.activate_login_roles();
     }
-    /// The account's privileges, `None` when no account store is
+    /// The account as an authorization ID (host lower-cased).
+    fn me_id(&self) -> crate::role_graph::AuthId {
+        (self.user.clone(), self.account_host.to_ascii_lowercase())
+    }
+    /// The roles a login starts with: the account's default roles, or
+    /// every granted role when `activate_all_roles_on_login` is ON.
+    fn activate_login_roles(&mut self) {
+        self.roles = match self.accounts.as_deref() {
+            Some(store) => {
+                let all = self.engine.config().activate_all_roles_on_login;
+                account::role::login_roles(store, &self.me_id(), all)
+            }
+            None => Vec::new(),
+        };
+    }
+    /// The effective privileges, `None` when no account store is
     /// installed (an embedded session: nothing is checked). One atomic
     /// load per call unless GRANT/REVOKE/FLUSH PRIVILEGES moved the
-    /// store's version.
+    /// store's version or SET ROLE changed the active roles.
     pub(crate) fn privileges(&mut self) -> Option<Arc<crate::privilege::AccountPrivs>> {
         let store = self.accounts.as_ref()?;
         let v = store.privilege_version();
@@ -432,14 +466,44 @@ impl Session {
                 return Some(p.clone());
             }
         }
-        let p = store
-            .privileges(&self.user, &self.account_host.to_ascii_lowercase())
-            .unwrap_or_default();
+        let p = account::role::effective_privileges(&**store, &self.me_id(), &self.roles);
         self.privs = Some((v, p.clone()));
         Some(p)
     }
-    /// Checks that the account may run `cmd` (`authorize.rs`).
-    fn authorize(&mut self, cmd: &Command) -> SqlResult<()> {
+    /// [`Self::privileges`] without updating the cache (for `&self`
+    /// callers: the process-list views).
+    fn privileges_now(&self) -> Option<Arc<crate::privilege::AccountPrivs>> {
+        let store = self.accounts.as_ref()?;
+        let v = store.privilege_version();
+        match &self.privs {
+            Some((cv, p)) if *cv == v && v != u64::MAX => Some(p.clone()),
+            _ => Some(account::role::effective_privileges(
+                &**store,
+                &self.me_id(),
+                &self.roles,
+            )),
+        }
+    }
+    /// Whether the session sees every thread in the process list
+    /// (PROCESS; always for a session without an account store).
+    pub(crate) fn sees_all_threads(&self) -> bool {
+        self.privileges_now()
+            .is_none_or(|a| a.global_effective().has(crate::privilege::Privs::PROCESS))
+    }
+    /// SET ROLE: replaces the active roles (the cached privileges are
+    /// recomputed on the next check).
+    fn set_role(&mut self, spec: &account::RoleSpec) -> SqlResult<Output> {
+        let Some(store) = self.accounts.as_deref() else {
+            return Err(EngineError::not_supported(
+                "SET ROLE without a server (this session has no account table)",
+            ));
+        };
+        self.roles = account::role::set_role(store, &self.me_id(), spec)?;
+        self.privs = None;
+        Ok(done(0, 0, 0, String::new()))
+    }
+    /// Checks that the account may run `p` (`authorize.rs`).
+    fn authorize(&mut self, p: &Parsed) -> SqlResult<()> {
         let Some(privs) = self.privileges() else {
             return Ok(());
         };
@@ -453,8 +517,9 @@ impl Session {
             ck: &ck,
             db: self.db.as_deref(),
             engine: &self.engine,
+            share_lock: p.share_lock,
         };
-        crate::authorize::check(&tg, cmd)
+        crate::authorize::check(&tg, &p.cmd)
     }
     /// Whether the account holds global privilege `p` (always, for a
     /// session without an account store); for checks made outside the
@@ -537,12 +602,7 @@ impl Session {
     }
     /// `SHUTDOWN` / COM_SHUTDOWN: needs the SHUTDOWN privilege.
     pub fn shutdown(&mut self) -> SqlResult<Output> {
-        if !process::has_global_privilege(
-            self.accounts.as_deref(),
-            &self.user,
-            &self.account_host,
-            process::GlobalPriv::Shutdown,
-        ) {
+        if !self.has_global_privilege(crate::privilege::Privs::SHUTDOWN) {
             return Err(EngineError::new(
                 1227,
                 "42000",
@@ -561,7 +621,7 @@ impl Session {
         if matches!(parsed.cmd, Command::Empty) {
             return Err(EngineError::new(1065, "42000", "Query was empty"));
         }
-        self.authorize(&parsed.cmd)?;
+        self.authorize(&parsed)?;
         let columns = self.describe(&parsed)?;
         let id = self.next_stmt;
         self.next_stmt = self.next_stmt.wrapping_add(1).max(1);
@@ -804,7 +864,7 @@ impl Session {
         if self.login.password_expired {
             crate::login_state::sandbox_check(&p.cmd)?;
         }
-        self.authorize(&p.cmd)?;
+        self.authorize(p)?;
         match &p.cmd {
             Command::Empty => Err(EngineError::new(1065, "42000", "Query was empty")),
             Command::Set(items) => {
@@ -847,16 +907,30 @@ impl Session {
                 ));
                 Ok(done(0, 0, 1, String::new()))
             }
+            Command::Kill { query_only, id } => {
+                let id = self.eval_kill_id(id, params)?;
+                let admin = self.has_global_privilege(crate::privilege::Privs::CONNECTION_ADMIN);
+                process::kill(&self.user, admin, id, *query_only)?;
+                Ok(done(0, 0, 0, String::new()))
+            }
             Command::Account(cmd) => {
-                if !matches!(**cmd, account::AccountCmd::ShowGrants(_)) {
+                if let account::AccountCmd::Role(rc) = &**cmd {
+                    if let account::RoleCmd::Set(spec) = &**rc {
+                        return self.set_role(spec);
+                    }
+                }
+                if !matches!(**cmd, account::AccountCmd::ShowGrants { .. }) {
                     self.implicit_commit()?;
                 }
+                let privs = self.privileges();
                 let me = account::Me {
                     user: &self.user,
                     host: &self.account_host,
                     client_host: &self.client_host,
                     db: self.db.as_deref(),
                     engine: Some(&self.engine),
+                    privs: privs.as_deref(),
+                    roles: &self.roles,
                 };
                 let mut notes = Vec::new();
                 let r = account::execute(self.accounts.as_deref(), &me, cmd, &mut notes);
@@ -1089,6 +1163,39 @@ impl Session {
         Ok(())
     }
 
+    /// The thread id of `KILL expr`: the expression's integer value, as
+    /// MySQL's `val_int()` (a value that is not a number is 0, which no
+    /// thread has: error 1094).
+    fn eval_kill_id(&mut self, e: &Expr, params: &[Value]) -> SqlResult<u64> {
+        let v = {
+            let mut c = Compiler {
+                cols: &[],
+                params,
+                env: self,
+                aggs: None,
+                clause: "field list",
+                now: expr::now_utc(),
+                values_offset: None,
+                aliases: None,
+            };
+            c.compile(e)?.eval(&Row {
+                row: &[],
+                aggs: &[],
+            })?
+        };
+        Ok(match v {
+            Value::Int(i) => u64::try_from(i).unwrap_or(0),
+            Value::UInt(u) => u,
+            Value::Null => 0,
+            other => set_text(&other)
+                .trim()
+                .split(|c: char| !c.is_ascii_digit())
+                .next()
+                .and_then(|d| d.parse::<u64>().ok())
+                .unwrap_or(0),
+        })
+    }
+
     fn eval_set_value(&mut self, e: &Expr, params: &[Value]) -> SqlResult<Value> {
         if let Expr::Identifier(id) = e {
             if !id.value.starts_with('@') {
@@ -1313,20 +1420,6 @@ impl Session {
                     };
                     self.engine.truncate_table(&db, &t, Some(&self.interrupt))?;
                 }
-                Ok(done(0, 0, 0, String::new()))
-            }
-            Statement::Kill { modifier, id } => {
-                let query_only = matches!(modifier, Some(ast::KillType::Query));
-                if matches!(modifier, Some(ast::KillType::Mutation)) {
-                    return Err(parse::syntax_error("MUTATION"));
-                }
-                process::kill(
-                    self.accounts.as_deref(),
-                    &self.user,
-                    &self.account_host,
-                    *id,
-                    query_only,
-                )?;
                 Ok(done(0, 0, 0, String::new()))
             }
             Statement::Explain { .. } | Statement::ExplainTable { .. } => {

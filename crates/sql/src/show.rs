@@ -204,13 +204,11 @@ pub fn virtual_table(s: &Session, db: &str, name: &str) -> Option<Virtual> {
         return Some((cols, rows));
     }
     if db == "information_schema" && name == "processlist" {
-        let (user, host) = s.account();
-        let rows = crate::process::visible_rows(s.account_store(), user, host);
+        let rows = crate::process::visible_rows(s.account().0, s.sees_all_threads());
         return Some(crate::process::information_schema(&rows));
     }
     if db == "performance_schema" && name == "threads" {
-        let (user, host) = s.account();
-        let rows = crate::process::visible_rows(s.account_store(), user, host);
+        let rows = crate::process::visible_rows(s.account().0, s.sees_all_threads());
         return Some(crate::process::performance_schema_threads(&rows));
     }
     if db != "performance_schema" {
@@ -620,8 +618,7 @@ pub fn show(s: &mut Session, sh: &Show) -> SqlResult<Output> {
             ]],
         )),
         Show::Processlist { full } => {
-            let (user, host) = s.account();
-            let rows = crate::process::visible_rows(s.account_store(), user, host);
+            let rows = crate::process::visible_rows(s.account().0, s.sees_all_threads());
             Ok(rows_out(
                 &[
                     "Id", "User", "Host", "db", "Command", "Time", "State", "Info",

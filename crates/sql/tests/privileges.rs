@@ -7,7 +7,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use quire_engine::{EngineError, Value};
-use quire_sql::{AccountGrants, AccountPrivs, AccountStore, Output, Session};
+use quire_sql::{
+    AccountGrants, AccountOptions, AccountPrivs, AccountStore, AuthId, AuthSpec, Output, RoleEdge,
+    RoleGraph, Session,
+};
 
 mod common;
 use common::open_engine;
@@ -16,6 +19,7 @@ use common::open_engine;
 struct Store {
     accounts: Mutex<BTreeMap<(String, String), Arc<AccountPrivs>>>,
     version: AtomicU64,
+    roles: Mutex<Arc<RoleGraph>>,
 }
 
 impl Store {
@@ -43,7 +47,39 @@ impl AccountStore for Store {
         self.bump();
         Ok(true)
     }
+    fn create_account(
+        &self,
+        user: &str,
+        host: &str,
+        _auth: &AuthSpec,
+        _opts: &AccountOptions,
+    ) -> Result<bool, EngineError> {
+        self.create_user(user, host, "")
+    }
+    fn role_graph(&self) -> Arc<RoleGraph> {
+        self.roles.lock().unwrap().clone()
+    }
+    fn change_roles(&self, grant: bool, edges: &[RoleEdge]) -> Result<(), EngineError> {
+        let mut g = self.roles.lock().unwrap();
+        let g = Arc::make_mut(&mut g);
+        for e in edges {
+            if grant {
+                g.grant(e);
+            } else {
+                g.revoke(&e.role, &e.to);
+            }
+        }
+        self.bump();
+        Ok(())
+    }
+    fn set_default_roles(&self, who: &AuthId, roles: &[AuthId]) -> Result<bool, EngineError> {
+        Arc::make_mut(&mut self.roles.lock().unwrap()).set_defaults(who, roles);
+        self.bump();
+        Ok(true)
+    }
     fn drop_user(&self, user: &str, host: &str) -> Result<bool, EngineError> {
+        Arc::make_mut(&mut self.roles.lock().unwrap())
+            .remove_account(&(user.to_string(), host.to_string()));
         let r = self
             .accounts
             .lock()
@@ -457,6 +493,163 @@ fn grant_option_and_show_grants() {
     ok(&mut h, "FLUSH PRIVILEGES");
 
     drop((g, h, root));
+    let _ = engine.close(true);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// Roles in one process: privileges through a role count only while it
+/// is active, nested roles count, REVOKE and SET ROLE take effect on the
+/// next statement, and default roles start a new session.
+#[test]
+fn roles_add_privileges_while_active() {
+    let (engine, dir, store, mut root) = setup("priv_roles");
+    for sql in [
+        "CREATE ROLE r_read, r_all",
+        "GRANT SELECT ON db1.* TO r_read",
+        "GRANT r_read TO r_all",
+        "CREATE USER u",
+        "GRANT r_all TO u",
+    ] {
+        ok(&mut root, sql);
+    }
+    let mut u = session(&engine, &store, "u", "%");
+    assert_eq!(rows(&mut u, "SELECT CURRENT_ROLE()"), vec!["NONE"]);
+    assert_eq!(code(&mut u, "SELECT a FROM db1.t WHERE id = 1"), 1142);
+    assert_eq!(
+        msg(&mut u, "SET ROLE r_read"),
+        "3530 `r_read`@`%` is not granted to `u`@`%`"
+    );
+    ok(&mut u, "SET ROLE ALL");
+    assert_eq!(rows(&mut u, "SELECT CURRENT_ROLE()"), vec!["`r_all`@`%`"]);
+    assert_eq!(rows(&mut u, "SELECT a FROM db1.t WHERE id = 1"), vec!["10"]);
+    // A role's own privileges change for the sessions using it at once.
+    ok(&mut root, "REVOKE SELECT ON db1.* FROM r_read");
+    assert_eq!(code(&mut u, "SELECT a FROM db1.t WHERE id = 1"), 1142);
+    ok(&mut root, "GRANT SELECT ON db1.* TO r_read");
+    ok(&mut u, "SELECT a FROM db1.t WHERE id = 1");
+    ok(&mut root, "REVOKE r_all FROM u");
+    assert_eq!(code(&mut u, "SELECT a FROM db1.t WHERE id = 1"), 1142);
+    assert_eq!(
+        msg(&mut root, "GRANT r_all TO r_read"),
+        "4027 User account `r_read`@`%` is directly or indirectly granted to the role `r_all`@`%`. The GRANT would create a loop"
+    );
+    assert_eq!(code(&mut root, "GRANT r_read TO r_read"), 4027);
+    assert_eq!(
+        msg(&mut root, "REVOKE r_read FROM nobody"),
+        "3523 Unknown authorization ID `nobody`@`%`"
+    );
+    ok(&mut root, "GRANT r_read TO u");
+    ok(&mut root, "ALTER USER u DEFAULT ROLE ALL");
+    let mut u2 = session(&engine, &store, "u", "%");
+    assert_eq!(rows(&mut u2, "SELECT CURRENT_ROLE()"), vec!["`r_read`@`%`"]);
+    ok(&mut u2, "SELECT a FROM db1.t WHERE id = 1");
+    // Another account's default roles need CREATE USER.
+    assert_eq!(
+        code(&mut u2, "SET DEFAULT ROLE NONE TO root@localhost"),
+        1227
+    );
+    ok(&mut u2, "SET DEFAULT ROLE NONE TO u");
+    assert_eq!(
+        rows(&mut root, "SHOW GRANTS FOR u USING r_read"),
+        vec![
+            "GRANT USAGE ON *.* TO `u`@`%`",
+            "GRANT SELECT ON `db1`.* TO `u`@`%`",
+            "GRANT `r_read`@`%` TO `u`@`%`"
+        ]
+    );
+    ok(&mut root, "DROP ROLE r_read");
+    assert_eq!(code(&mut u2, "SELECT a FROM db1.t WHERE id = 1"), 1142);
+    assert_eq!(rows(&mut u2, "SELECT CURRENT_ROLE()"), vec!["NONE"]);
+    drop((u, u2, root));
+    let _ = engine.close(true);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// `ON `db\_%`.*`: the database name is a LIKE pattern.
+#[test]
+fn wildcard_database_grants() {
+    let (engine, dir, store, mut root) = setup("priv_wildcard");
+    for sql in [
+        "CREATE DATABASE shop_1",
+        "CREATE DATABASE shopx1",
+        "CREATE TABLE shop_1.t (id INT PRIMARY KEY)",
+        "CREATE TABLE shopx1.t (id INT PRIMARY KEY)",
+        "CREATE USER w",
+        "GRANT SELECT ON `shop\\_%`.* TO w",
+    ] {
+        ok(&mut root, sql);
+    }
+    let mut w = session(&engine, &store, "w", "%");
+    ok(&mut w, "SELECT * FROM shop_1.t");
+    assert_eq!(code(&mut w, "SELECT * FROM shopx1.t"), 1142);
+    ok(&mut w, "USE shop_1");
+    // An exact-name grant wins over the pattern (no adding up).
+    ok(&mut root, "GRANT INSERT ON shop_1.* TO w");
+    assert_eq!(code(&mut w, "SELECT * FROM shop_1.t"), 1142);
+    ok(&mut w, "INSERT INTO shop_1.t VALUES (1)");
+    assert_eq!(
+        rows(&mut root, "SHOW GRANTS FOR w"),
+        vec![
+            "GRANT USAGE ON *.* TO `w`@`%`",
+            "GRANT SELECT ON `shop\\_%`.* TO `w`@`%`",
+            "GRANT INSERT ON `shop_1`.* TO `w`@`%`"
+        ]
+    );
+    drop((w, root));
+    let _ = engine.close(true);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// Locking reads need UPDATE, DELETE or LOCK TABLES besides SELECT.
+#[test]
+fn locking_reads_need_more_than_select() {
+    let (engine, dir, store, mut root) = setup("priv_locking");
+    ok(&mut root, "CREATE USER l");
+    ok(&mut root, "GRANT SELECT ON db1.* TO l");
+    let mut l = session(&engine, &store, "l", "%");
+    ok(&mut l, "SELECT id FROM db1.t");
+    for sql in [
+        "SELECT id FROM db1.t FOR UPDATE",
+        "SELECT id FROM db1.t FOR SHARE",
+        "SELECT id FROM db1.t LOCK IN SHARE MODE",
+        "SELECT t.id FROM db1.u JOIN db1.t ON t.id = u.id FOR UPDATE",
+    ] {
+        let m = msg(&mut l, sql);
+        assert!(
+            m.starts_with("1142 SELECT with locking clause command denied to user 'l'@'localhost' for table '"),
+            "{sql}: {m}"
+        );
+    }
+    // A derived table's table is read without a lock.
+    ok(&mut root, "GRANT UPDATE ON db1.u TO l");
+    ok(
+        &mut l,
+        "SELECT u.id FROM db1.u JOIN (SELECT id FROM db1.t) AS x ON x.id = u.id FOR UPDATE",
+    );
+    ok(&mut root, "GRANT LOCK TABLES ON db1.* TO l");
+    ok(&mut l, "SELECT id FROM db1.t FOR UPDATE");
+    ok(&mut l, "SELECT id FROM db1.t LOCK IN SHARE MODE");
+    drop((l, root));
+    let _ = engine.close(true);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// `KILL expr`: an expression, evaluated; an id nobody has is 1094.
+#[test]
+fn kill_takes_an_expression() {
+    let (engine, dir, _store, mut root) = setup("priv_kill");
+    assert_eq!(
+        msg(&mut root, "KILL 999999998 + 1"),
+        "1094 Unknown thread id: 999999999"
+    );
+    assert_eq!(
+        msg(&mut root, "KILL QUERY 'abc'"),
+        "1094 Unknown thread id: 0"
+    );
+    // Not registered in the process list (no server): unknown too.
+    assert_eq!(code(&mut root, "KILL CONNECTION CONNECTION_ID()"), 1094);
+    assert_eq!(code(&mut root, "KILL"), 1064);
+    drop(root);
     let _ = engine.close(true);
     let _ = std::fs::remove_dir_all(dir);
 }

@@ -24,7 +24,7 @@ pub struct TestServer {
     pub dir: PathBuf,
 }
 
-fn fresh_dir(tag: &str) -> PathBuf {
+pub fn fresh_dir(tag: &str) -> PathBuf {
     static N: AtomicU32 = AtomicU32::new(0);
     let d = std::env::temp_dir().join(format!(
         "quire-{tag}-{}-{}",
@@ -37,7 +37,17 @@ fn fresh_dir(tag: &str) -> PathBuf {
 }
 
 pub fn start(tag: &str, tweak: impl FnOnce(&mut ServerConfig)) -> TestServer {
-    let dir = fresh_dir(tag);
+    start_in(fresh_dir(tag), false, tweak)
+}
+
+/// A server over `dir` (its data kept if there is some); `persistent` =
+/// the accounts of the data directory's grant tables, as `quire serve`
+/// keeps them, instead of the process-wide table in memory.
+pub fn start_in(
+    dir: PathBuf,
+    persistent: bool,
+    tweak: impl FnOnce(&mut ServerConfig),
+) -> TestServer {
     let cfg = Config {
         datadir: dir.join("data"),
         innodb_buffer_pool_size: 16 << 20,
@@ -55,7 +65,12 @@ pub fn start(tag: &str, tweak: impl FnOnce(&mut ServerConfig)) -> TestServer {
     let shutdown = Arc::new(AtomicBool::new(false));
     let (e, s) = (engine.clone(), shutdown.clone());
     let thread = std::thread::spawn(move || {
-        quire_server::serve_on(listener, e, scfg, s).expect("serve");
+        if persistent {
+            let acc = quire_server::Accounts::persistent(&e).expect("grant tables");
+            quire_server::serve_with_accounts(listener, e, scfg, acc, s).expect("serve");
+        } else {
+            quire_server::serve_on(listener, e, scfg, s).expect("serve");
+        }
     });
     TestServer {
         port,
@@ -67,6 +82,14 @@ pub fn start(tag: &str, tweak: impl FnOnce(&mut ServerConfig)) -> TestServer {
 }
 
 impl TestServer {
+    /// Stops the server and closes the engine, keeping the directory for
+    /// another start (a restart).
+    pub fn stop_keeping_data(mut self) -> PathBuf {
+        self.stop();
+        let _ = self.engine.close(true);
+        std::mem::replace(&mut self.dir, PathBuf::from("/nonexistent/quire-kept"))
+    }
+
     pub fn stop(&mut self) {
         self.shutdown.store(true, Ordering::Relaxed);
         if let Some(t) = self.thread.take() {

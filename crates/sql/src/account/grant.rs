@@ -102,6 +102,9 @@ pub(super) fn parse(c: &mut Cur) -> SqlResult<AccountCmd> {
         c.expect_word("REVOKE")?;
         true
     };
+    if super::role::is_role_grant(&c.t[c.i..]) {
+        return super::role::parse_grant(c, revoke);
+    }
     let mut st = GrantStmt {
         revoke,
         privs: Privs::NONE,
@@ -111,7 +114,6 @@ pub(super) fn parse(c: &mut Cur) -> SqlResult<AccountCmd> {
         users: Vec::new(),
         everything: false,
     };
-    let start = c.i;
     loop {
         let name = privilege_name(c)?;
         match name.as_str() {
@@ -119,13 +121,6 @@ pub(super) fn parse(c: &mut Cur) -> SqlResult<AccountCmd> {
             "USAGE" => {}
             _ => {
                 let Some(info) = by_name(&name) else {
-                    // No ON at all: `GRANT role TO user`.
-                    if !c.t[start..]
-                        .iter()
-                        .any(|t| matches!(t, Token::Word(w) if w.value.eq_ignore_ascii_case("ON")))
-                    {
-                        return Err(EngineError::not_supported("roles (GRANT role TO user)"));
-                    }
                     return Err(crate::parse::syntax_error(&name));
                 };
                 if c.tok(&Token::LParen) {
