@@ -843,12 +843,22 @@ fn expected(p: &Plan, tls_on: bool) -> Vec<Outcome> {
     if a.kind == Kind::Missing {
         return vec![e(1045)];
     }
+    let flk = a.kind == Kind::FailedLock;
     if p.no_plugin_auth {
         // A pre-plugin client: it cannot be switched; what it gets
-        // depends on whether its token happens to suit the account.
-        return vec![Outcome::Ok, e(1045), e(3118), e(1862), e(1044), e(1049)];
+        // depends on whether its token happens to suit the account (and
+        // its wrong tokens count as failed logins).
+        return vec![
+            Outcome::Ok,
+            e(1045),
+            e(3118),
+            e(1862),
+            e(3955),
+            e(1044),
+            e(1049),
+            e(1820),
+        ];
     }
-    let flk = a.kind == Kind::FailedLock;
     if p.wrong_password {
         return if flk {
             vec![e(1045), e(3955)]
@@ -866,8 +876,9 @@ fn expected(p: &Plan, tls_on: bool) -> Vec<Outcome> {
         _ => vec![Outcome::Ok],
     };
     if p.db.is_some() {
-        // USE of an unknown database, or one the account has no grant on.
-        let mut v = vec![e(1044), e(1049)];
+        // USE of an unknown database, or one the account has no grant on
+        // (or any, in the sandbox of an expired password: 1820).
+        let mut v = vec![e(1044), e(1049), e(1820)];
         if flk {
             v.push(e(3955));
         }
