@@ -12,7 +12,13 @@ fn main() {
         _ => Value::text("18446744073709551615"),
     };
     let p = s.prepare("INSERT INTO t1 (id, k) VALUES (?, 1)").unwrap();
-    println!("prepared insert with {v:?}: {:?}", s.execute_prepared(p.id, vec![v.clone()]));
-    println!("{:?}", s.execute("SELECT id FROM t1 ORDER BY id DESC LIMIT 2"));
+    println!(
+        "prepared insert with {v:?}: {:?}",
+        s.execute_prepared(p.id, vec![v.clone()])
+    );
+    println!(
+        "{:?}",
+        s.execute("SELECT id FROM t1 ORDER BY id DESC LIMIT 2")
+    );
     println!("next: {:?}", s.execute("INSERT INTO t1 (k) VALUES (2)"));
 }

@@ -6,7 +6,11 @@ use std::io::BufRead;
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let stmts: Vec<String> = if args.is_empty() {
-        std::io::stdin().lock().lines().map_while(Result::ok).collect()
+        std::io::stdin()
+            .lock()
+            .lines()
+            .map_while(Result::ok)
+            .collect()
     } else {
         args
     };

@@ -18,15 +18,15 @@
 use std::io::Cursor;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use crate::known::guarded;
 use quire_server::handshake::parse_handshake_response;
 use quire_server::packet::{PacketReader, PacketWriter};
-use crate::known::guarded;
 use quire_server::{decode_client_packet, decode_execute_params, split_statements, Command};
 
 pub fn run(data: &[u8]) {
     static INPUTS: AtomicU64 = AtomicU64::new(0);
     let n = INPUTS.fetch_add(1, Ordering::Relaxed) + 1;
-    if n.is_power_of_two() || n % 1_000_000 == 0 {
+    if n.is_power_of_two() || n.is_multiple_of(1_000_000) {
         eprintln!(
             "quire-fuzz packet: {n} inputs, {} known panics",
             crate::known::KNOWN_PANICS.load(Ordering::Relaxed)

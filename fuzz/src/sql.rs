@@ -119,7 +119,7 @@ pub fn init() {
 pub fn run(data: &[u8]) {
     let mut st = state().lock().unwrap_or_else(|p| p.into_inner());
     st.inputs += 1;
-    if st.inputs.is_power_of_two() || st.inputs % 100_000 == 0 {
+    if st.inputs.is_power_of_two() || st.inputs.is_multiple_of(100_000) {
         eprintln!(
             "quire-fuzz sql: {} inputs, {} statements ok, {} failed, {} known panics",
             st.inputs,
@@ -128,7 +128,7 @@ pub fn run(data: &[u8]) {
             crate::known::KNOWN_PANICS.load(Ordering::Relaxed)
         );
     }
-    if st.reset_every > 0 && st.inputs % st.reset_every == 0 {
+    if st.reset_every > 0 && st.inputs.is_multiple_of(st.reset_every) {
         let _ = st.engine.close(false);
         st.engine = open_engine();
     }
@@ -232,7 +232,9 @@ fn check_output(r: quire_sql::SqlResult<Output>) {
     if verbose() {
         match &r {
             Ok(Output::Rows { rows, .. }) => eprintln!("  -> {} rows", rows.len()),
-            Ok(Output::Done { affected_rows, .. }) => eprintln!("  -> ok, {affected_rows} affected"),
+            Ok(Output::Done { affected_rows, .. }) => {
+                eprintln!("  -> ok, {affected_rows} affected")
+            }
             Err(e) => eprintln!("  -> {e}"),
         }
     }
@@ -268,10 +270,24 @@ fn value(i: &mut Input<'_>) -> Value {
         ])),
         5 => Value::Double(f64::from_bits(i.u64())),
         6 => Value::Bytes(i.bytes(40).to_vec()),
-        7 => Value::text(*i.pick(&["", "abc", "1", "-5", "1e3", "2024-01-01", "0x10", "%", "NULL"])),
-        8 => Date::new(u32::from(i.u16() % 10000), u32::from(i.u8() % 13), u32::from(i.u8() % 32))
-            .map(Value::Date)
-            .unwrap_or(Value::Null),
+        7 => Value::text(i.pick::<&str>(&[
+            "",
+            "abc",
+            "1",
+            "-5",
+            "1e3",
+            "2024-01-01",
+            "0x10",
+            "%",
+            "NULL",
+        ])),
+        8 => Date::new(
+            u32::from(i.u16() % 10000),
+            u32::from(i.u8() % 13),
+            u32::from(i.u8() % 32),
+        )
+        .map(Value::Date)
+        .unwrap_or(Value::Null),
         9 => DateTime::new(
             u32::from(i.u16() % 10000),
             u32::from(i.u8() % 13),
@@ -294,28 +310,220 @@ fn value(i: &mut Input<'_>) -> Value {
 // ------------------------------------------------------------ token soup
 
 const TOKENS: &[&str] = &[
-    "SELECT", "FROM", "WHERE", "AND", "OR", "NOT", "XOR", "IN", "IS", "NULL", "LIKE", "BETWEEN",
-    "INSERT", "INTO", "VALUES", "VALUE", "REPLACE", "UPDATE", "SET", "DELETE", "ON", "DUPLICATE",
-    "KEY", "ORDER", "BY", "GROUP", "HAVING", "LIMIT", "OFFSET", "ASC", "DESC", "DISTINCT", "AS",
-    "JOIN", "LEFT", "RIGHT", "INNER", "CROSS", "USING", "UNION", "ALL", "FOR", "LOCK", "SHARE",
-    "MODE", "CREATE", "DROP", "TABLE", "DATABASE", "INDEX", "UNIQUE", "PRIMARY", "IF", "EXISTS",
-    "TRUNCATE", "SHOW", "TABLES", "STATUS", "VARIABLES", "GLOBAL", "SESSION", "DESCRIBE", "USE",
-    "BEGIN", "COMMIT", "ROLLBACK", "START", "TRANSACTION", "ISOLATION", "LEVEL", "READ",
-    "COMMITTED", "REPEATABLE", "SERIALIZABLE", "ONLY", "WRITE", "CASE", "WHEN", "THEN", "ELSE",
-    "END", "CAST", "CONVERT", "INTERVAL", "DIV", "MOD", "DEFAULT", "AUTO_INCREMENT", "ENGINE",
-    "INT", "BIGINT", "UNSIGNED", "VARCHAR(10)", "CHAR(3)", "DECIMAL(5,2)", "DOUBLE", "DATE",
-    "DATETIME", "TIMESTAMP", "BLOB", "TEXT", "ENGINE=InnoDB", "COUNT(*)", "SUM(", "MIN(", "MAX(",
-    "AVG(", "CONCAT(", "COALESCE(", "IFNULL(", "LAST_INSERT_ID()", "NOW()", "DATABASE()",
-    "SUBSTRING(", "LENGTH(", "ROUND(", "REPEAT(", "LPAD(", "GROUP_CONCAT(", "@@version_comment",
-    "@@autocommit", "@@session.transaction_isolation", "@x", "@@global.sync_binlog", "t1", "t2",
-    "fz.t1", "t3", "id", "k", "c", "pad", "a", "b", "d", "f", "dt", "dd", "bl", "ti", "t1.id",
-    "x", "`id`", "`weird name`", "(", ")", "(", ")", ",", ",", ";", ".", "*", "+", "-", "/",
-    "%", "=", "<>", "!=", "<", "<=", ">", ">=", "<=>", "&", "|", "^", "~", "<<", ">>", "!",
-    "&&", "||", ":=", "?", "?", "0", "1", "-1", "42", "2147483648", "9223372036854775807",
-    "-9223372036854775808", "18446744073709551615", "18446744073709551616", "1.5", ".5e-3",
-    "1e308", "1e309", "0x41", "X'4142'", "b'101'", "'abc'", "''", "'it''s'", "'\\\\'", "'%'",
-    "'2024-02-29'", "'0000-00-00 00:00:00'", "\"dq\"", "TRUE", "FALSE", "N'x'", "_utf8mb4'x'",
-    "/*", "*/", "-- ", "#", "\n", "'", "\"", "`", "\\",
+    "SELECT",
+    "FROM",
+    "WHERE",
+    "AND",
+    "OR",
+    "NOT",
+    "XOR",
+    "IN",
+    "IS",
+    "NULL",
+    "LIKE",
+    "BETWEEN",
+    "INSERT",
+    "INTO",
+    "VALUES",
+    "VALUE",
+    "REPLACE",
+    "UPDATE",
+    "SET",
+    "DELETE",
+    "ON",
+    "DUPLICATE",
+    "KEY",
+    "ORDER",
+    "BY",
+    "GROUP",
+    "HAVING",
+    "LIMIT",
+    "OFFSET",
+    "ASC",
+    "DESC",
+    "DISTINCT",
+    "AS",
+    "JOIN",
+    "LEFT",
+    "RIGHT",
+    "INNER",
+    "CROSS",
+    "USING",
+    "UNION",
+    "ALL",
+    "FOR",
+    "LOCK",
+    "SHARE",
+    "MODE",
+    "CREATE",
+    "DROP",
+    "TABLE",
+    "DATABASE",
+    "INDEX",
+    "UNIQUE",
+    "PRIMARY",
+    "IF",
+    "EXISTS",
+    "TRUNCATE",
+    "SHOW",
+    "TABLES",
+    "STATUS",
+    "VARIABLES",
+    "GLOBAL",
+    "SESSION",
+    "DESCRIBE",
+    "USE",
+    "BEGIN",
+    "COMMIT",
+    "ROLLBACK",
+    "START",
+    "TRANSACTION",
+    "ISOLATION",
+    "LEVEL",
+    "READ",
+    "COMMITTED",
+    "REPEATABLE",
+    "SERIALIZABLE",
+    "ONLY",
+    "WRITE",
+    "CASE",
+    "WHEN",
+    "THEN",
+    "ELSE",
+    "END",
+    "CAST",
+    "CONVERT",
+    "INTERVAL",
+    "DIV",
+    "MOD",
+    "DEFAULT",
+    "AUTO_INCREMENT",
+    "ENGINE",
+    "INT",
+    "BIGINT",
+    "UNSIGNED",
+    "VARCHAR(10)",
+    "CHAR(3)",
+    "DECIMAL(5,2)",
+    "DOUBLE",
+    "DATE",
+    "DATETIME",
+    "TIMESTAMP",
+    "BLOB",
+    "TEXT",
+    "ENGINE=InnoDB",
+    "COUNT(*)",
+    "SUM(",
+    "MIN(",
+    "MAX(",
+    "AVG(",
+    "CONCAT(",
+    "COALESCE(",
+    "IFNULL(",
+    "LAST_INSERT_ID()",
+    "NOW()",
+    "DATABASE()",
+    "SUBSTRING(",
+    "LENGTH(",
+    "ROUND(",
+    "REPEAT(",
+    "LPAD(",
+    "GROUP_CONCAT(",
+    "@@version_comment",
+    "@@autocommit",
+    "@@session.transaction_isolation",
+    "@x",
+    "@@global.sync_binlog",
+    "t1",
+    "t2",
+    "fz.t1",
+    "t3",
+    "id",
+    "k",
+    "c",
+    "pad",
+    "a",
+    "b",
+    "d",
+    "f",
+    "dt",
+    "dd",
+    "bl",
+    "ti",
+    "t1.id",
+    "x",
+    "`id`",
+    "`weird name`",
+    "(",
+    ")",
+    "(",
+    ")",
+    ",",
+    ",",
+    ";",
+    ".",
+    "*",
+    "+",
+    "-",
+    "/",
+    "%",
+    "=",
+    "<>",
+    "!=",
+    "<",
+    "<=",
+    ">",
+    ">=",
+    "<=>",
+    "&",
+    "|",
+    "^",
+    "~",
+    "<<",
+    ">>",
+    "!",
+    "&&",
+    "||",
+    ":=",
+    "?",
+    "?",
+    "0",
+    "1",
+    "-1",
+    "42",
+    "2147483648",
+    "9223372036854775807",
+    "-9223372036854775808",
+    "18446744073709551615",
+    "18446744073709551616",
+    "1.5",
+    ".5e-3",
+    "1e308",
+    "1e309",
+    "0x41",
+    "X'4142'",
+    "b'101'",
+    "'abc'",
+    "''",
+    "'it''s'",
+    "'\\\\'",
+    "'%'",
+    "'2024-02-29'",
+    "'0000-00-00 00:00:00'",
+    "\"dq\"",
+    "TRUE",
+    "FALSE",
+    "N'x'",
+    "_utf8mb4'x'",
+    "/*",
+    "*/",
+    "-- ",
+    "#",
+    "\n",
+    "'",
+    "\"",
+    "`",
+    "\\",
 ];
 
 fn token_soup(i: &mut Input<'_>) -> String {
@@ -342,29 +550,121 @@ const T2_COLS: &[&str] = &[
     "a", "b", "d", "f", "fl", "dt", "ts", "dd", "bl", "tx", "ti", "si", "vb",
 ];
 const TYPES: &[&str] = &[
-    "INT", "INT UNSIGNED", "TINYINT", "SMALLINT", "MEDIUMINT", "BIGINT", "BIGINT UNSIGNED",
-    "DECIMAL(10,2)", "DECIMAL(65,30)", "DECIMAL(1,0)", "FLOAT", "DOUBLE", "CHAR(1)", "CHAR(255)",
-    "VARCHAR(1)", "VARCHAR(300)", "TEXT", "TINYTEXT", "BLOB", "TINYBLOB", "BINARY(4)",
-    "VARBINARY(10)", "DATE", "DATETIME", "DATETIME(6)", "TIMESTAMP", "TIMESTAMP(3)", "YEAR",
-    "TIME", "BOOL", "SERIAL", "BIT(3)", "ENUM('a','b')", "JSON",
+    "INT",
+    "INT UNSIGNED",
+    "TINYINT",
+    "SMALLINT",
+    "MEDIUMINT",
+    "BIGINT",
+    "BIGINT UNSIGNED",
+    "DECIMAL(10,2)",
+    "DECIMAL(65,30)",
+    "DECIMAL(1,0)",
+    "FLOAT",
+    "DOUBLE",
+    "CHAR(1)",
+    "CHAR(255)",
+    "VARCHAR(1)",
+    "VARCHAR(300)",
+    "TEXT",
+    "TINYTEXT",
+    "BLOB",
+    "TINYBLOB",
+    "BINARY(4)",
+    "VARBINARY(10)",
+    "DATE",
+    "DATETIME",
+    "DATETIME(6)",
+    "TIMESTAMP",
+    "TIMESTAMP(3)",
+    "YEAR",
+    "TIME",
+    "BOOL",
+    "SERIAL",
+    "BIT(3)",
+    "ENUM('a','b')",
+    "JSON",
 ];
 const CAST_TYPES: &[&str] = &[
-    "SIGNED", "UNSIGNED", "CHAR", "CHAR(2)", "BINARY", "DECIMAL(5,2)", "DOUBLE", "DATE",
-    "DATETIME", "TIME", "INT",
+    "SIGNED",
+    "UNSIGNED",
+    "CHAR",
+    "CHAR(2)",
+    "BINARY",
+    "DECIMAL(5,2)",
+    "DOUBLE",
+    "DATE",
+    "DATETIME",
+    "TIME",
+    "INT",
 ];
 const FUNCS: &[(&str, usize)] = &[
-    ("ABS", 1), ("CEIL", 1), ("FLOOR", 1), ("ROUND", 2), ("TRUNCATE", 2), ("MOD", 2),
-    ("POW", 2), ("SQRT", 1), ("SIGN", 1), ("RAND", 1), ("CRC32", 1), ("MD5", 1), ("HEX", 1),
-    ("CONCAT", 3), ("CONCAT_WS", 3), ("LENGTH", 1), ("CHAR_LENGTH", 1), ("LOWER", 1),
-    ("UPPER", 1), ("SUBSTRING", 3), ("SUBSTR", 2), ("MID", 3), ("LEFT", 2), ("RIGHT", 2),
-    ("TRIM", 1), ("LTRIM", 1), ("RTRIM", 1), ("REPLACE", 3), ("REVERSE", 1), ("REPEAT", 2),
-    ("LPAD", 3), ("RPAD", 3), ("LOCATE", 2), ("INSTR", 2), ("COALESCE", 3), ("IFNULL", 2),
-    ("NULLIF", 2), ("IF", 3), ("GREATEST", 3), ("LEAST", 2), ("NOW", 0), ("CURDATE", 0),
-    ("SYSDATE", 0), ("UNIX_TIMESTAMP", 1), ("LAST_INSERT_ID", 0), ("LAST_INSERT_ID", 1),
-    ("DATABASE", 0), ("USER", 0), ("CURRENT_USER", 0), ("VERSION", 0), ("CONNECTION_ID", 0),
-    ("UTC_TIMESTAMP", 0), ("FOO", 1), ("ABS", 0), ("CONCAT", 0),
+    ("ABS", 1),
+    ("CEIL", 1),
+    ("FLOOR", 1),
+    ("ROUND", 2),
+    ("TRUNCATE", 2),
+    ("MOD", 2),
+    ("POW", 2),
+    ("SQRT", 1),
+    ("SIGN", 1),
+    ("RAND", 1),
+    ("CRC32", 1),
+    ("MD5", 1),
+    ("HEX", 1),
+    ("CONCAT", 3),
+    ("CONCAT_WS", 3),
+    ("LENGTH", 1),
+    ("CHAR_LENGTH", 1),
+    ("LOWER", 1),
+    ("UPPER", 1),
+    ("SUBSTRING", 3),
+    ("SUBSTR", 2),
+    ("MID", 3),
+    ("LEFT", 2),
+    ("RIGHT", 2),
+    ("TRIM", 1),
+    ("LTRIM", 1),
+    ("RTRIM", 1),
+    ("REPLACE", 3),
+    ("REVERSE", 1),
+    ("REPEAT", 2),
+    ("LPAD", 3),
+    ("RPAD", 3),
+    ("LOCATE", 2),
+    ("INSTR", 2),
+    ("COALESCE", 3),
+    ("IFNULL", 2),
+    ("NULLIF", 2),
+    ("IF", 3),
+    ("GREATEST", 3),
+    ("LEAST", 2),
+    ("NOW", 0),
+    ("CURDATE", 0),
+    ("SYSDATE", 0),
+    ("UNIX_TIMESTAMP", 1),
+    ("LAST_INSERT_ID", 0),
+    ("LAST_INSERT_ID", 1),
+    ("DATABASE", 0),
+    ("USER", 0),
+    ("CURRENT_USER", 0),
+    ("VERSION", 0),
+    ("CONNECTION_ID", 0),
+    ("UTC_TIMESTAMP", 0),
+    ("FOO", 1),
+    ("ABS", 0),
+    ("CONCAT", 0),
 ];
-const AGGS: &[&str] = &["COUNT", "SUM", "MIN", "MAX", "AVG", "BIT_AND", "BIT_OR", "GROUP_CONCAT"];
+const AGGS: &[&str] = &[
+    "COUNT",
+    "SUM",
+    "MIN",
+    "MAX",
+    "AVG",
+    "BIT_AND",
+    "BIT_OR",
+    "GROUP_CONCAT",
+];
 const BINOPS: &[&str] = &[
     "+", "-", "*", "/", "DIV", "%", "MOD", "=", "<>", "!=", "<", "<=", ">", ">=", "<=>", "AND",
     "OR", "XOR", "&&", "||", "&", "|", "^", "<<", ">>", "LIKE", "NOT LIKE", "REGEXP",
@@ -456,9 +756,21 @@ impl Gen<'_, '_> {
             1 => self
                 .i
                 .pick(&[
-                    "0", "1", "-1", "127", "-128", "255", "256", "65535", "2147483647",
-                    "-2147483648", "4294967295", "9223372036854775807",
-                    "-9223372036854775808", "18446744073709551615", "18446744073709551616",
+                    "0",
+                    "1",
+                    "-1",
+                    "127",
+                    "-128",
+                    "255",
+                    "256",
+                    "65535",
+                    "2147483647",
+                    "-2147483648",
+                    "4294967295",
+                    "9223372036854775807",
+                    "-9223372036854775808",
+                    "18446744073709551615",
+                    "18446744073709551616",
                     "99999999999999999999999999999999999999999999999999999999999999999999",
                 ])
                 .to_string(),
@@ -466,21 +778,43 @@ impl Gen<'_, '_> {
             3 => self
                 .i
                 .pick(&[
-                    "1.5", "-0.0", "0.1", "1e308", "1e309", "-1e-320", ".5", "5.", "1.000000001",
+                    "1.5",
+                    "-0.0",
+                    "0.1",
+                    "1e308",
+                    "1e309",
+                    "-1e-320",
+                    ".5",
+                    "5.",
+                    "1.000000001",
                     "123456789012345678901234567890.123456789",
                 ])
                 .to_string(),
             4 => self
                 .i
                 .pick(&[
-                    "'2024-02-29'", "'2023-02-29'", "'0000-00-00'", "'9999-12-31 23:59:59.999999'",
-                    "'2024-01-01 25:61:61'", "'1970-01-01 00:00:00'", "'2038-01-19 03:14:08'",
-                    "DATE '2024-01-01'", "TIMESTAMP '2024-01-01 00:00:00'",
+                    "'2024-02-29'",
+                    "'2023-02-29'",
+                    "'0000-00-00'",
+                    "'9999-12-31 23:59:59.999999'",
+                    "'2024-01-01 25:61:61'",
+                    "'1970-01-01 00:00:00'",
+                    "'2038-01-19 03:14:08'",
+                    "DATE '2024-01-01'",
+                    "TIMESTAMP '2024-01-01 00:00:00'",
                 ])
                 .to_string(),
             5 => self
                 .i
-                .pick(&["TRUE", "FALSE", "0x00ff", "X'0A'", "b'11'", "N'n'", "_binary 'b'"])
+                .pick(&[
+                    "TRUE",
+                    "FALSE",
+                    "0x00ff",
+                    "X'0A'",
+                    "b'11'",
+                    "N'n'",
+                    "_binary 'b'",
+                ])
                 .to_string(),
             6..=8 => {
                 let raw = self.i.bytes(12);
@@ -498,7 +832,16 @@ impl Gen<'_, '_> {
             }
             9 => self
                 .i
-                .pick(&["'abc'", "''", "'%'", "'a%'", "'_'", "'x%y\\_z'", "' 12abc'", "'1e3'"])
+                .pick(&[
+                    "'abc'",
+                    "''",
+                    "'%'",
+                    "'a%'",
+                    "'_'",
+                    "'x%y\\_z'",
+                    "' 12abc'",
+                    "'1e3'",
+                ])
                 .to_string(),
             10 => format!("@v{}", self.i.below(3)),
             11 => format!("@@{}", self.var()),
@@ -512,8 +855,13 @@ impl Gen<'_, '_> {
             1 => self
                 .i
                 .pick(&[
-                    "autocommit", "transaction_isolation", "tx_isolation", "sql_mode",
-                    "version_comment", "last_insert_id", "character_set_client",
+                    "autocommit",
+                    "transaction_isolation",
+                    "tx_isolation",
+                    "sql_mode",
+                    "version_comment",
+                    "last_insert_id",
+                    "character_set_client",
                     "max_allowed_packet",
                 ])
                 .to_string(),
@@ -628,7 +976,9 @@ impl Gen<'_, '_> {
         let from = match self.i.below(10) {
             9 => {
                 let (t2, _) = self.table();
-                let kind = *self.i.pick(&["JOIN", "INNER JOIN", "LEFT JOIN", ",", "CROSS JOIN"]);
+                let kind = *self
+                    .i
+                    .pick(&["JOIN", "INNER JOIN", "LEFT JOIN", ",", "CROSS JOIN"]);
                 let on = if kind == "," || kind == "CROSS JOIN" {
                     String::new()
                 } else {
@@ -681,7 +1031,16 @@ impl Gen<'_, '_> {
             return "?".into();
         }
         self.i
-            .pick(&["0", "1", "2", "10", "18446744073709551615", "-1", "1.5", "'3'"])
+            .pick(&[
+                "0",
+                "1",
+                "2",
+                "10",
+                "18446744073709551615",
+                "-1",
+                "1.5",
+                "'3'",
+            ])
             .to_string()
     }
 
@@ -700,7 +1059,9 @@ impl Gen<'_, '_> {
 
     fn insert(&mut self) -> String {
         let (t, cols) = self.table();
-        let verb = *self.i.pick(&["INSERT", "INSERT", "REPLACE", "INSERT IGNORE"]);
+        let verb = *self
+            .i
+            .pick(&["INSERT", "INSERT", "REPLACE", "INSERT IGNORE"]);
         let mut s = format!("{verb} INTO {t} ");
         let n = if self.i.chance(1, 2) {
             let k = 1 + self.i.below(cols.len());
@@ -714,7 +1075,10 @@ impl Gen<'_, '_> {
             cols.len() + usize::from(self.i.chance(1, 8))
         };
         if self.i.chance(1, 8) {
-            s.push_str(&format!("SELECT {} FROM {t} LIMIT 2", self.expr_list(Some(cols))));
+            s.push_str(&format!(
+                "SELECT {} FROM {t} LIMIT 2",
+                self.expr_list(Some(cols))
+            ));
         } else {
             let rows = 1 + self.i.below(4);
             let v: Vec<String> = (0..rows).map(|_| self.row(n)).collect();
@@ -770,14 +1134,23 @@ impl Gen<'_, '_> {
     fn txn(&mut self) -> String {
         self.i
             .pick(&[
-                "BEGIN", "START TRANSACTION", "START TRANSACTION READ ONLY",
-                "START TRANSACTION READ WRITE", "START TRANSACTION WITH CONSISTENT SNAPSHOT",
-                "COMMIT", "ROLLBACK", "COMMIT WORK", "SET autocommit = 0", "SET autocommit = 1",
+                "BEGIN",
+                "START TRANSACTION",
+                "START TRANSACTION READ ONLY",
+                "START TRANSACTION READ WRITE",
+                "START TRANSACTION WITH CONSISTENT SNAPSHOT",
+                "COMMIT",
+                "ROLLBACK",
+                "COMMIT WORK",
+                "SET autocommit = 0",
+                "SET autocommit = 1",
                 "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED",
                 "SET TRANSACTION ISOLATION LEVEL SERIALIZABLE",
                 "SET TRANSACTION ISOLATION LEVEL READ UNCOMMITTED",
                 "SET SESSION transaction_isolation = 'REPEATABLE-READ'",
-                "SET transaction_read_only = 1", "SAVEPOINT sp", "ROLLBACK TO SAVEPOINT sp",
+                "SET transaction_read_only = 1",
+                "SAVEPOINT sp",
+                "ROLLBACK TO SAVEPOINT sp",
                 "RELEASE SAVEPOINT sp",
             ])
             .to_string()
@@ -789,21 +1162,38 @@ impl Gen<'_, '_> {
             1 => self
                 .i
                 .pick(&[
-                    "SET NAMES utf8mb4", "SET NAMES 'latin1' COLLATE 'latin1_swedish_ci'",
-                    "SET character_set_results = NULL", "SET sql_mode = ''",
+                    "SET NAMES utf8mb4",
+                    "SET NAMES 'latin1' COLLATE 'latin1_swedish_ci'",
+                    "SET character_set_results = NULL",
+                    "SET sql_mode = ''",
                     "SET SESSION sql_mode = 'STRICT_TRANS_TABLES'",
                 ])
                 .to_string(),
             _ => {
-                let scope = *self
-                    .i
-                    .pick(&["", "SESSION ", "GLOBAL ", "@@", "@@global.", "@@session.", "LOCAL "]);
+                let scope = *self.i.pick(&[
+                    "",
+                    "SESSION ",
+                    "GLOBAL ",
+                    "@@",
+                    "@@global.",
+                    "@@session.",
+                    "LOCAL ",
+                ]);
                 let v = self.var();
                 let val = if self.i.chance(1, 2) {
                     self.literal()
                 } else {
                     self.i
-                        .pick(&["ON", "OFF", "DEFAULT", "1", "0", "2", "'fsync'", "'O_DIRECT'"])
+                        .pick(&[
+                            "ON",
+                            "OFF",
+                            "DEFAULT",
+                            "1",
+                            "0",
+                            "2",
+                            "'fsync'",
+                            "'O_DIRECT'",
+                        ])
                         .to_string()
                 };
                 format!("SET {scope}{v} = {val}")
@@ -827,18 +1217,32 @@ impl Gen<'_, '_> {
             _ => self
                 .i
                 .pick(&[
-                    "SHOW TABLES", "SHOW DATABASES", "SHOW CREATE TABLE t1",
-                    "SHOW CREATE TABLE t2", "SHOW CREATE TABLE t3", "DESCRIBE t2", "DESC t1",
-                    "SHOW COLUMNS FROM t2", "SHOW INDEX FROM t1", "SHOW ENGINE INNODB STATUS",
-                    "SHOW BINARY LOGS", "SHOW MASTER STATUS", "SHOW FULL PROCESSLIST",
-                    "SHOW WARNINGS", "SHOW ERRORS", "SHOW TABLE STATUS",
-                    "SELECT DATABASE()", "SELECT @@version_comment LIMIT 1",
+                    "SHOW TABLES",
+                    "SHOW DATABASES",
+                    "SHOW CREATE TABLE t1",
+                    "SHOW CREATE TABLE t2",
+                    "SHOW CREATE TABLE t3",
+                    "DESCRIBE t2",
+                    "DESC t1",
+                    "SHOW COLUMNS FROM t2",
+                    "SHOW INDEX FROM t1",
+                    "SHOW ENGINE INNODB STATUS",
+                    "SHOW BINARY LOGS",
+                    "SHOW MASTER STATUS",
+                    "SHOW FULL PROCESSLIST",
+                    "SHOW WARNINGS",
+                    "SHOW ERRORS",
+                    "SHOW TABLE STATUS",
+                    "SELECT DATABASE()",
+                    "SELECT @@version_comment LIMIT 1",
                     "SELECT VARIABLE_VALUE FROM performance_schema.global_status \
                      WHERE VARIABLE_NAME IN ('COM_COMMIT', 'INNODB_LOG_WAITS')",
                     "SHOW GLOBAL STATUS WHERE Variable_name IN ('Innodb_os_log_fsyncs',\
                      'Innodb_log_waits','Innodb_dblwr_writes','Innodb_dblwr_pages_written',\
                      'Com_commit','Com_rollback')",
-                    "USE fz", "USE nosuch", "SELECT * FROM information_schema.tables",
+                    "USE fz",
+                    "USE nosuch",
+                    "SELECT * FROM information_schema.tables",
                 ])
                 .to_string(),
         }
@@ -876,18 +1280,30 @@ impl Gen<'_, '_> {
                 }
                 format!(
                     "CREATE TABLE {}t3 ({}){}",
-                    if self.i.chance(1, 2) { "IF NOT EXISTS " } else { "" },
+                    if self.i.chance(1, 2) {
+                        "IF NOT EXISTS "
+                    } else {
+                        ""
+                    },
                     defs.join(", "),
-                    self.i.pick(&["", " ENGINE=InnoDB", " DEFAULT CHARSET=utf8mb4", " AUTO_INCREMENT=5"])
+                    self.i.pick(&[
+                        "",
+                        " ENGINE=InnoDB",
+                        " DEFAULT CHARSET=utf8mb4",
+                        " AUTO_INCREMENT=5"
+                    ])
                 )
             }
             4 => "DROP TABLE IF EXISTS t3".into(),
             5 => self
                 .i
                 .pick(&[
-                    "CREATE INDEX iy ON t3 (y)", "CREATE UNIQUE INDEX ix ON t3 (x)",
-                    "DROP INDEX iy ON t3", "CREATE INDEX ik2 ON t1 (k, c)",
-                    "DROP INDEX ik2 ON t1", "CREATE INDEX ib ON t2 (b(4))",
+                    "CREATE INDEX iy ON t3 (y)",
+                    "CREATE UNIQUE INDEX ix ON t3 (x)",
+                    "DROP INDEX iy ON t3",
+                    "CREATE INDEX ik2 ON t1 (k, c)",
+                    "DROP INDEX ik2 ON t1",
+                    "CREATE INDEX ib ON t2 (b(4))",
                 ])
                 .to_string(),
             6 => self
@@ -897,21 +1313,33 @@ impl Gen<'_, '_> {
             7 => self
                 .i
                 .pick(&[
-                    "CREATE DATABASE d2", "CREATE DATABASE IF NOT EXISTS d2", "DROP DATABASE d2",
-                    "DROP DATABASE IF EXISTS d2", "CREATE TABLE d2.t (a INT PRIMARY KEY)",
-                    "USE d2", "CREATE SCHEMA d3 CHARACTER SET utf8mb4",
+                    "CREATE DATABASE d2",
+                    "CREATE DATABASE IF NOT EXISTS d2",
+                    "DROP DATABASE d2",
+                    "DROP DATABASE IF EXISTS d2",
+                    "CREATE TABLE d2.t (a INT PRIMARY KEY)",
+                    "USE d2",
+                    "CREATE SCHEMA d3 CHARACTER SET utf8mb4",
                 ])
                 .to_string(),
             8 => self
                 .i
-                .pick(&["DROP TABLE t1", "DROP TABLE t2", "DROP DATABASE fz", "DROP TABLE t1, t3"])
+                .pick(&[
+                    "DROP TABLE t1",
+                    "DROP TABLE t2",
+                    "DROP DATABASE fz",
+                    "DROP TABLE t1, t3",
+                ])
                 .to_string(),
             _ => self
                 .i
                 .pick(&[
-                    "CREATE TABLE t3 LIKE t1", "CREATE TABLE t3 AS SELECT * FROM t1",
-                    "ALTER TABLE t3 ADD COLUMN q INT", "RENAME TABLE t3 TO t4",
-                    "CREATE TEMPORARY TABLE t3 (a INT)", "CREATE VIEW v AS SELECT 1",
+                    "CREATE TABLE t3 LIKE t1",
+                    "CREATE TABLE t3 AS SELECT * FROM t1",
+                    "ALTER TABLE t3 ADD COLUMN q INT",
+                    "RENAME TABLE t3 TO t4",
+                    "CREATE TEMPORARY TABLE t3 (a INT)",
+                    "CREATE VIEW v AS SELECT 1",
                 ])
                 .to_string(),
         }
@@ -922,8 +1350,14 @@ impl Gen<'_, '_> {
         let id = self.literal();
         match self.i.below(9) {
             0 => format!("SELECT c FROM t1 WHERE id={id}"),
-            1 => format!("SELECT c FROM t1 WHERE id BETWEEN {id} AND {}", self.literal()),
-            2 => format!("SELECT SUM(k) FROM t1 WHERE id BETWEEN {id} AND {}", self.literal()),
+            1 => format!(
+                "SELECT c FROM t1 WHERE id BETWEEN {id} AND {}",
+                self.literal()
+            ),
+            2 => format!(
+                "SELECT SUM(k) FROM t1 WHERE id BETWEEN {id} AND {}",
+                self.literal()
+            ),
             3 => format!(
                 "SELECT c FROM t1 WHERE id BETWEEN {id} AND {} ORDER BY c",
                 self.literal()
@@ -947,10 +1381,15 @@ impl Gen<'_, '_> {
     fn account(&mut self) -> String {
         self.i
             .pick(&[
-                "CREATE USER 'fz'@'%' IDENTIFIED BY 'pw'", "CREATE USER IF NOT EXISTS fz",
-                "GRANT ALL ON *.* TO 'fz'@'%'", "GRANT ALL PRIVILEGES ON fz.* TO fz",
-                "DROP USER 'fz'@'%'", "DROP USER IF EXISTS fz", "FLUSH PRIVILEGES",
-                "ALTER USER 'fz'@'%' IDENTIFIED BY 'x'", "SELECT CURRENT_USER()",
+                "CREATE USER 'fz'@'%' IDENTIFIED BY 'pw'",
+                "CREATE USER IF NOT EXISTS fz",
+                "GRANT ALL ON *.* TO 'fz'@'%'",
+                "GRANT ALL PRIVILEGES ON fz.* TO fz",
+                "DROP USER 'fz'@'%'",
+                "DROP USER IF EXISTS fz",
+                "FLUSH PRIVILEGES",
+                "ALTER USER 'fz'@'%' IDENTIFIED BY 'x'",
+                "SELECT CURRENT_USER()",
             ])
             .to_string()
     }

@@ -1,4 +1,4 @@
-//! Stable-toolchain smoke run of both harnesses on pseudo-random inputs
+//! Stable-toolchain smoke run of the harnesses on pseudo-random inputs
 //! (no coverage guidance): `cargo test --release` in fuzz/. Set
 //! QUIRE_FUZZ_SMOKE=N for more iterations, QUIRE_FUZZ_VERBOSE=1 to print
 //! the outcome of generated statements.
@@ -54,4 +54,24 @@ fn sql_random() {
     let known = quire_fuzz::known::KNOWN_PANICS.load(Ordering::Relaxed);
     eprintln!("sql smoke: {ok} statements succeeded, {err} failed, {known} known panics");
     assert!(ok > 0, "no statement ever succeeded: the set-up is broken");
+}
+
+#[test]
+fn login_random() {
+    use std::sync::atomic::Ordering;
+    install_filter();
+    quire_fuzz::login::init();
+    let mut seed = 0x5EED_0F10_6100_0001;
+    for _ in 0..iterations(600) {
+        let data = random_input(&mut seed, 120);
+        quire_fuzz::login::run(&data);
+    }
+    let ok = quire_fuzz::login::LOGGED_IN.load(Ordering::Relaxed);
+    let refused = quire_fuzz::login::REFUSED.load(Ordering::Relaxed);
+    let mutated = quire_fuzz::login::MUTATED.load(Ordering::Relaxed);
+    eprintln!("login smoke: {ok} logged in, {refused} refused, {mutated} mutated or soup");
+    assert!(
+        ok > 0 && refused > 0 && mutated > 0,
+        "every kind of flow ran"
+    );
 }

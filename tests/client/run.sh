@@ -4,15 +4,22 @@
 # (PyMySQL for the text protocol, mysql-connector-python for server-side
 # prepared statements) and tests/client/test_tls.py (TLS against the
 # generated CA with PyMySQL, mysql-connector-python and the mariadb client;
-# caching_sha2_password; account options), stops the server with SIGTERM (it must exit 0), and
-# runs `quire check` on the data directory it left.
+# caching_sha2_password; account options), then tests/client/test_mysql2.js
+# (node's mysql2: TLS with a verified CA, caching_sha2_password over TLS and
+# with RSA, mysql_native_password, prepared statements), stops the server
+# with SIGTERM (it must exit 0), and runs `quire check` on the data
+# directory it left.
 #
 #   tests/client/run.sh                       # everything
 #   tests/client/run.sh test_pymysql.TestAccounts   # unittest names
+#   tests/client/run.sh mysql2                # only the node test
 #
 # Installs pymysql, cryptography (PyMySQL's RSA exchange for
-# caching_sha2_password) and mysql-connector-python with pip, and the
-# mariadb client with apt-get, when missing.
+# caching_sha2_password) and mysql-connector-python with pip, the
+# mariadb client with apt-get, when missing, and mysql2 with npm into
+# $QUIRE_NODE_DIR (default target/node-client, ignored by git; reused
+# when present). Without node/npm the mysql2 test fails unless
+# QUIRE_SKIP_NODE=1.
 # Honours CARGO_TARGET_DIR. QUIRE_CLIENT_SKIP_BUILD=1 skips the cargo build.
 # Exits non-zero on any failure (build, start-up, a test, an unclean
 # shutdown, a failed check).
@@ -90,14 +97,43 @@ python3 -c "import socket; socket.create_connection(('127.0.0.1', $PORT), 1).clo
     exit 1
 }
 
-log "running test_pymysql.py against 127.0.0.1:$PORT"
-set +e
-if [ $# -eq 0 ]; then set -- test_pymysql test_tls; fi
-(cd "$ROOT/tests/client" &&
-    QUIRE_HOST=127.0.0.1 QUIRE_PORT=$PORT QUIRE_REQUIRE_CONNECTOR=1 \
-        QUIRE_DATADIR="$DIR/data" python3 -m unittest -v "$@")
-TESTS=$?
-set -e
+RUN_NODE=1
+if [ $# -eq 0 ]; then
+    set -- test_pymysql test_tls
+elif [ "$*" = mysql2 ]; then
+    set --
+else
+    RUN_NODE=0
+fi
+TESTS=0
+if [ $# -gt 0 ]; then
+    log "running $* against 127.0.0.1:$PORT"
+    set +e
+    (cd "$ROOT/tests/client" &&
+        QUIRE_HOST=127.0.0.1 QUIRE_PORT=$PORT QUIRE_REQUIRE_CONNECTOR=1 \
+            QUIRE_DATADIR="$DIR/data" python3 -m unittest -v "$@")
+    TESTS=$?
+    set -e
+fi
+if [ "$RUN_NODE" = 1 ] && [ "${QUIRE_SKIP_NODE:-0}" != 1 ]; then
+    NODE_DIR=${QUIRE_NODE_DIR:-$TARGET/node-client}
+    set +e
+    if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+        log "node and npm are needed for test_mysql2.js (QUIRE_SKIP_NODE=1 skips it)"
+        TESTS=1
+    elif [ ! -f "$NODE_DIR/node_modules/mysql2/package.json" ] &&
+        ! { log "installing mysql2 into $NODE_DIR" &&
+            mkdir -p "$NODE_DIR" &&
+            npm install --prefix "$NODE_DIR" --no-audit --no-fund --silent mysql2@3 >&2; }; then
+        log "npm install mysql2 failed"
+        TESTS=1
+    else
+        log "running test_mysql2.js against 127.0.0.1:$PORT"
+        NODE_PATH="$NODE_DIR/node_modules" QUIRE_HOST=127.0.0.1 QUIRE_PORT=$PORT \
+            QUIRE_DATADIR="$DIR/data" node "$ROOT/tests/client/test_mysql2.js" || TESTS=1
+    fi
+    set -e
+fi
 
 log "stopping the server (SIGTERM)"
 kill -TERM "$SERVER_PID"

@@ -31,6 +31,9 @@
 //!   serves until the `shutdown` flag is set; [`serve_on`] takes a bound
 //!   listener (tests use port 0). Both return after closing every
 //!   connection; the caller then closes the engine.
+//! * [`DirectServer`] runs one connection on the caller's thread over a
+//!   socket the caller made (no listener): the `login` fuzz target drives
+//!   the whole connection phase through it (`direct.rs`).
 //! * [`accounts()`] is the process-wide [`Accounts`] table (`root@localhost`
 //!   without password by default) that the SQL layer's `CREATE USER`,
 //!   `DROP USER`, `GRANT ALL`, `ALTER USER` and `SET PASSWORD` manipulate:
@@ -73,6 +76,7 @@ mod auth;
 pub mod codec;
 mod command;
 mod conn;
+mod direct;
 mod error;
 mod grant_tables;
 pub mod handshake;
@@ -92,6 +96,7 @@ pub use auth::{
     Accounts, Authenticated, ClientHost,
 };
 pub use command::{decode_client_packet, decode_execute_params, Command, ParamError};
+pub use direct::DirectServer;
 pub use error::{ProtocolError, ServerError};
 pub use server::{serve, serve_on, serve_with_accounts, ServerConfig};
 pub use split::split_statements;

@@ -265,6 +265,11 @@ struct Server {
 /// Connection ids, process-wide like MySQL's (never 0).
 static NEXT_ID: AtomicU32 = AtomicU32::new(1);
 
+/// The next connection id (shared with `direct.rs`).
+pub(crate) fn next_connection_id() -> u32 {
+    NEXT_ID.fetch_add(1, Ordering::Relaxed).max(1)
+}
+
 impl Server {
     fn start(
         &self,
@@ -281,7 +286,7 @@ impl Server {
             conn::refuse_too_many(stream);
             return;
         };
-        let id = NEXT_ID.fetch_add(1, Ordering::Relaxed).max(1);
+        let id = next_connection_id();
         self.active.fetch_add(1, Ordering::Relaxed);
         status::connected();
         if let Ok(clone) = stream.try_clone() {

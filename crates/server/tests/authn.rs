@@ -3,25 +3,24 @@
 //! socket and RSA), account options (REQUIRE, ACCOUNT LOCK, PASSWORD
 //! EXPIRE, FAILED_LOGIN_ATTEMPTS, MAX_USER_CONNECTIONS), secure
 //! transport, host blocking. A real engine in a temporary directory with
-//! the grant tables, the server on 127.0.0.1:0 and a Unix socket.
+//! the grant tables, the server on 127.0.0.1:0 and a Unix socket; the
+//! shared test client (`wire/`) logs in.
+
+mod wire;
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use quire_config::Config;
 use quire_engine::Engine;
-use quire_io::{OsFs, Vfs};
-use quire_server::codec::{cap, Reader};
-use quire_server::sha2_password::{self as sha2, RsaKeys};
-use quire_server::{native_password_token, Accounts, ServerConfig};
-
-static N: AtomicUsize = AtomicUsize::new(0);
+use quire_server::codec::cap;
+use quire_server::sha2_password as sha2;
+use quire_server::{Accounts, ServerConfig};
 
 struct Srv {
     port: u16,
@@ -34,27 +33,13 @@ struct Srv {
 }
 
 fn fresh_dir() -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "quire-authn-test-{}-{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::Relaxed)
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    wire::fresh_dir("authn-test")
 }
 
 fn start(dir: &Path, tweak: impl FnOnce(&mut Config)) -> Srv {
-    let mut cfg = Config {
-        datadir: dir.join("data"),
-        innodb_buffer_pool_size: 16 << 20,
-        innodb_redo_log_capacity: 8 << 20,
-        log_bin: false,
-        ..Config::default()
-    };
+    let mut cfg = wire::engine_config(dir.join("data"));
     tweak(&mut cfg);
-    let vfs: Arc<dyn Vfs> = Arc::new(OsFs::new(cfg.innodb_flush_method, cfg.innodb_use_fdatasync));
-    let (engine, _) = Engine::open(vfs, &cfg).expect("open engine");
+    let engine = wire::open_engine(&cfg);
     let accounts = Accounts::persistent(&engine).expect("grant tables");
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
@@ -104,53 +89,10 @@ impl Drop for Srv {
 
 // ------------------------------------------------------------ the client
 
-enum Sock {
-    Tcp(TcpStream),
-    Unix(UnixStream),
-    Tls(Box<rustls::StreamOwned<rustls::ClientConnection, TcpStream>>),
-}
-
-impl Read for Sock {
-    fn read(&mut self, b: &mut [u8]) -> std::io::Result<usize> {
-        match self {
-            Sock::Tcp(s) => s.read(b),
-            Sock::Unix(s) => s.read(b),
-            Sock::Tls(s) => s.read(b),
-        }
-    }
-}
-
-impl Write for Sock {
-    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-        match self {
-            Sock::Tcp(s) => s.write(b),
-            Sock::Unix(s) => s.write(b),
-            Sock::Tls(s) => s.write(b),
-        }
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        match self {
-            Sock::Tcp(s) => s.flush(),
-            Sock::Unix(s) => s.flush(),
-            Sock::Tls(s) => s.flush(),
-        }
-    }
-}
-
-fn read_packet(s: &mut Sock) -> Option<(u8, Vec<u8>)> {
-    let mut h = [0u8; 4];
-    s.read_exact(&mut h).ok()?;
-    let len = u32::from_le_bytes([h[0], h[1], h[2], 0]) as usize;
-    let mut p = vec![0u8; len];
-    s.read_exact(&mut p).ok()?;
-    Some((h[3], p))
-}
+use wire::{read_packet, Sock, Trace};
 
 fn write_packet(s: &mut Sock, seq: u8, p: &[u8]) {
-    let mut out = (p.len() as u32).to_le_bytes()[..3].to_vec();
-    out.push(seq);
-    out.extend_from_slice(p);
-    s.write_all(&out).unwrap();
+    wire::write_packet(s, seq, p).unwrap();
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -194,166 +136,55 @@ fn login<'a>(user: &'a str, password: &'a str, via: Via) -> Login<'a> {
     }
 }
 
-/// What the exchange went through.
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
-struct Trace {
-    switched_to: Option<String>,
-    fast: bool,
-    full: bool,
-    public_key_requested: bool,
-}
-
 struct Client {
     s: Sock,
-}
-
-fn tls_config(datadir: &Path, with_cert: bool) -> Arc<rustls::ClientConfig> {
-    use rustls::pki_types::pem::PemObject;
-    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
-    let mut roots = rustls::RootCertStore::empty();
-    for c in CertificateDer::pem_file_iter(datadir.join("ca.pem")).unwrap() {
-        roots.add(c.unwrap()).unwrap();
-    }
-    let b = rustls::ClientConfig::builder_with_provider(Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_safe_default_protocol_versions()
-    .unwrap()
-    .with_root_certificates(roots);
-    Arc::new(if with_cert {
-        let certs: Vec<_> = CertificateDer::pem_file_iter(datadir.join("client-cert.pem"))
-            .unwrap()
-            .map(|c| c.unwrap())
-            .collect();
-        let key = PrivateKeyDer::from_pem_file(datadir.join("client-key.pem")).unwrap();
-        b.with_client_auth_cert(certs, key).unwrap()
-    } else {
-        b.with_no_client_auth()
-    })
 }
 
 impl Client {
     /// Connects and authenticates; `Ok` carries the trace of the exchange.
     fn connect(srv: &Srv, l: &Login) -> (Option<Client>, Result<Trace, Err>) {
-        let mut s = match l.via {
-            Via::Unix => Sock::Unix(UnixStream::connect(&srv.socket).unwrap()),
-            _ => Sock::Tcp(TcpStream::connect(("127.0.0.1", srv.port)).unwrap()),
+        let via = match l.via {
+            Via::Unix => wire::Via::Unix(&srv.socket),
+            Via::Tcp => wire::Via::Tcp(srv.port),
+            Via::Tls | Via::TlsCert => wire::Via::Tls {
+                port: srv.port,
+                config: wire::tls_config(&srv.datadir(), l.via == Via::TlsCert),
+            },
         };
-        if let Sock::Tcp(t) = &s {
-            t.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-        }
-        let (_, hs) = read_packet(&mut s).expect("handshake");
-        if hs[0] == 0xFF {
-            return (None, Result::Err(parse_err(&hs)));
-        }
-        let mut r = Reader::new(&hs);
-        r.u8().unwrap();
-        r.nul_str().unwrap();
-        r.u32().unwrap();
-        let mut nonce = r.bytes(8).unwrap().to_vec();
-        r.u8().unwrap();
-        let lo = r.u16().unwrap() as u32;
-        r.u8().unwrap();
-        r.u16().unwrap();
-        let hi = r.u16().unwrap() as u32;
-        let server_caps = lo | hi << 16;
-        r.u8().unwrap();
-        r.bytes(10).unwrap();
-        nonce.extend_from_slice(r.nul_str().unwrap());
-        assert_eq!(r.nul_str().unwrap(), b"caching_sha2_password");
-        let tls = matches!(l.via, Via::Tls | Via::TlsCert);
-        let mut caps = cap::PROTOCOL_41
-            | cap::SECURE_CONNECTION
-            | cap::PLUGIN_AUTH
-            | cap::PLUGIN_AUTH_LENENC_CLIENT_DATA
-            | cap::TRANSACTIONS
-            | l.extra_caps;
-        let mut seq = 1;
-        if tls {
-            assert_ne!(server_caps & cap::SSL, 0, "server offers TLS");
-            caps |= cap::SSL;
-            let mut req = caps.to_le_bytes().to_vec();
-            req.extend_from_slice(&(16u32 << 20).to_le_bytes());
-            req.push(255);
-            req.extend_from_slice(&[0; 23]);
-            write_packet(&mut s, 1, &req);
-            seq = 2;
-            let Sock::Tcp(t) = s else { unreachable!() };
-            let cfg = tls_config(&srv.datadir(), l.via == Via::TlsCert);
-            let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
-            let conn = rustls::ClientConnection::new(cfg, name).unwrap();
-            s = Sock::Tls(Box::new(rustls::StreamOwned::new(conn, t)));
-        }
-        let token = if l.plugin == "mysql_native_password" {
-            native_password_token(l.password.as_bytes(), &nonce)
-        } else {
-            sha2::scramble(l.password.as_bytes(), &nonce)
+        let login = wire::Login {
+            user: l.user,
+            password: l.password,
+            plugin: l.plugin,
+            caps: cap::PROTOCOL_41
+                | cap::SECURE_CONNECTION
+                | cap::PLUGIN_AUTH
+                | cap::PLUGIN_AUTH_LENENC_CLIENT_DATA
+                | cap::TRANSACTIONS
+                | l.extra_caps,
+            db: None,
+            attrs: None,
         };
-        let mut p = caps.to_le_bytes().to_vec();
-        p.extend_from_slice(&(16u32 << 20).to_le_bytes());
-        p.push(255);
-        p.extend_from_slice(&[0; 23]);
-        p.extend_from_slice(l.user.as_bytes());
-        p.push(0);
-        p.push(token.len() as u8);
-        p.extend_from_slice(&token);
-        p.extend_from_slice(l.plugin.as_bytes());
-        p.push(0);
-        write_packet(&mut s, seq, &p);
-        let mut trace = Trace::default();
-        let (mut seq, mut reply) = match read_packet(&mut s) {
-            Some(x) => x,
-            None => {
-                return (
-                    None,
-                    Result::Err(Err {
-                        code: 0,
-                        msg: "closed".into(),
-                    }),
-                )
-            }
-        };
-        loop {
-            let answer = match reply[0] {
-                0x00 => return (Some(Client { s }), Ok(trace)),
-                0xFF => return (None, Result::Err(parse_err(&reply))),
-                0xFE => {
-                    let mut r = Reader::new(&reply[1..]);
-                    let to = String::from_utf8(r.nul_str().unwrap().to_vec()).unwrap();
-                    nonce = r.bytes(20).unwrap().to_vec();
-                    let t = if to == "mysql_native_password" {
-                        native_password_token(l.password.as_bytes(), &nonce)
-                    } else {
-                        sha2::scramble(l.password.as_bytes(), &nonce)
-                    };
-                    trace.switched_to = Some(to);
-                    t
-                }
-                0x01 if reply == [1, 3] => {
-                    trace.fast = true;
-                    (seq, reply) = read_packet(&mut s).expect("OK after fast auth");
-                    continue;
-                }
-                0x01 if reply == [1, 4] => {
-                    trace.full = true;
-                    if matches!(l.via, Via::Tcp) {
-                        trace.public_key_requested = true;
-                        write_packet(&mut s, seq + 1, &[2]);
-                        let (kseq, key) = read_packet(&mut s).expect("key");
-                        assert_eq!(key[0], 1);
-                        seq = kseq;
-                        let pem = String::from_utf8(key[1..].to_vec()).unwrap();
-                        RsaKeys::encrypt_password(&pem, l.password.as_bytes(), &nonce).unwrap()
-                    } else {
-                        let mut pw = l.password.as_bytes().to_vec();
-                        pw.push(0);
-                        pw
-                    }
-                }
-                _ => panic!("unexpected {reply:?}"),
-            };
-            write_packet(&mut s, seq + 1, &answer);
-            (seq, reply) = read_packet(&mut s).expect("auth reply");
+        let c = wire::connect(&via, &login).unwrap();
+        if let Some(g) = &c.greeting {
+            assert_eq!(g.plugin, b"caching_sha2_password");
+        }
+        match c.result {
+            Ok(()) => (Some(Client { s: c.s }), Ok(c.trace)),
+            Result::Err(wire::Fail::Server(e)) => (
+                None,
+                Result::Err(Err {
+                    code: e.code,
+                    msg: e.msg,
+                }),
+            ),
+            Result::Err(wire::Fail::Closed) => (
+                None,
+                Result::Err(Err {
+                    code: 0,
+                    msg: "closed".into(),
+                }),
+            ),
+            Result::Err(wire::Fail::Io(why)) => panic!("{why}"),
         }
     }
 
@@ -383,22 +214,7 @@ impl Client {
             if row[0] == 0xFF {
                 return Result::Err(parse_err(&row));
             }
-            let mut at = 0;
-            let mut out = Vec::new();
-            for _ in 0..ncols {
-                if row[at] == 0xFB {
-                    at += 1;
-                    out.push(None);
-                } else {
-                    let mut r = Reader::new(&row[at..]);
-                    let v = r.lenenc_str().unwrap();
-                    let n = v.len();
-                    let hdr = row.len() - at - r.remaining() - n;
-                    out.push(Some(String::from_utf8_lossy(v).into_owned()));
-                    at += hdr + n;
-                }
-            }
-            rows.push(out);
+            rows.push(wire::text_row_strings(&row, ncols));
         }
     }
 
@@ -547,13 +363,7 @@ fn caching_sha2_fast_full_rsa_and_switch() {
     let (_, res) = {
         let mut s = Sock::Tcp(TcpStream::connect(("127.0.0.1", srv.port)).unwrap());
         let (_, hs) = read_packet(&mut s).unwrap();
-        let mut rd = Reader::new(&hs);
-        rd.u8().unwrap();
-        rd.nul_str().unwrap();
-        rd.u32().unwrap();
-        let mut nonce = rd.bytes(8).unwrap().to_vec();
-        rd.bytes(1 + 2 + 1 + 2 + 2 + 1 + 10).unwrap();
-        nonce.extend_from_slice(rd.nul_str().unwrap());
+        let nonce = wire::parse_greeting(0, &hs).nonce;
         r.query("FLUSH PRIVILEGES").unwrap();
         let caps = cap::PROTOCOL_41 | cap::SECURE_CONNECTION | cap::PLUGIN_AUTH;
         let mut p = caps.to_le_bytes().to_vec();

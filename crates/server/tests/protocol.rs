@@ -1,41 +1,22 @@
 //! End-to-end protocol tests: a real engine in a temporary directory, the
-//! server on 127.0.0.1:0, and a minimal hand-written MySQL client.
+//! server on 127.0.0.1:0, and the shared test client (`wire/`) with
+//! strict checks of every reply's shape here.
+
+mod wire;
 
 use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Arc;
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use quire_config::Config;
-use quire_engine::Engine;
-use quire_io::{OsFs, Vfs};
 use quire_server::codec::{cap, Reader};
-use quire_server::{native_password_token, ServerConfig};
+use quire_server::ServerConfig;
 
-struct TestServer {
-    port: u16,
-    shutdown: Arc<AtomicBool>,
-    thread: Option<JoinHandle<()>>,
-    engine: Engine,
-    dir: PathBuf,
-    socket: PathBuf,
-}
-
-static N: AtomicUsize = AtomicUsize::new(0);
+use wire::TestServer;
 
 /// A new, empty directory for one test server.
 fn fresh_dir() -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "quire-server-test-{}-{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::Relaxed)
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    wire::fresh_dir("server-test")
 }
 
 fn start(tweak: impl FnOnce(&mut ServerConfig)) -> TestServer {
@@ -46,65 +27,15 @@ fn start(tweak: impl FnOnce(&mut ServerConfig)) -> TestServer {
 /// the data directory's grant tables, as `quire serve` has them, instead
 /// of the process-wide in-memory table.
 fn start_in(dir: PathBuf, persistent: bool, tweak: impl FnOnce(&mut ServerConfig)) -> TestServer {
-    let cfg = Config {
-        datadir: dir.join("data"),
-        innodb_buffer_pool_size: 16 << 20,
-        innodb_redo_log_capacity: 8 << 20,
-        log_bin: false,
-        ..Config::default()
-    };
-    let vfs: Arc<dyn Vfs> = Arc::new(OsFs::new(cfg.innodb_flush_method, cfg.innodb_use_fdatasync));
-    let (engine, _) = Engine::open(vfs, &cfg).expect("open engine");
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let socket = dir.join("quire.sock");
+    let engine = wire::open_engine(&wire::engine_config(dir.join("data")));
+    let accounts =
+        persistent.then(|| quire_server::Accounts::persistent(&engine).expect("grant tables"));
     let mut scfg = ServerConfig {
-        socket: Some(socket.clone()),
+        socket: Some(dir.join("quire.sock")),
         ..ServerConfig::default()
     };
     tweak(&mut scfg);
-    let shutdown = Arc::new(AtomicBool::new(false));
-    let (e, s) = (engine.clone(), shutdown.clone());
-    let thread = std::thread::spawn(move || {
-        if persistent {
-            let acc = quire_server::Accounts::persistent(&e).expect("grant tables");
-            quire_server::serve_with_accounts(listener, e, scfg, acc, s).expect("serve");
-        } else {
-            quire_server::serve_on(listener, e, scfg, s).expect("serve");
-        }
-    });
-    // The Unix socket is bound inside serve_on.
-    let t0 = Instant::now();
-    while !socket.exists() && t0.elapsed() < Duration::from_secs(5) {
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    TestServer {
-        port,
-        shutdown,
-        thread: Some(thread),
-        engine,
-        dir,
-        socket,
-    }
-}
-
-impl TestServer {
-    fn stop(&mut self) -> Duration {
-        let t0 = Instant::now();
-        self.shutdown.store(true, Ordering::Relaxed);
-        if let Some(t) = self.thread.take() {
-            t.join().unwrap();
-        }
-        t0.elapsed()
-    }
-}
-
-impl Drop for TestServer {
-    fn drop(&mut self) {
-        self.stop();
-        let _ = self.engine.close(true);
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
+    wire::serve(dir, engine, accounts, scfg)
 }
 
 /// A minimal MySQL client.
@@ -123,53 +54,25 @@ struct Err {
 }
 
 fn parse_err(p: &[u8]) -> Err {
-    assert_eq!(p[0], 0xFF);
     assert!(p.len() >= 9, "ERR packet too short: {p:?}");
-    assert_eq!(p[3], b'#');
+    server_err(wire::ServerErr::parse(p))
+}
+
+/// Every ERR after the handshake carries a SQLSTATE.
+fn server_err(e: wire::ServerErr) -> Err {
     Err {
-        code: u16::from_le_bytes([p[1], p[2]]),
-        state: String::from_utf8(p[4..9].to_vec()).unwrap(),
-        msg: String::from_utf8_lossy(&p[9..]).into_owned(),
+        code: e.code,
+        state: e.state.expect("ERR with a SQLSTATE"),
+        msg: e.msg,
     }
 }
 
 fn read_packet_from(s: &mut TcpStream) -> Option<(u8, Vec<u8>)> {
-    let mut payload = Vec::new();
-    let mut seq;
-    loop {
-        let mut h = [0u8; 4];
-        if let Result::Err(e) = s.read_exact(&mut h) {
-            if e.kind() != std::io::ErrorKind::UnexpectedEof {
-                eprintln!("client read error: {e}");
-            }
-            return None;
-        }
-        let len = u32::from_le_bytes([h[0], h[1], h[2], 0]) as usize;
-        seq = h[3];
-        let at = payload.len();
-        payload.resize(at + len, 0);
-        s.read_exact(&mut payload[at..]).ok()?;
-        if len < 0xFF_FFFF {
-            return Some((seq, payload));
-        }
-    }
+    wire::read_packet(s)
 }
 
-fn write_packet_to(s: &mut TcpStream, mut seq: u8, payload: &[u8]) {
-    let mut out = Vec::new();
-    let mut rest = payload;
-    loop {
-        let n = rest.len().min(0xFF_FFFF);
-        out.extend_from_slice(&(n as u32).to_le_bytes()[..3]);
-        out.push(seq);
-        seq = seq.wrapping_add(1);
-        out.extend_from_slice(&rest[..n]);
-        rest = &rest[n..];
-        if n < 0xFF_FFFF {
-            break;
-        }
-    }
-    s.write_all(&out).unwrap();
+fn write_packet_to(s: &mut TcpStream, seq: u8, payload: &[u8]) {
+    wire::write_packets(s, seq, payload).unwrap();
 }
 
 const BASE_CAPS: u32 = cap::PROTOCOL_41
@@ -191,120 +94,46 @@ impl Client {
         caps: u32,
         db: Option<&str>,
     ) -> (Client, Result<(), Err>) {
-        let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
-        s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
-        let (seq, hs) = read_packet_from(&mut s).expect("handshake");
-        assert_eq!(seq, 0);
-        if hs[0] == 0xFF {
-            return (
-                Client {
-                    s,
-                    caps,
-                    next_seq: 1,
-                },
-                Result::Err(parse_err(&hs)),
-            );
-        }
-        let mut r = Reader::new(&hs);
-        assert_eq!(r.u8().unwrap(), 10);
-        assert_eq!(r.nul_str().unwrap(), b"8.0.36-quire");
-        let _id = r.u32().unwrap();
-        let mut scramble = r.bytes(8).unwrap().to_vec();
-        r.u8().unwrap();
-        let lo = r.u16().unwrap() as u32;
-        r.u8().unwrap();
-        r.u16().unwrap();
-        let hi = r.u16().unwrap() as u32;
-        let server_caps = lo | hi << 16;
-        // TLS is set up (certificates generated in the data directory).
-        assert_ne!(server_caps & cap::SSL, 0);
-        assert_eq!(r.u8().unwrap(), 21);
-        r.bytes(10).unwrap();
-        scramble.extend_from_slice(r.nul_str().unwrap());
-        assert_eq!(scramble.len(), 20);
-        // default_authentication_plugin.
-        assert_eq!(r.nul_str().unwrap(), b"caching_sha2_password");
-
+        let login = wire::Login {
+            user,
+            password,
+            plugin,
+            caps,
+            db,
+            // attrs: one pair
+            attrs: Some(b"\x0c_client_name\x04test"),
+        };
+        let c = wire::connect(&wire::Via::Tcp(port), &login).unwrap();
+        assert_eq!(c.hello_seq, 0);
+        let wire::Sock::Tcp(s) = c.s else {
+            unreachable!("a TCP connection")
+        };
         let caps = caps
             | if db.is_some() {
                 cap::CONNECT_WITH_DB
             } else {
                 0
             };
-        let mut p = Vec::new();
-        p.extend_from_slice(&caps.to_le_bytes());
-        p.extend_from_slice(&(16u32 << 20).to_le_bytes());
-        p.push(255);
-        p.extend_from_slice(&[0; 23]);
-        p.extend_from_slice(user.as_bytes());
-        p.push(0);
-        let token = if plugin == "mysql_native_password" {
-            native_password_token(password.as_bytes(), &scramble)
-        } else {
-            quire_server::sha2_password::scramble(password.as_bytes(), &scramble)
-        };
-        p.push(token.len() as u8);
-        p.extend_from_slice(&token);
-        if let Some(db) = db {
-            p.extend_from_slice(db.as_bytes());
-            p.push(0);
-        }
-        p.extend_from_slice(plugin.as_bytes());
-        p.push(0);
-        // attrs: one pair
-        let attrs = b"\x0c_client_name\x04test";
-        p.push(attrs.len() as u8);
-        p.extend_from_slice(attrs);
-        write_packet_to(&mut s, 1, &p);
-        let (mut seq, mut reply) = read_packet_from(&mut s).expect("auth reply");
-        assert_eq!(seq, 2);
-        let mut nonce = scramble.clone();
-        while reply[0] == 0xFE || reply[0] == 0x01 {
-            let answer = if reply[0] == 0xFE {
-                // AuthSwitchRequest to the account's plugin.
-                let mut r = Reader::new(&reply[1..]);
-                let to = r.nul_str().unwrap().to_vec();
-                nonce = r.bytes(20).unwrap().to_vec();
-                if to == b"mysql_native_password" {
-                    native_password_token(password.as_bytes(), &nonce)
-                } else {
-                    assert_eq!(to, b"caching_sha2_password");
-                    quire_server::sha2_password::scramble(password.as_bytes(), &nonce)
-                }
-            } else if reply == [0x01, 0x03] {
-                // caching_sha2 fast auth success: the OK follows.
-                (seq, reply) = read_packet_from(&mut s).expect("OK after fast auth");
-                continue;
-            } else if reply == [0x01, 0x04] {
-                // Full authentication over plain TCP: the RSA exchange.
-                write_packet_to(&mut s, seq + 1, &[0x02]);
-                let (kseq, key) = read_packet_from(&mut s).expect("public key");
-                assert_eq!(key[0], 0x01);
-                let pem = String::from_utf8(key[1..].to_vec()).unwrap();
-                seq = kseq;
-                quire_server::sha2_password::RsaKeys::encrypt_password(
-                    &pem,
-                    password.as_bytes(),
-                    &nonce,
-                )
-                .expect("encrypt")
-            } else {
-                panic!("unexpected auth packet {reply:?}");
-            };
-            write_packet_to(&mut s, seq + 1, &answer);
-            (seq, reply) = read_packet_from(&mut s).expect("auth reply");
-        }
-        let _ = seq;
-        let c = Client {
+        let client = Client {
             s,
             caps,
             next_seq: 1,
         };
-        if reply[0] == 0xFF {
-            return (c, Result::Err(parse_err(&reply)));
+        if let Some(g) = &c.greeting {
+            assert_eq!(g.version, b"8.0.36-quire");
+            // TLS is set up (certificates generated in the data directory).
+            assert_ne!(g.caps & cap::SSL, 0);
+            assert_eq!(g.auth_len, 21);
+            assert_eq!(g.nonce.len(), 20);
+            // default_authentication_plugin.
+            assert_eq!(g.plugin, b"caching_sha2_password");
+            assert_eq!(c.trace.first_reply_seq, 2);
         }
-        assert_eq!(reply[0], 0, "OK after auth");
-        (c, Ok(()))
+        match c.result {
+            Ok(()) => (client, Ok(())),
+            Result::Err(wire::Fail::Server(e)) => (client, Result::Err(server_err(e))),
+            Result::Err(f) => panic!("auth reply: {f:?}"),
+        }
     }
 
     fn connect(port: u16, caps: u32) -> Client {
@@ -375,17 +204,8 @@ impl Client {
             if row[0] == 0xFF {
                 return Result::Err(parse_err(&row));
             }
-            let mut r = Reader::new(&row);
-            let mut vals = Vec::new();
-            for _ in 0..n {
-                if row.get(row.len() - r.remaining()) == Some(&0xFB) {
-                    r.u8().unwrap();
-                    vals.push(None);
-                } else {
-                    vals.push(Some(r.lenenc_str().unwrap().to_vec()));
-                }
-            }
-            assert!(r.is_empty());
+            let (vals, left) = wire::decode_text_row(&row, n);
+            assert_eq!(left, 0, "nothing after the last value");
             rows.push(vals);
         }
     }

@@ -1,0 +1,164 @@
+// TLS and authentication against `quire serve` from node's mysql2 driver.
+//
+// tests/client/run.sh starts the server, installs mysql2 with npm (outside
+// the source tree's tracked files) and runs this file with NODE_PATH set,
+// QUIRE_HOST / QUIRE_PORT / QUIRE_DATADIR in the environment.
+//
+// * TLS with `ssl: { ca: DATADIR/ca.pem }` (mysql2 verifies the chain and
+//   the host name, 127.0.0.1 here): a caching_sha2_password account takes
+//   the full authentication in clear inside TLS; Ssl_version / Ssl_cipher
+//   are set; text queries and server-side prepared statements
+//   (`execute`; not `LIMIT ?`, which quire cannot prepare yet). The same connection options with the
+//   system CAs only are refused (the verification really happens).
+// * Plain TCP to a caching_sha2_password account with a cold cache: the
+//   RSA public-key exchange; again: the fast path.
+// * Plain TCP to a mysql_native_password account; a wrong password is
+//   1045 (ER_ACCESS_DENIED_ERROR).
+'use strict';
+
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const path = require('node:path');
+const mysql = require('mysql2/promise');
+
+const HOST = process.env.QUIRE_HOST || '127.0.0.1';
+const PORT = Number(process.env.QUIRE_PORT || '3306');
+const DATADIR = process.env.QUIRE_DATADIR || '';
+const CA = fs.readFileSync(path.join(DATADIR, 'ca.pem'));
+
+function connect(opts) {
+  return mysql.createConnection({
+    host: HOST,
+    port: PORT,
+    connectTimeout: 10000,
+    ...opts,
+  });
+}
+
+async function one(conn, sql, params) {
+  const [rows] = await conn.query(sql, params);
+  return Object.values(rows[0])[0];
+}
+
+async function status(conn, name) {
+  const [rows] = await conn.query(`SHOW SESSION STATUS LIKE '${name}'`);
+  assert.equal(rows.length, 1, `${name} is a status variable`);
+  return rows[0].Value;
+}
+
+async function refused(opts, code) {
+  let conn;
+  try {
+    conn = await connect(opts);
+  } catch (e) {
+    if (code !== undefined) assert.equal(e.code, code, `${e}`);
+    return e;
+  }
+  await conn.end();
+  assert.fail(`the connection was accepted: ${JSON.stringify({ ...opts, ssl: !!opts.ssl })}`);
+}
+
+const tests = [];
+function test(name, fn) {
+  tests.push([name, fn]);
+}
+
+test('caching_sha2_password over TLS with a verified CA', async () => {
+  const c = await connect({ user: 'm2sha', password: 'sha-pw', database: 'm2db', ssl: { ca: CA } });
+  try {
+    assert.equal(await one(c, 'SELECT CURRENT_USER()'), 'm2sha@%');
+    assert.match(await status(c, 'Ssl_version'), /^TLSv1\.[23]$/);
+    assert.notEqual(await status(c, 'Ssl_cipher'), '');
+    // Text protocol, with client-side placeholders.
+    await c.query('INSERT INTO t (id, v) VALUES (?, ?), (?, ?), (?, ?)', [1, 'one', 2, 'two', 3, null]);
+    const [rows] = await c.query('SELECT id, v FROM t ORDER BY id');
+    assert.deepEqual(rows.map((r) => [r.id, r.v]), [[1, 'one'], [2, 'two'], [3, null]]);
+    // Server-side prepared statements (COM_STMT_PREPARE / EXECUTE).
+    const before = Number(await status(c, 'Com_stmt_execute'));
+    // `LIMIT ?` is not used: quire answers its COM_STMT_PREPARE with 1210
+    // "Incorrect arguments to LIMIT" (MySQL 8.0 prepares it), so a range
+    // and a literal LIMIT stand in for it.
+    const [lim] = await c.execute('SELECT id, v FROM t WHERE id >= ? AND id <= ? ORDER BY id LIMIT 2', [1, 3]);
+    assert.deepEqual(lim.map((r) => [r.id, r.v]), [[1, 'one'], [2, 'two']]);
+    const [byV] = await c.execute('SELECT id FROM t WHERE v = ?', ['two']);
+    assert.deepEqual(byV.map((r) => r.id), [2]);
+    const [nul] = await c.execute('SELECT id FROM t WHERE v IS NULL AND id > ?', [0]);
+    assert.deepEqual(nul.map((r) => r.id), [3]);
+    const [upd] = await c.execute('UPDATE t SET v = ? WHERE id = ?', ['three', 3]);
+    assert.equal(upd.affectedRows, 1);
+    assert.equal(await one(c, 'SELECT v FROM t WHERE id = 3'), 'three');
+    assert.ok(Number(await status(c, 'Com_stmt_execute')) >= before + 4, 'executions were counted');
+  } finally {
+    await c.end();
+  }
+  // The same options without our CA: the server's certificate is not
+  // trusted, so mysql2 must refuse it.
+  const e = await refused({ user: 'm2sha', password: 'sha-pw', ssl: {} });
+  assert.match(`${e.code} ${e.message}`, /CERT|certificate/i);
+});
+
+test('caching_sha2_password without TLS: RSA exchange, then the fast path', async () => {
+  for (const round of ['rsa', 'fast']) {
+    const c = await connect({ user: 'm2rsa', password: 'rsa-pw' });
+    try {
+      assert.equal(await one(c, 'SELECT CURRENT_USER()'), 'm2rsa@%', round);
+      assert.equal(await status(c, 'Ssl_version'), '', round);
+      assert.equal(await one(c, 'SELECT ? + 1', [41]), 42);
+    } finally {
+      await c.end();
+    }
+  }
+  await refused({ user: 'm2rsa', password: 'wrong' }, 'ER_ACCESS_DENIED_ERROR');
+});
+
+test('mysql_native_password without TLS', async () => {
+  const c = await connect({ user: 'm2nat', password: 'nat-pw', database: 'm2db' });
+  try {
+    assert.equal(await one(c, 'SELECT CURRENT_USER()'), 'm2nat@%');
+    assert.equal(await status(c, 'Ssl_version'), '');
+    const [rows] = await c.execute('SELECT COUNT(*) AS n FROM t WHERE id < ?', [10]);
+    assert.equal(Number(rows[0].n), 3);
+  } finally {
+    await c.end();
+  }
+  await refused({ user: 'm2nat', password: 'wrong' }, 'ER_ACCESS_DENIED_ERROR');
+});
+
+async function main() {
+  const root = await connect({ user: 'root', password: '', ssl: { ca: CA } });
+  const setup = [
+    'DROP DATABASE IF EXISTS m2db',
+    'CREATE DATABASE m2db',
+    'CREATE TABLE m2db.t (id INT PRIMARY KEY, v VARCHAR(20))',
+    "DROP USER IF EXISTS 'm2sha'@'%', 'm2rsa'@'%', 'm2nat'@'%'",
+    "CREATE USER 'm2sha'@'%' IDENTIFIED WITH caching_sha2_password BY 'sha-pw'",
+    "CREATE USER 'm2rsa'@'%' IDENTIFIED WITH caching_sha2_password BY 'rsa-pw'",
+    "CREATE USER 'm2nat'@'%' IDENTIFIED WITH mysql_native_password BY 'nat-pw'",
+    "GRANT ALL ON m2db.* TO 'm2sha'@'%'",
+    "GRANT ALL ON m2db.* TO 'm2nat'@'%'",
+  ];
+  let failed = 0;
+  try {
+    for (const sql of setup) await root.query(sql);
+    for (const [name, fn] of tests) {
+      try {
+        await fn();
+        console.log(`ok   ${name}`);
+      } catch (e) {
+        failed += 1;
+        console.log(`FAIL ${name}\n${e && e.stack ? e.stack : e}`);
+      }
+    }
+  } finally {
+    await root.query("DROP USER IF EXISTS 'm2sha'@'%', 'm2rsa'@'%', 'm2nat'@'%'");
+    await root.query('DROP DATABASE IF EXISTS m2db');
+    await root.end();
+  }
+  console.log(`mysql2 ${require('mysql2/package.json').version}: ${tests.length - failed} of ${tests.length} passed`);
+  process.exitCode = failed === 0 ? 0 : 1;
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exitCode = 1;
+});
