@@ -1210,6 +1210,8 @@ mod tests {
             ("ALTER USER a", 1064),
             ("GRANT r1 ON a", 1064),
             ("GRANT r1 TO", 1064),
+            ("GRANT SELECT TO a", 1064),
+            ("REVOKE INSERT FROM a", 1064),
             ("SET ROLE ALL EXCEPT", 1064),
             ("SET DEFAULT ROLE r1", 1064),
             ("CREATE ROLE CURRENT_USER()", 1064),

@@ -576,8 +576,28 @@ pub(crate) fn show_lines(
 }
 
 /// Whether `t` (the tokens after GRANT/REVOKE) is a role grant: no `ON`
-/// anywhere, and not `REVOKE ALL [PRIVILEGES], GRANT OPTION FROM`.
+/// anywhere, not `REVOKE ALL [PRIVILEGES], GRANT OPTION FROM`, and not
+/// led by a privilege that is a reserved word (`GRANT SELECT TO u` is a
+/// syntax error in MySQL, not a role named SELECT).
 pub(super) fn is_role_grant(t: &[Token]) -> bool {
+    /// Privilege names MySQL reserves: never an unquoted role name.
+    const RESERVED_PRIVS: [&str; 12] = [
+        "ALL",
+        "ALTER",
+        "CREATE",
+        "DELETE",
+        "DROP",
+        "GRANT",
+        "INDEX",
+        "INSERT",
+        "LOCK",
+        "REFERENCES",
+        "SELECT",
+        "UPDATE",
+    ];
     let word = |x: &Token, w: &str| matches!(x, Token::Word(v) if v.quote_style.is_none() && v.value.eq_ignore_ascii_case(w));
-    !t.iter().any(|x| word(x, "ON")) && !t.first().is_some_and(|x| word(x, "ALL"))
+    !t.iter().any(|x| word(x, "ON"))
+        && !t
+            .first()
+            .is_some_and(|x| RESERVED_PRIVS.iter().any(|p| word(x, p)))
 }
