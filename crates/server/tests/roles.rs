@@ -235,4 +235,6 @@ fn activate_all_roles_on_login_and_mandatory_roles() {
     let e = err(&mut root, "SET GLOBAL mandatory_roles = 'r1'");
     assert_eq!(e.0, 1235, "{e:?}");
     assert!(e.1.contains("mandatory_roles"), "{e:?}");
+    // Global-only, as in MySQL.
+    assert_eq!(err(&mut root, "SET SESSION mandatory_roles = ''").0, 1229);
 }

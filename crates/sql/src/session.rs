@@ -1038,6 +1038,12 @@ impl Session {
         let text = set_text(v);
         check_inert(name, lname, &text)?;
         match lname {
+            // Global-only in MySQL.
+            "mandatory_roles" => Err(EngineError::new(
+                1229,
+                "HY000",
+                format!("Variable '{name}' is a GLOBAL variable and should be set with SET GLOBAL"),
+            )),
             // Session value read-only in MySQL (it is the global's, copied
             // at connect).
             "max_allowed_packet" | "net_buffer_length" => Err(EngineError::new(
