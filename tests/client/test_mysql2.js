@@ -8,7 +8,7 @@
 //   the host name, 127.0.0.1 here): a caching_sha2_password account takes
 //   the full authentication in clear inside TLS; Ssl_version / Ssl_cipher
 //   are set; text queries and server-side prepared statements
-//   (`execute`; not `LIMIT ?`, which quire cannot prepare yet). The same connection options with the
+//   (`execute`, `LIMIT ?` bound to a number and to a string). The same connection options with the
 //   system CAs only are refused (the verification really happens).
 // * Plain TCP to a caching_sha2_password account with a cold cache: the
 //   RSA public-key exchange; again: the fast path.
@@ -75,11 +75,12 @@ test('caching_sha2_password over TLS with a verified CA', async () => {
     assert.deepEqual(rows.map((r) => [r.id, r.v]), [[1, 'one'], [2, 'two'], [3, null]]);
     // Server-side prepared statements (COM_STMT_PREPARE / EXECUTE).
     const before = Number(await status(c, 'Com_stmt_execute'));
-    // `LIMIT ?` is not used: quire answers its COM_STMT_PREPARE with 1210
-    // "Incorrect arguments to LIMIT" (MySQL 8.0 prepares it), so a range
-    // and a literal LIMIT stand in for it.
     const [lim] = await c.execute('SELECT id, v FROM t WHERE id >= ? AND id <= ? ORDER BY id LIMIT 2', [1, 3]);
     assert.deepEqual(lim.map((r) => [r.id, r.v]), [[1, 'one'], [2, 'two']]);
+    // `LIMIT ?` bound to a JS number (mysql2 sends it as a double) and
+    // `OFFSET ?` bound to a string.
+    const [page] = await c.execute('SELECT id FROM t ORDER BY id LIMIT ? OFFSET ?', [2, '1']);
+    assert.deepEqual(page.map((r) => r.id), [2, 3]);
     const [byV] = await c.execute('SELECT id FROM t WHERE v = ?', ['two']);
     assert.deepEqual(byV.map((r) => r.id), [2]);
     const [nul] = await c.execute('SELECT id FROM t WHERE v IS NULL AND id > ?', [0]);

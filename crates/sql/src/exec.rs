@@ -919,21 +919,32 @@ impl AggState {
     }
 }
 
+/// A LIMIT or OFFSET value. A `?` is only known at execution: describing
+/// a prepared statement (its columns) takes 0. A bound parameter may come
+/// as an integer, a string of digits or an integral double (drivers such
+/// as node's mysql2 send numbers as doubles); anything else is 1210.
 fn eval_limit(cx: &Ctx, e: &Expr) -> SqlResult<usize> {
+    let bad = || EngineError::new(1210, "HY000", "Incorrect arguments to LIMIT");
+    let is_param = matches!(e, Expr::Value(v) if matches!(v.value, ast::Value::Placeholder(_)));
+    if is_param && cx.describe {
+        return Ok(0);
+    }
     let mut c = cx.compiler(&[], None, "limit clause");
     let v = c.compile(e)?.eval(&Row {
         row: &[],
         aggs: &[],
     })?;
-    match v {
-        Value::Int(i) if i >= 0 => Ok(i as usize),
-        Value::UInt(u) => Ok(usize::try_from(u).unwrap_or(usize::MAX)),
-        _ => Err(EngineError::new(
-            1210,
-            "HY000",
-            "Incorrect arguments to LIMIT",
-        )),
-    }
+    let n: u64 = match v {
+        Value::Int(i) => u64::try_from(i).map_err(|_| bad())?,
+        Value::UInt(u) => u,
+        Value::Bytes(b) if is_param => std::str::from_utf8(&b)
+            .ok()
+            .and_then(|t| t.trim().parse::<u64>().ok())
+            .ok_or_else(bad)?,
+        Value::Double(d) if is_param && d >= 0.0 && d.fract() == 0.0 && d < 1.8e19 => d as u64,
+        _ => return Err(bad()),
+    };
+    Ok(usize::try_from(n).unwrap_or(usize::MAX))
 }
 
 /// `LIMIT n [OFFSET m]` / `LIMIT m, n` of a query: (limit, offset).
