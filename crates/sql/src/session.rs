@@ -1173,22 +1173,7 @@ impl Session {
     /// MySQL's `val_int()` (a value that is not a number is 0, which no
     /// thread has: error 1094).
     fn eval_kill_id(&mut self, e: &Expr, params: &[Value]) -> SqlResult<u64> {
-        let v = {
-            let mut c = Compiler {
-                cols: &[],
-                params,
-                env: self,
-                aggs: None,
-                clause: "field list",
-                now: expr::now_utc(),
-                values_offset: None,
-                aliases: None,
-            };
-            c.compile(e)?.eval(&Row {
-                row: &[],
-                aggs: &[],
-            })?
-        };
+        let v = self.eval_const(e, params)?;
         Ok(match v {
             Value::Int(i) => u64::try_from(i).unwrap_or(0),
             Value::UInt(u) => u,
@@ -1208,6 +1193,12 @@ impl Session {
                 return Ok(Value::text(&id.value));
             }
         }
+        self.eval_const(e, params)
+    }
+
+    /// An expression without columns (SET values, KILL ids), evaluated
+    /// as in a field list.
+    fn eval_const(&mut self, e: &Expr, params: &[Value]) -> SqlResult<Value> {
         let mut c = Compiler {
             cols: &[],
             params,
@@ -1218,8 +1209,7 @@ impl Session {
             values_offset: None,
             aliases: None,
         };
-        let ce = c.compile(e)?;
-        ce.eval(&Row {
+        c.compile(e)?.eval(&Row {
             row: &[],
             aggs: &[],
         })
