@@ -798,10 +798,12 @@ fn a_torn_frame_after_a_mid_frame_flush_is_not_corruption() {
         sim.crash(CrashMode::Process, 0);
         let lost = flushed / p + 1;
         let later = read_block(&sim, &geo, lost + 1);
-        assert!(
-            BlockHeader::read(&later).sync_lsn > big.start,
-            "test premise"
-        );
+        if BlockHeader::read(&later).sync_lsn <= big.start {
+            // The block after the lost one was written before the flush
+            // reached the frame (a scheduling the test cannot force, seen
+            // on a loaded machine): not the case under test, try again.
+            continue;
+        }
         let (path, offset) = block_offset(&geo, lost);
         assert!(sim.corrupt(&path, offset + 40, 0x10));
         let r = recover(&vfs, &c).expect("a torn big frame is not corruption");
