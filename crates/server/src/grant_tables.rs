@@ -266,11 +266,12 @@ impl GrantTables {
                 engine.drop_table("mysql", "db", None)?;
             }
         }
-        let user =
-            engine.create_table("mysql", "user", user_columns(), vec![0, 1], vec![], true)?;
-        let db = engine.create_table("mysql", "db", db_columns(), vec![0, 1, 2], vec![], true)?;
-        let tables_priv = engine.create_table(
-            "mysql",
+        // Every grant table: in schema mysql, no secondary index, kept
+        // if it exists.
+        let mk = |name: &str, cols, pk| engine.create_table("mysql", name, cols, pk, vec![], true);
+        let user = mk("user", user_columns(), vec![0, 1])?;
+        let db = mk("db", db_columns(), vec![0, 1, 2])?;
+        let tables_priv = mk(
             "tables_priv",
             vec![
                 col("Host", vc(255)),
@@ -282,11 +283,8 @@ impl GrantTables {
                 col("Column_priv", vc(255)),
             ],
             vec![0, 1, 2, 3],
-            vec![],
-            true,
         )?;
-        let columns_priv = engine.create_table(
-            "mysql",
+        let columns_priv = mk(
             "columns_priv",
             vec![
                 col("Host", vc(255)),
@@ -297,11 +295,8 @@ impl GrantTables {
                 col("Column_priv", vc(255)),
             ],
             vec![0, 1, 2, 3, 4],
-            vec![],
-            true,
         )?;
-        let global_grants = engine.create_table(
-            "mysql",
+        let global_grants = mk(
             "global_grants",
             vec![
                 col("USER", vc(32)),
@@ -310,11 +305,8 @@ impl GrantTables {
                 col("WITH_GRANT_OPTION", ColumnType::Char { len: 1 }),
             ],
             vec![0, 1, 2],
-            vec![],
-            true,
         )?;
-        let role_edges = engine.create_table(
-            "mysql",
+        let role_edges = mk(
             "role_edges",
             vec![
                 col("FROM_HOST", vc(255)),
@@ -324,11 +316,8 @@ impl GrantTables {
                 col("WITH_ADMIN_OPTION", ColumnType::Char { len: 1 }),
             ],
             vec![0, 1, 2, 3],
-            vec![],
-            true,
         )?;
-        let default_roles = engine.create_table(
-            "mysql",
+        let default_roles = mk(
             "default_roles",
             vec![
                 col("HOST", vc(255)),
@@ -337,8 +326,6 @@ impl GrantTables {
                 col("DEFAULT_ROLE_USER", vc(32)),
             ],
             vec![0, 1, 2, 3],
-            vec![],
-            true,
         )?;
         let t = GrantTables {
             engine: engine.clone(),
