@@ -438,6 +438,9 @@ fn check_sql(tg: &Target, stmt: &Statement) -> SqlResult<()> {
             }
             Ok(())
         }
+        // EXPLAIN needs what the explained statement needs (MySQL: the
+        // SELECT privilege on every table it reads).
+        Statement::Explain { statement, .. } => check_sql(tg, statement),
         Statement::Flush { .. } => {
             if ck.global(Privs::RELOAD) {
                 Ok(())

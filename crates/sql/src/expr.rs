@@ -86,6 +86,70 @@ pub struct AggSpec {
     pub distinct: bool,
 }
 
+/// Columns of the enclosing query blocks that a subquery may read
+/// (correlated references), outermost block first. At run time the
+/// subquery sees their values as `Row::outer`, in the same order.
+#[derive(Debug, Clone, Default)]
+pub struct OuterScope {
+    pub cols: Vec<ColInfo>,
+    /// Where each block's columns start in `cols`.
+    pub starts: Vec<usize>,
+}
+
+impl OuterScope {
+    /// The scope a subquery of a block with columns `cols` sees.
+    pub fn child(&self, cols: &[ColInfo]) -> OuterScope {
+        let mut o = self.clone();
+        o.starts.push(o.cols.len());
+        o.cols.extend_from_slice(cols);
+        o
+    }
+}
+
+/// How a subquery's rows become one value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SubKind {
+    /// `(SELECT x ...)`: NULL for no row, 1242 for more than one.
+    Scalar,
+    /// `EXISTS (...)`: 1 or 0, never NULL.
+    Exists,
+    /// `x IN (SELECT ...)`: TRUE, FALSE or NULL by SQL's three-valued rules.
+    In,
+    /// `x op ANY (SELECT ...)` / `x op SOME (...)`.
+    Any(Cmp),
+    /// `x op ALL (SELECT ...)`.
+    All(Cmp),
+}
+
+/// What binding a subquery produced (see `query::bind`).
+#[derive(Debug, Clone)]
+pub struct BoundSub {
+    pub id: usize,
+    /// Types of its result columns.
+    pub columns: Vec<ColumnType>,
+    /// Outer columns it reads (positions in the `OuterScope` it was bound
+    /// with); empty = uncorrelated, evaluated once per statement.
+    pub refs: Vec<usize>,
+}
+
+/// Binds subqueries met while compiling an expression. The query layer
+/// implements it; this module only knows the interface, so imports go one
+/// way (query -> expr).
+pub trait SubqueryBinder {
+    fn bind_subquery(&mut self, q: &ast::Query, outer: &OuterScope) -> SqlResult<BoundSub>;
+}
+
+/// Evaluates a bound subquery for the current outer row.
+pub trait SubqueryRunner {
+    fn eval(
+        &self,
+        id: usize,
+        kind: SubKind,
+        lhs: Option<&Value>,
+        outer: &[Value],
+    ) -> SqlResult<Value>;
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Arith {
     Add,
@@ -174,6 +238,19 @@ pub enum E {
     Func(F, Vec<E>),
     Case(Option<Box<E>>, Vec<(E, E)>, Option<Box<E>>),
     Cast(Box<E>, ColumnType),
+    /// A column of an enclosing query block (`Row::outer`).
+    Outer(usize),
+    /// A subquery (`SubqueryRunner`). `outer_len` is how many outer
+    /// values the enclosing block itself had when it was compiled: refs at
+    /// or beyond it are that block's own columns (`refs[i] - outer_len`).
+    Subquery {
+        id: usize,
+        kind: SubKind,
+        lhs: Option<Box<E>>,
+        ty: ColumnType,
+        refs: Vec<usize>,
+        outer_len: usize,
+    },
 }
 
 pub fn err_unknown_column(name: &str, clause: &str) -> EngineError {
@@ -207,7 +284,19 @@ pub struct Compiler<'a> {
     pub values_offset: Option<usize>,
     /// Select-list aliases visible to HAVING / ORDER BY expressions.
     pub aliases: Option<(&'a [String], &'a [E])>,
+    /// Enclosing blocks' columns (correlated references compile to
+    /// `E::Outer`); empty outside subqueries.
+    pub outer: &'a OuterScope,
+    /// Binds subqueries; None = subqueries are not allowed here.
+    pub binder: Option<&'a mut dyn SubqueryBinder>,
+    /// Outer positions this compiler's expressions read (for
+    /// `BoundSub::refs`).
+    pub outer_refs: Vec<usize>,
 }
+
+/// The empty outer scope of a top-level statement.
+pub static NO_OUTER: std::sync::LazyLock<OuterScope> =
+    std::sync::LazyLock::new(OuterScope::default);
 
 fn ident_eq(a: &str, b: &str) -> bool {
     a.eq_ignore_ascii_case(b)
@@ -359,9 +448,96 @@ impl Compiler<'_> {
         err_unknown_column(name, self.clause)
     }
 
+    /// A column reference: `E::Col` in this block, else `E::Outer` in the
+    /// nearest enclosing block that has it.
+    fn column(&mut self, qual: Option<&str>, db: Option<&str>, name: &str) -> SqlResult<E> {
+        let err = match self.resolve(qual, db, name) {
+            Ok(i) => return Ok(E::Col(i)),
+            Err(e) if e.code == 1054 => e,
+            Err(e) => return Err(e),
+        };
+        let o = self.outer;
+        for (b, &start) in o.starts.iter().enumerate().rev() {
+            let end = o.starts.get(b + 1).copied().unwrap_or(o.cols.len());
+            match find_col(&o.cols[start..end], qual, db, name, self.clause) {
+                Ok(Some(i)) => {
+                    let pos = start + i;
+                    if !self.outer_refs.contains(&pos) {
+                        self.outer_refs.push(pos);
+                    }
+                    return Ok(E::Outer(pos));
+                }
+                Ok(None) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Err(err)
+    }
+
     pub fn resolve(&self, qual: Option<&str>, db: Option<&str>, name: &str) -> SqlResult<usize> {
+        find_col(self.cols, qual, db, name, self.clause)?.ok_or_else(|| {
+            let full = match (db, qual) {
+                (Some(d), Some(q)) => format!("{d}.{q}.{name}"),
+                (None, Some(q)) => format!("{q}.{name}"),
+                _ => name.to_string(),
+            };
+            self.err_clause(&full)
+        })
+    }
+
+    /// Compiles a subquery used as a value (`kind`), with `lhs` its left
+    /// operand for IN / ANY / ALL.
+    fn subquery(&mut self, q: &ast::Query, kind: SubKind, lhs: Option<E>) -> SqlResult<E> {
+        let scope = self.outer.child(self.cols);
+        let outer_len = self.outer.cols.len();
+        let Some(b) = self.binder.as_deref_mut() else {
+            return Err(EngineError::not_supported("subqueries in this statement"));
+        };
+        let bound = b.bind_subquery(q, &scope)?;
+        let want_cols = match kind {
+            SubKind::Exists => None,
+            _ => Some(1),
+        };
+        if want_cols.is_some_and(|n| bound.columns.len() != n) {
+            return Err(EngineError::new(
+                1241,
+                "21000",
+                "Operand should contain 1 column(s)",
+            ));
+        }
+        // References past this block's own outer scope are its columns;
+        // the ones before are this block's own outer references.
+        for &r in &bound.refs {
+            if r < outer_len && !self.outer_refs.contains(&r) {
+                self.outer_refs.push(r);
+            }
+        }
+        let ty = bound
+            .columns
+            .first()
+            .copied()
+            .unwrap_or(ColumnType::BigInt { unsigned: false });
+        Ok(E::Subquery {
+            id: bound.id,
+            kind,
+            lhs: lhs.map(Box::new),
+            ty,
+            refs: bound.refs,
+            outer_len,
+        })
+    }
+}
+
+fn find_col(
+    cols: &[ColInfo],
+    qual: Option<&str>,
+    db: Option<&str>,
+    name: &str,
+    clause: &str,
+) -> SqlResult<Option<usize>> {
+    {
         let mut found = None;
-        for (i, c) in self.cols.iter().enumerate() {
+        for (i, c) in cols.iter().enumerate() {
             if !ident_eq(&c.name, name) {
                 continue;
             }
@@ -379,21 +555,16 @@ impl Compiler<'_> {
                 return Err(EngineError::new(
                     1052,
                     "23000",
-                    format!("Column '{name}' in {} is ambiguous", self.clause),
+                    format!("Column '{name}' in {clause} is ambiguous"),
                 ));
             }
             found = Some(i);
         }
-        found.ok_or_else(|| {
-            let full = match (db, qual) {
-                (Some(d), Some(q)) => format!("{d}.{q}.{name}"),
-                (None, Some(q)) => format!("{q}.{name}"),
-                _ => name.to_string(),
-            };
-            self.err_clause(&full)
-        })
+        Ok(found)
     }
+}
 
+impl Compiler<'_> {
     pub fn compile(&mut self, e: &Expr) -> SqlResult<E> {
         crate::stack::check()?;
         Ok(match e {
@@ -407,8 +578,8 @@ impl Compiler<'_> {
                         return Ok(E::Lit(self.env.uservar(rest)));
                     }
                 }
-                match self.resolve(None, None, v) {
-                    Ok(i) => E::Col(i),
+                match self.column(None, None, v) {
+                    Ok(e) => e,
                     Err(err) => {
                         if let Some((names, exprs)) = self.aliases {
                             if let Some(k) = names.iter().position(|a| a.eq_ignore_ascii_case(v)) {
@@ -436,8 +607,8 @@ impl Compiler<'_> {
                         };
                         E::Lit(self.env.sysvar(n, scope)?)
                     }
-                    [t, c] => E::Col(self.resolve(Some(t), None, c)?),
-                    [d, t, c] => E::Col(self.resolve(Some(t), Some(d), c)?),
+                    [t, c] => self.column(Some(t), None, c)?,
+                    [d, t, c] => self.column(Some(t), Some(d), c)?,
                     _ => return Err(self.err_clause(&e.to_string())),
                 }
             }
@@ -646,13 +817,59 @@ impl Compiler<'_> {
                 E::Func(F::Locate, vec![self.compile(expr)?, self.compile(r#in)?])
             }
             Expr::Function(f) => self.function(f)?,
-            Expr::Subquery(_)
-            | Expr::In {
-                target: ast::InTarget::Subquery(_),
+            Expr::Subquery(q) => self.subquery(q, SubKind::Scalar, None)?,
+            Expr::Exists { subquery, negated } => {
+                let e = self.subquery(subquery, SubKind::Exists, None)?;
+                if *negated {
+                    E::Not(Box::new(e))
+                } else {
+                    e
+                }
+            }
+            Expr::In {
+                expr,
+                target: ast::InTarget::Subquery(q),
+                negated,
+                global: false,
+            } => {
+                let x = self.compile(expr)?;
+                let e = self.subquery(q, SubKind::In, Some(x))?;
+                if *negated {
+                    E::Not(Box::new(e))
+                } else {
+                    e
+                }
+            }
+            Expr::AnyOp {
+                left,
+                compare_op,
+                right,
                 ..
             }
-            | Expr::Exists { .. } => {
-                return Err(EngineError::not_supported("subqueries in expressions"))
+            | Expr::AllOp {
+                left,
+                compare_op,
+                right,
+            } if matches!(&**right, Expr::Subquery(_)) => {
+                let Expr::Subquery(q) = &**right else {
+                    return Err(EngineError::internal("ANY/ALL operand"));
+                };
+                let op = match compare_op {
+                    BinaryOperator::Eq => Cmp::Eq,
+                    BinaryOperator::NotEq => Cmp::Ne,
+                    BinaryOperator::Lt => Cmp::Lt,
+                    BinaryOperator::LtEq => Cmp::Le,
+                    BinaryOperator::Gt => Cmp::Gt,
+                    BinaryOperator::GtEq => Cmp::Ge,
+                    other => return Err(EngineError::not_supported(format!("{other} ANY/ALL"))),
+                };
+                let kind = if matches!(e, Expr::AllOp { .. }) {
+                    SubKind::All(op)
+                } else {
+                    SubKind::Any(op)
+                };
+                let x = self.compile(left)?;
+                self.subquery(q, kind, Some(x))?
             }
             Expr::Tuple(_) => return Err(EngineError::not_supported("row constructors")),
             Expr::Interval(_) => return Err(EngineError::not_supported("INTERVAL expressions")),
@@ -1088,6 +1305,22 @@ pub fn cast_type(dt: &DataType) -> SqlResult<ColumnType> {
 pub struct Row<'a> {
     pub row: &'a [Value],
     pub aggs: &'a [Value],
+    /// Values of the enclosing blocks' columns (`E::Outer`).
+    pub outer: &'a [Value],
+    /// Runs subqueries (`E::Subquery`); None where there are none.
+    pub subq: Option<&'a dyn SubqueryRunner>,
+}
+
+impl<'a> Row<'a> {
+    /// A row without outer values or subqueries.
+    pub fn new(row: &'a [Value], aggs: &'a [Value]) -> Row<'a> {
+        Row {
+            row,
+            aggs,
+            outer: &[],
+            subq: None,
+        }
+    }
 }
 
 pub fn truth(v: &Value) -> Option<bool> {
@@ -1458,6 +1691,30 @@ impl E {
             E::Lit(v) => v.clone(),
             E::Col(i) => r.row.get(*i).cloned().unwrap_or(Value::Null),
             E::Agg(i) => r.aggs.get(*i).cloned().unwrap_or(Value::Null),
+            E::Outer(i) => r.outer.get(*i).cloned().unwrap_or(Value::Null),
+            E::Subquery {
+                id,
+                kind,
+                lhs,
+                refs,
+                ..
+            } => {
+                let runner = r
+                    .subq
+                    .ok_or_else(|| EngineError::internal("subquery evaluated without a runner"))?;
+                let l = match lhs {
+                    Some(x) => Some(x.eval(r)?),
+                    None => None,
+                };
+                if refs.is_empty() {
+                    runner.eval(*id, *kind, l.as_ref(), &[])?
+                } else {
+                    let mut outer = Vec::with_capacity(r.outer.len() + r.row.len());
+                    outer.extend_from_slice(r.outer);
+                    outer.extend_from_slice(r.row);
+                    runner.eval(*id, *kind, l.as_ref(), &outer)?
+                }
+            }
             E::Neg(x) => match x.eval(r)? {
                 Value::Null => Value::Null,
                 Value::Int(i) => match i.checked_neg() {
@@ -1841,12 +2098,29 @@ impl E {
     /// Whether the expression reads any column at or beyond `from`.
     pub fn max_col(&self) -> Option<usize> {
         let mut m: Option<usize> = None;
-        self.walk(&mut |e| {
-            if let E::Col(i) = e {
-                m = Some(m.map_or(*i, |x: usize| x.max(*i)));
+        let mut see = |i: usize| m = Some(m.map_or(i, |x: usize| x.max(i)));
+        self.walk(&mut |e| match e {
+            E::Col(i) => see(*i),
+            // A correlated subquery reads this block's columns too.
+            E::Subquery {
+                refs, outer_len, ..
+            } => {
+                for &r in refs {
+                    if r >= *outer_len {
+                        see(r - outer_len);
+                    }
+                }
             }
+            _ => {}
         });
         m
+    }
+
+    /// Whether evaluating the expression may run a subquery.
+    pub fn has_subquery(&self) -> bool {
+        let mut any = false;
+        self.walk(&mut |e| any |= matches!(e, E::Subquery { .. }));
+        any
     }
 
     pub fn walk(&self, f: &mut dyn FnMut(&E)) {
@@ -1856,7 +2130,12 @@ impl E {
     fn walk_inner(&self, f: &mut dyn FnMut(&E)) {
         f(self);
         match self {
-            E::Lit(_) | E::Col(_) | E::Agg(_) => {}
+            E::Lit(_) | E::Col(_) | E::Agg(_) | E::Outer(_) => {}
+            E::Subquery { lhs, .. } => {
+                if let Some(x) = lhs {
+                    x.walk(f);
+                }
+            }
             E::Neg(x) | E::Not(x) | E::IsNull(x, _) | E::IsBool(x, _, _) | E::Cast(x, _) => {
                 x.walk(f)
             }
@@ -1992,6 +2271,11 @@ fn infer_inner(e: &E, cols: &[ColInfo], aggs: &[AggSpec]) -> ColumnType {
     match e {
         E::Lit(v) => lit_type(v),
         E::Col(i) => cols.get(*i).map_or(VARCHAR_ANY, |c| c.ty),
+        E::Outer(_) => VARCHAR_ANY,
+        E::Subquery { kind, ty, .. } => match kind {
+            SubKind::Scalar => *ty,
+            _ => int,
+        },
         E::Agg(i) => {
             let Some(a) = aggs.get(*i) else { return int };
             let at = a.arg.as_ref().map(|x| infer(x, cols, &[]));
@@ -2089,6 +2373,10 @@ fn nullable_inner(e: &E, cols: &[ColInfo]) -> bool {
         E::Col(i) => cols.get(*i).is_none_or(|c| c.nullable),
         E::Agg(_) => true,
         E::IsNull(..) | E::IsBool(..) => false,
+        E::Subquery {
+            kind: SubKind::Exists,
+            ..
+        } => false,
         E::Func(F::Length | F::CharLength, a) => a.iter().any(|x| nullable(x, cols)),
         E::Arith(Arith::Add | Arith::Sub | Arith::Mul, a, b) | E::Cmp(_, a, b) => {
             nullable(a, cols) || nullable(b, cols)

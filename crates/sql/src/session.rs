@@ -1208,11 +1208,11 @@ impl Session {
             now: expr::now_utc(),
             values_offset: None,
             aliases: None,
+            outer: &crate::expr::NO_OUTER,
+            binder: None,
+            outer_refs: Vec::new(),
         };
-        c.compile(e)?.eval(&Row {
-            row: &[],
-            aggs: &[],
-        })
+        c.compile(e)?.eval(&Row::new(&[], &[]))
     }
 
     fn run_sql(&mut self, stmt: &Statement, p: &Parsed, params: &[Value]) -> SqlResult<Output> {
@@ -1418,9 +1418,43 @@ impl Session {
                 }
                 Ok(done(0, 0, 0, String::new()))
             }
-            Statement::Explain { .. } | Statement::ExplainTable { .. } => {
-                Err(EngineError::not_supported("EXPLAIN"))
+            Statement::Explain {
+                statement,
+                format,
+                analyze,
+                ..
+            } => {
+                let Statement::Query(q) = &**statement else {
+                    return Err(EngineError::not_supported("EXPLAIN of this statement"));
+                };
+                if *analyze {
+                    return Err(EngineError::not_supported("EXPLAIN ANALYZE"));
+                }
+                let tree = match format {
+                    None => false,
+                    Some(
+                        ast::AnalyzeFormatKind::Keyword(f) | ast::AnalyzeFormatKind::Assignment(f),
+                    ) => match f {
+                        ast::AnalyzeFormat::TRADITIONAL => false,
+                        ast::AnalyzeFormat::TREE => true,
+                        other => {
+                            return Err(EngineError::not_supported(format!(
+                                "EXPLAIN FORMAT={other}"
+                            )))
+                        }
+                    },
+                };
+                let (columns, rows) = self.with_ctx(params, |cx, _| {
+                    let (plan, _) = crate::query::plan(cx, q, None)?;
+                    Ok(if tree {
+                        crate::query::explain::tree(&plan)
+                    } else {
+                        crate::query::explain::table(&plan)
+                    })
+                })?;
+                Ok(Output::Rows { columns, rows })
             }
+            Statement::ExplainTable { .. } => Err(EngineError::not_supported("EXPLAIN")),
             Statement::StartTransaction { .. } => {
                 counters().begin.fetch_add(1, Ordering::Relaxed);
                 self.implicit_commit()?;

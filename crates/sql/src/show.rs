@@ -82,16 +82,16 @@ fn filter(
                 now: expr::now_utc(),
                 values_offset: None,
                 aliases: None,
+                outer: &crate::expr::NO_OUTER,
+                binder: None,
+                outer_refs: Vec::new(),
             };
             let ce = c.compile(e)?;
             let mut out = Vec::new();
             for r in rows {
                 // Names compare case-insensitively, as MySQL's collation does.
                 let lowered: Vec<Value> = r.clone();
-                if truth(&ce.eval(&Row {
-                    row: &lowered,
-                    aggs: &[],
-                })?) == Some(true)
+                if truth(&ce.eval(&Row::new(&lowered, &[]))?) == Some(true)
                     || name_ci_match(&ce, &r)?
                 {
                     out.push(r);
@@ -113,11 +113,7 @@ fn name_ci_match(e: &expr::E, r: &[Value]) -> SqlResult<bool> {
     for cand in [orig.to_ascii_lowercase(), orig.to_ascii_uppercase()] {
         let mut row = r.to_vec();
         row[0] = Value::text(&cand);
-        if truth(&e.eval(&Row {
-            row: &row,
-            aggs: &[],
-        })?) == Some(true)
-        {
+        if truth(&e.eval(&Row::new(&row, &[]))?) == Some(true) {
             return Ok(true);
         }
     }

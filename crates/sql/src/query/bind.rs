@@ -1,0 +1,1430 @@
+//! # Bind: from the parser's tree to a logical plan
+//!
+//! The binder resolves every name of a query against its scopes and
+//! compiles every expression (`expr::Compiler`), producing a [`Node`] tree
+//! (`plan.rs`) with nothing left to look up at run time:
+//!
+//! ```text
+//!   WITH ...                  -> CTE definitions, bound at each reference
+//!   SELECT list               -> Project (types as MySQL reports them)
+//!   FROM a JOIN b ON ...      -> Join { sources, conjuncts }
+//!   WHERE / ON                -> conjuncts (AND split)
+//!   GROUP BY / aggregates     -> Aggregate
+//!   HAVING                    -> Project.having
+//!   DISTINCT                  -> Distinct
+//!   ORDER BY                  -> hidden columns after the select list + Sort
+//!   LIMIT / OFFSET            -> Limit (drops the hidden columns)
+//!   UNION / INTERSECT / EXCEPT-> SetOp
+//!   (SELECT ...) in an expr   -> Subplan, read through E::Subquery
+//! ```
+//!
+//! Scopes: a block sees its own FROM columns first, then the columns of
+//! each enclosing block, innermost first (`expr::OuterScope`); a reference
+//! to an enclosing block's column is a correlated reference
+//! (`E::Outer`). Derived tables see no enclosing block (MySQL requires
+//! LATERAL for that).
+
+use std::sync::Arc;
+
+use quire_engine::{ColumnType, EngineError, LockMode, Value};
+use sqlparser::ast::{
+    self, Expr, GroupByExpr, JoinConstraint, JoinOperator, LimitClause, OrderByKind,
+    OrderByOptions, OrderBySort, Query, SelectItem, SetExpr, SetOperator, SetQuantifier,
+    TableFactor, TableWithJoins,
+};
+
+use crate::ctx::{split_name, Ctx};
+use crate::expr::{
+    infer, nullable, AggSpec, BoundSub, ColInfo, Compiler, OuterScope, Row, SubqueryBinder, E,
+};
+use crate::query::plan::{exposed_cols, Join, Node, SetOpKind, Source, SourceKind, Subplan};
+use crate::{ColumnMeta, SqlResult};
+
+/// A bound query: its plan and result columns.
+pub struct Bound {
+    pub node: Node,
+    pub columns: Vec<ColumnMeta>,
+    /// Positions in the outer scope it was bound with that it reads.
+    pub refs: Vec<usize>,
+}
+
+/// A CTE visible to the query being bound.
+#[derive(Clone)]
+struct CteDef {
+    name: String,
+    query: Query,
+    column_names: Vec<String>,
+    recursive: bool,
+    /// Set while binding its own recursive member: references read the
+    /// working rows of this id with these columns.
+    working: Option<(usize, Vec<ColumnMeta>)>,
+}
+
+/// Binds one statement (and its subqueries).
+pub struct Binder<'a> {
+    cx: &'a Ctx<'a>,
+    pub subplans: Vec<Subplan>,
+    ctes: Vec<CteDef>,
+    next_working: usize,
+    /// True when some block has a LIMIT (locking reads then fetch one row
+    /// at a time, so no row past the limit is locked).
+    pub any_limit: bool,
+}
+
+fn err_derived_alias() -> EngineError {
+    EngineError::new(1248, "42000", "Every derived table must have its own alias")
+}
+
+pub fn conjuncts(e: E, out: &mut Vec<E>) {
+    crate::stack::grow(|| match e {
+        E::And(a, b) => {
+            conjuncts(*a, out);
+            conjuncts(*b, out);
+        }
+        other => out.push(other),
+    })
+}
+
+pub fn table_cols(t: &quire_engine::TableDef, alias: &str) -> Vec<ColInfo> {
+    t.columns
+        .iter()
+        .map(|c| ColInfo {
+            table: alias.to_string(),
+            org_table: t.name.clone(),
+            db: t.db.clone(),
+            name: c.name.clone(),
+            org_name: c.name.clone(),
+            ty: c.ty,
+            nullable: c.nullable,
+        })
+        .collect()
+}
+
+pub fn meta_of_col(c: &ColInfo, name: &str) -> ColumnMeta {
+    ColumnMeta {
+        name: name.to_string(),
+        org_name: c.org_name.clone(),
+        table: c.table.clone(),
+        org_table: c.org_table.clone(),
+        db: c.db.clone(),
+        ty: c.ty,
+        nullable: c.nullable,
+    }
+}
+
+fn expr_name(e: &Expr) -> String {
+    match e {
+        Expr::Identifier(i) => i.value.clone(),
+        Expr::CompoundIdentifier(p) if !p[0].value.starts_with("@@") => {
+            p.last().map(|i| i.value.clone()).unwrap_or_default()
+        }
+        other => other.to_string(),
+    }
+}
+
+/// Whether an ORDER BY item sorts descending. PostgreSQL's `USING op` is
+/// not MySQL syntax.
+pub fn is_desc(o: &OrderByOptions) -> SqlResult<bool> {
+    match &o.sort {
+        None | Some(OrderBySort::Asc) => Ok(false),
+        Some(OrderBySort::Desc) => Ok(true),
+        Some(OrderBySort::Using(_)) => Err(crate::parse::syntax_error("USING")),
+    }
+}
+
+/// `LIMIT n [OFFSET m]` / `LIMIT m, n` of a query: (limit, offset).
+pub fn limit_offset(q: &Query) -> SqlResult<(Option<&Expr>, Option<&Expr>)> {
+    match &q.limit_clause {
+        None => Ok((None, None)),
+        Some(LimitClause::OffsetCommaLimit { offset, limit }) => Ok((Some(limit), Some(offset))),
+        Some(LimitClause::LimitOffset {
+            limit,
+            offset,
+            limit_by,
+        }) => {
+            if !limit_by.is_empty() {
+                // ClickHouse's LIMIT ... BY; not MySQL.
+                return Err(crate::parse::syntax_error("BY"));
+            }
+            Ok((limit.as_ref(), offset.as_ref().map(|o| &o.value)))
+        }
+    }
+}
+
+/// A LIMIT or OFFSET value. A `?` is only known at execution: describing
+/// a prepared statement (its columns) takes 0. A bound parameter may come
+/// as an integer, a string of digits or an integral double (drivers such
+/// as node's mysql2 send numbers as doubles); anything else is 1210.
+pub fn eval_limit(cx: &Ctx, e: &Expr) -> SqlResult<usize> {
+    let bad = || EngineError::new(1210, "HY000", "Incorrect arguments to LIMIT");
+    let is_param = matches!(e, Expr::Value(v) if matches!(v.value, ast::Value::Placeholder(_)));
+    if is_param && cx.describe {
+        return Ok(0);
+    }
+    let mut c = cx.compiler(&[], None, "limit clause");
+    let v = c.compile(e)?.eval(&Row::new(&[], &[]))?;
+    let n: u64 = match v {
+        Value::Int(i) => u64::try_from(i).map_err(|_| bad())?,
+        Value::UInt(u) => u,
+        Value::Bytes(b) if is_param => std::str::from_utf8(&b)
+            .ok()
+            .and_then(|t| t.trim().parse::<u64>().ok())
+            .ok_or_else(bad)?,
+        Value::Double(d) if is_param && d >= 0.0 && d.fract() == 0.0 && d < 1.8e19 => d as u64,
+        _ => return Err(bad()),
+    };
+    Ok(usize::try_from(n).unwrap_or(usize::MAX))
+}
+
+/// The lock mode a query's FOR UPDATE / FOR SHARE asks for.
+fn lock_of(q: &Query, inherited: Option<LockMode>) -> SqlResult<Option<LockMode>> {
+    // NOWAIT / SKIP LOCKED / OF change which rows a locking read waits
+    // for or returns: refused rather than read as a plain locking read.
+    if let Some(l) = q
+        .locks
+        .iter()
+        .find(|l| l.nonblock.is_some() || l.of.is_some())
+    {
+        let what = match (&l.nonblock, &l.of) {
+            (Some(ast::NonBlock::Nowait), _) => "NOWAIT",
+            (Some(ast::NonBlock::SkipLocked), _) => "SKIP LOCKED",
+            _ => "FOR UPDATE/SHARE OF",
+        };
+        return Err(EngineError::not_supported(what));
+    }
+    Ok(match q.locks.first() {
+        Some(l) => Some(match l.lock_type {
+            ast::LockType::Share => LockMode::Shared,
+            ast::LockType::Update => LockMode::Exclusive,
+        }),
+        None => inherited,
+    })
+}
+
+/// The FROM clause while it is being bound.
+#[derive(Default)]
+struct From {
+    cols: Vec<ColInfo>,
+    sources: Vec<Source>,
+    /// ON conditions of inner joins (join the WHERE conjuncts).
+    inner_on: Vec<Expr>,
+    /// ON conditions of outer joins, per source index.
+    outer_on: Vec<(usize, Expr)>,
+}
+
+/// The select-list items of a block, as compiled.
+struct SelectList {
+    outs: Vec<(E, ColumnMeta)>,
+    aliases: Vec<String>,
+}
+
+impl SubqueryBinder for Binder<'_> {
+    fn bind_subquery(&mut self, q: &Query, outer: &OuterScope) -> SqlResult<BoundSub> {
+        let b = self.bind_query(q, outer, None)?;
+        let id = self.subplans.len();
+        self.subplans.push(Subplan {
+            node: b.node,
+            correlated: !b.refs.is_empty(),
+        });
+        Ok(BoundSub {
+            id,
+            columns: b.columns.iter().map(|c| c.ty).collect(),
+            refs: b.refs,
+        })
+    }
+}
+
+impl<'a> Binder<'a> {
+    pub fn new(cx: &'a Ctx<'a>) -> Binder<'a> {
+        Binder {
+            cx,
+            subplans: Vec::new(),
+            ctes: Vec::new(),
+            next_working: 0,
+            any_limit: false,
+        }
+    }
+
+    /// Compiles one expression of a block, collecting outer references.
+    #[allow(clippy::too_many_arguments)]
+    fn compile(
+        &mut self,
+        e: &Expr,
+        cols: &[ColInfo],
+        outer: &OuterScope,
+        aggs: Option<&mut Vec<AggSpec>>,
+        aliases: Option<(&[String], &[E])>,
+        clause: &'static str,
+        refs: &mut Vec<usize>,
+    ) -> SqlResult<E> {
+        let cx = self.cx;
+        let mut c = Compiler {
+            cols,
+            params: cx.params,
+            env: cx.env,
+            aggs,
+            clause,
+            now: cx.now,
+            values_offset: None,
+            aliases,
+            outer,
+            binder: Some(self),
+            outer_refs: Vec::new(),
+        };
+        let out = c.compile(e)?;
+        for r in c.outer_refs {
+            if !refs.contains(&r) {
+                refs.push(r);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Binds a whole query (WITH, body, ORDER BY, LIMIT, locking clause).
+    pub fn bind_query(
+        &mut self,
+        q: &Query,
+        outer: &OuterScope,
+        lock: Option<LockMode>,
+    ) -> SqlResult<Bound> {
+        crate::stack::check()?;
+        if q.fetch.is_some() {
+            return Err(EngineError::not_supported("FETCH"));
+        }
+        let lock = lock_of(q, lock)?;
+        let saved = self.ctes.len();
+        if let Some(w) = &q.with {
+            for cte in &w.cte_tables {
+                let name = cte.alias.name.value.clone();
+                if self.ctes[saved..]
+                    .iter()
+                    .any(|c| c.name.eq_ignore_ascii_case(&name))
+                {
+                    return Err(EngineError::new(
+                        1066,
+                        "42000",
+                        format!("Not unique table/alias: '{name}'"),
+                    ));
+                }
+                self.ctes.push(CteDef {
+                    name,
+                    query: (*cte.query).clone(),
+                    column_names: cte
+                        .alias
+                        .columns
+                        .iter()
+                        .map(|c| c.name.value.clone())
+                        .collect(),
+                    recursive: w.recursive,
+                    working: None,
+                });
+            }
+        }
+        let r = self.bind_query_body(q, outer, lock);
+        self.ctes.truncate(saved);
+        r
+    }
+
+    fn bind_query_body(
+        &mut self,
+        q: &Query,
+        outer: &OuterScope,
+        lock: Option<LockMode>,
+    ) -> SqlResult<Bound> {
+        let (limit, offset) = limit_offset(q)?;
+        let limit = match limit {
+            Some(l) => Some(eval_limit(self.cx, l)?),
+            None => None,
+        };
+        let offset = match offset {
+            Some(o) => eval_limit(self.cx, o)?,
+            None => 0,
+        };
+        if limit.is_some() {
+            self.any_limit = true;
+        }
+        let order: &[ast::OrderByExpr] = match &q.order_by {
+            None => &[],
+            Some(ob) => match &ob.kind {
+                OrderByKind::Expressions(list) => list,
+                OrderByKind::All(_) => return Err(EngineError::not_supported("ORDER BY ALL")),
+            },
+        };
+        if let SetExpr::Select(s) = &*q.body {
+            return self.bind_select(s, order, limit, offset, outer, lock);
+        }
+        if lock.is_some() && !matches!(&*q.body, SetExpr::Query(_)) {
+            // MySQL allows FOR UPDATE on a UNION's blocks, not around it.
+            if !q.locks.is_empty() {
+                return Err(EngineError::not_supported(
+                    "FOR UPDATE/SHARE on a set operation",
+                ));
+            }
+        }
+        let inner = self.bind_set_expr(&q.body, outer, lock)?;
+        if order.is_empty() && limit.is_none() && offset == 0 {
+            return Ok(inner);
+        }
+        self.order_limit_over(inner, order, limit, offset, outer)
+    }
+
+    /// ORDER BY / LIMIT over a set operation or a parenthesized query: the
+    /// keys are expressions over its result columns.
+    fn order_limit_over(
+        &mut self,
+        inner: Bound,
+        order: &[ast::OrderByExpr],
+        limit: Option<usize>,
+        offset: usize,
+        outer: &OuterScope,
+    ) -> SqlResult<Bound> {
+        let cols = exposed_cols(&inner.columns, "");
+        let n = cols.len();
+        let mut refs = inner.refs;
+        let mut exprs: Vec<E> = (0..n).map(E::Col).collect();
+        let mut keys = Vec::new();
+        for o in order {
+            let e = match &o.expr {
+                Expr::Value(v) if matches!(v.value, ast::Value::Number(..)) => {
+                    let ast::Value::Number(s, _) = &v.value else {
+                        return Err(EngineError::internal("order position"));
+                    };
+                    let k: usize = s.parse().unwrap_or(0);
+                    if k == 0 || k > n {
+                        return Err(crate::expr::err_unknown_column(s, "order clause"));
+                    }
+                    E::Col(k - 1)
+                }
+                other => {
+                    self.compile(other, &cols, outer, None, None, "order clause", &mut refs)?
+                }
+            };
+            keys.push((exprs.len(), is_desc(&o.options)?));
+            exprs.push(e);
+        }
+        let types = inner.columns.iter().map(|c| c.ty).collect();
+        let mut node = Node::Project {
+            input: Box::new(inner.node),
+            exprs,
+            having: None,
+            agg_width: None,
+            types,
+        };
+        if !keys.is_empty() {
+            node = Node::Sort {
+                input: Box::new(node),
+                keys,
+                top: limit.map(|l| l.saturating_add(offset)),
+            };
+        }
+        node = Node::Limit {
+            input: Box::new(node),
+            offset,
+            limit,
+            width: n,
+        };
+        Ok(Bound {
+            node,
+            columns: inner.columns,
+            refs,
+        })
+    }
+
+    fn bind_set_expr(
+        &mut self,
+        body: &SetExpr,
+        outer: &OuterScope,
+        lock: Option<LockMode>,
+    ) -> SqlResult<Bound> {
+        crate::stack::check()?;
+        match body {
+            SetExpr::Select(s) => self.bind_select(s, &[], None, 0, outer, lock),
+            SetExpr::Query(q) => self.bind_query(q, outer, lock),
+            SetExpr::SetOperation {
+                left,
+                op,
+                set_quantifier,
+                right,
+            } => {
+                let kind = match op {
+                    SetOperator::Union => SetOpKind::Union,
+                    SetOperator::Intersect => SetOpKind::Intersect,
+                    SetOperator::Except => SetOpKind::Except,
+                    SetOperator::Minus => return Err(crate::parse::syntax_error("MINUS")),
+                };
+                let all = match set_quantifier {
+                    SetQuantifier::All => true,
+                    SetQuantifier::Distinct | SetQuantifier::None => false,
+                    other => return Err(crate::parse::syntax_error(&other.to_string())),
+                };
+                let l = self.bind_set_expr(left, outer, lock)?;
+                let r = self.bind_set_expr(right, outer, lock)?;
+                set_op(kind, all, l, r)
+            }
+            SetExpr::Values(v) => self.bind_values(v, outer),
+            _ => Err(EngineError::not_supported("this query form")),
+        }
+    }
+
+    /// `VALUES ROW(1, 2), ROW(3, 4)` as a query: columns column_0, ...
+    fn bind_values(&mut self, v: &ast::Values, outer: &OuterScope) -> SqlResult<Bound> {
+        let mut rows = Vec::new();
+        let mut refs = Vec::new();
+        let mut types: Vec<ColumnType> = Vec::new();
+        for r in &v.rows {
+            let mut out = Vec::new();
+            for e in &r.content {
+                let ce = self.compile(e, &[], outer, None, None, "field list", &mut refs)?;
+                if !refs.is_empty() || ce.has_subquery() {
+                    return Err(EngineError::not_supported("VALUES rows reading columns"));
+                }
+                out.push(ce.eval(&Row::new(&[], &[]))?);
+            }
+            if !rows.is_empty() && out.len() != types.len() {
+                return Err(EngineError::new(
+                    1222,
+                    "21000",
+                    "The used SELECT statements have a different number of columns",
+                ));
+            }
+            if types.is_empty() {
+                types = out
+                    .iter()
+                    .map(|v| infer(&E::Lit(v.clone()), &[], &[]))
+                    .collect();
+            }
+            rows.push(out);
+        }
+        let columns = types
+            .iter()
+            .enumerate()
+            .map(|(i, ty)| ColumnMeta {
+                name: format!("column_{i}"),
+                org_name: String::new(),
+                table: String::new(),
+                org_table: String::new(),
+                db: String::new(),
+                ty: *ty,
+                nullable: true,
+            })
+            .collect();
+        Ok(Bound {
+            node: Node::Values(Arc::new(rows)),
+            columns,
+            refs,
+        })
+    }
+
+    // ------------------------------------------------------------- FROM
+
+    fn add_factor(
+        &mut self,
+        f: &TableFactor,
+        from: &mut From,
+        lock: Option<LockMode>,
+    ) -> SqlResult<usize> {
+        crate::stack::check()?;
+        let offset = from.cols.len();
+        let index = from.sources.len();
+        let (name, kind, cols) = match f {
+            TableFactor::Table {
+                name,
+                alias,
+                args,
+                index_directives,
+                partitions,
+                sample,
+                ..
+            } => {
+                if args.is_some() {
+                    return Err(EngineError::not_supported("table functions"));
+                }
+                if !partitions.is_empty() {
+                    return Err(EngineError::new(
+                        1747,
+                        "HY000",
+                        "PARTITION () clause on non partitioned table",
+                    ));
+                }
+                if sample.is_some() {
+                    return Err(crate::parse::syntax_error("TABLESAMPLE"));
+                }
+                let (db, tname) = split_name(name)?;
+                let alias_name = alias
+                    .as_ref()
+                    .map(|a| a.name.value.clone())
+                    .unwrap_or_else(|| tname.clone());
+                if db.is_none() {
+                    if let Some(b) = self.cte_ref(&tname, &alias_name)? {
+                        b
+                    } else {
+                        self.base_table(name, &alias_name, index_directives)?
+                    }
+                } else if let Some((vc, rows)) = (self.cx.virt)(db.as_deref().unwrap_or(""), &tname)
+                {
+                    let d = db.clone().unwrap_or_default();
+                    let cols = vc
+                        .iter()
+                        .map(|(n, ty)| ColInfo {
+                            table: alias_name.clone(),
+                            org_table: tname.to_ascii_uppercase(),
+                            db: d.clone(),
+                            name: n.clone(),
+                            org_name: n.clone(),
+                            ty: *ty,
+                            nullable: true,
+                        })
+                        .collect();
+                    (alias_name, SourceKind::Rows(Arc::new(rows)), cols)
+                } else {
+                    self.base_table(name, &alias_name, index_directives)?
+                }
+            }
+            TableFactor::Derived {
+                lateral,
+                subquery,
+                alias,
+                ..
+            } => {
+                if *lateral {
+                    return Err(EngineError::not_supported("LATERAL derived tables"));
+                }
+                let Some(alias) = alias else {
+                    return Err(err_derived_alias());
+                };
+                let b = self.bind_query(subquery, &OuterScope::default(), None)?;
+                let names: Vec<String> =
+                    alias.columns.iter().map(|c| c.name.value.clone()).collect();
+                let columns = rename_columns(b.columns, &names)?;
+                let cols = exposed_cols(&columns, &alias.name.value);
+                (
+                    alias.name.value.clone(),
+                    SourceKind::Derived(Box::new(b.node)),
+                    cols,
+                )
+            }
+            TableFactor::NestedJoin {
+                table_with_joins,
+                alias,
+            } => {
+                if alias.is_some() {
+                    return Err(EngineError::not_supported("an alias on a nested join"));
+                }
+                if table_with_joins.joins.is_empty() {
+                    return self.add_factor(&table_with_joins.relation, from, lock);
+                }
+                // `a JOIN (b JOIN c ON ...) ON ...`: inner joins only
+                // flatten into the enclosing FROM.
+                let first = self.add_factor(&table_with_joins.relation, from, lock)?;
+                for j in &table_with_joins.joins {
+                    if !matches!(
+                        j.join_operator,
+                        JoinOperator::Join(_)
+                            | JoinOperator::Inner(_)
+                            | JoinOperator::CrossJoin(_)
+                            | JoinOperator::StraightJoin(_)
+                    ) {
+                        return Err(EngineError::not_supported("outer joins inside parentheses"));
+                    }
+                    self.add_join(j, from, lock)?;
+                }
+                return Ok(first);
+            }
+            _ => return Err(EngineError::not_supported("this kind of table reference")),
+        };
+        if from
+            .sources
+            .iter()
+            .any(|s| s.name.eq_ignore_ascii_case(&name))
+        {
+            return Err(EngineError::new(
+                1066,
+                "42000",
+                format!("Not unique table/alias: '{name}'"),
+            ));
+        }
+        let width = cols.len();
+        from.cols.extend(cols);
+        from.sources.push(Source {
+            name,
+            kind,
+            offset,
+            width,
+            outer_on: None,
+            after: Vec::new(),
+        });
+        Ok(index)
+    }
+
+    fn base_table(
+        &mut self,
+        name: &ast::ObjectName,
+        alias: &str,
+        directives: &[ast::TableIndexDirective],
+    ) -> SqlResult<(String, SourceKind, Vec<ColInfo>)> {
+        let def = self.cx.table(name)?;
+        let mut force = None;
+        for d in directives {
+            // Only MySQL's USE/FORCE/IGNORE INDEX reach here from the
+            // MySQL dialect; SQLite's INDEXED BY is not MySQL syntax.
+            let ast::TableIndexDirective::MySql(h) = d else {
+                return Err(crate::parse::syntax_error(&d.to_string()));
+            };
+            if matches!(
+                h.hint_type,
+                ast::TableIndexHintType::Force | ast::TableIndexHintType::Use
+            ) {
+                if let Some(n) = h.index_names.first() {
+                    force = Some(n.value.clone());
+                }
+            }
+        }
+        if let Some(n) = &force {
+            if !n.eq_ignore_ascii_case("PRIMARY") && def.index(n).is_none() {
+                return Err(EngineError::new(
+                    1176,
+                    "42000",
+                    format!("Key '{n}' doesn't exist in table '{}'", def.name),
+                ));
+            }
+        }
+        let cols = table_cols(&def, alias);
+        Ok((alias.to_string(), SourceKind::Table { def, force }, cols))
+    }
+
+    /// A reference to a CTE in scope, bound as a derived table (or, inside
+    /// its own recursive member, as the previous round's rows).
+    fn cte_ref(
+        &mut self,
+        name: &str,
+        alias: &str,
+    ) -> SqlResult<Option<(String, SourceKind, Vec<ColInfo>)>> {
+        let Some(pos) = self
+            .ctes
+            .iter()
+            .rposition(|c| c.name.eq_ignore_ascii_case(name))
+        else {
+            return Ok(None);
+        };
+        let def = self.ctes[pos].clone();
+        if let Some((id, columns)) = &def.working {
+            let cols = exposed_cols(columns, alias);
+            return Ok(Some((alias.to_string(), SourceKind::Working(*id), cols)));
+        }
+        // Bind with only the CTEs defined before it visible (and itself,
+        // when recursive).
+        let keep = if def.recursive { pos + 1 } else { pos };
+        let saved: Vec<CteDef> = self.ctes.drain(keep..).collect();
+        let r = if def.recursive {
+            self.bind_recursive(pos, &def)
+        } else {
+            self.bind_query(&def.query, &OuterScope::default(), None)
+        };
+        // Restore the scope whatever happened.
+        self.ctes.truncate(keep);
+        if self.ctes.len() < keep {
+            self.ctes.push(def.clone());
+        }
+        self.ctes.extend(saved);
+        let b = r?;
+        let columns = rename_columns(b.columns, &def.column_names)?;
+        let cols = exposed_cols(&columns, alias);
+        Ok(Some((
+            alias.to_string(),
+            SourceKind::Derived(Box::new(b.node)),
+            cols,
+        )))
+    }
+
+    /// `WITH RECURSIVE r AS (anchor UNION [ALL] step)`.
+    fn bind_recursive(&mut self, pos: usize, def: &CteDef) -> SqlResult<Bound> {
+        let q = &def.query;
+        let self_ref = |b: &SetExpr| set_expr_mentions(b, &def.name);
+        let (anchor, step, all) = match &*q.body {
+            SetExpr::SetOperation {
+                left,
+                op: SetOperator::Union,
+                set_quantifier,
+                right,
+            } if self_ref(right) => {
+                if self_ref(left) {
+                    return Err(EngineError::new(
+                        3573,
+                        "HY000",
+                        format!(
+                            "Recursive Common Table Expression '{}' should have one or more non-recursive query blocks followed by one or more recursive ones",
+                            def.name
+                        ),
+                    ));
+                }
+                (left, right, matches!(set_quantifier, SetQuantifier::All))
+            }
+            _ if self_ref(&q.body) => {
+                return Err(EngineError::new(
+                    3573,
+                    "HY000",
+                    format!(
+                        "Recursive Common Table Expression '{}' should have one or more non-recursive query blocks followed by one or more recursive ones",
+                        def.name
+                    ),
+                ))
+            }
+            // Declared RECURSIVE but not referring to itself: plain.
+            _ => {
+                self.ctes.truncate(pos);
+                return self.bind_query(q, &OuterScope::default(), None);
+            }
+        };
+        if q.order_by.is_some() || q.limit_clause.is_some() {
+            return Err(EngineError::not_supported(
+                "ORDER BY / LIMIT in a recursive common table expression",
+            ));
+        }
+        // The anchor does not see the CTE itself.
+        let me = self.ctes.remove(pos);
+        let a = self.bind_set_expr(anchor, &OuterScope::default(), None);
+        self.ctes.insert(pos, me);
+        let a = a?;
+        let columns = rename_columns(a.columns, &def.column_names)?;
+        let id = self.next_working;
+        self.next_working += 1;
+        self.ctes[pos].working = Some((id, columns.clone()));
+        let s = self.bind_set_expr(step, &OuterScope::default(), None);
+        self.ctes[pos].working = None;
+        let s = s?;
+        if s.columns.len() != columns.len() {
+            return Err(EngineError::new(
+                1222,
+                "21000",
+                "The used SELECT statements have a different number of columns",
+            ));
+        }
+        Ok(Bound {
+            node: Node::Recursive {
+                id,
+                anchor: Box::new(a.node),
+                step: Box::new(s.node),
+                distinct: !all,
+            },
+            columns,
+            refs: Vec::new(),
+        })
+    }
+
+    fn add_join(
+        &mut self,
+        j: &ast::Join,
+        from: &mut From,
+        lock: Option<LockMode>,
+    ) -> SqlResult<()> {
+        enum Side {
+            Inner,
+            Left,
+            Right,
+        }
+        let (side, cons) = match &j.join_operator {
+            JoinOperator::Join(c) | JoinOperator::Inner(c) => (Side::Inner, c),
+            // In MySQL CROSS JOIN and STRAIGHT_JOIN (a join-order hint)
+            // are inner joins and may carry ON.
+            JoinOperator::CrossJoin(c) | JoinOperator::StraightJoin(c) => (Side::Inner, c),
+            JoinOperator::Left(c) | JoinOperator::LeftOuter(c) => (Side::Left, c),
+            JoinOperator::Right(c) | JoinOperator::RightOuter(c) => (Side::Right, c),
+            JoinOperator::FullOuter(_) => return Err(crate::parse::syntax_error("FULL")),
+            _ => return Err(EngineError::not_supported("this join type")),
+        };
+        let before = from.sources.len();
+        let left_cols = from.cols.clone();
+        let idx = self.add_factor(&j.relation, from, lock)?;
+        let added = from.sources.len() - before;
+        let on: Option<Expr> = match cons {
+            JoinConstraint::On(e) => Some(e.clone()),
+            JoinConstraint::None => None,
+            JoinConstraint::Using(names) => {
+                let mut cond: Option<Expr> = None;
+                for n in names {
+                    let (_, col) = split_name(n)?;
+                    cond = Some(using_eq(
+                        cond,
+                        &col,
+                        &left_cols,
+                        &from.cols[left_cols.len()..],
+                    )?);
+                }
+                cond
+            }
+            JoinConstraint::Natural => {
+                let right = &from.cols[left_cols.len()..];
+                let mut cond: Option<Expr> = None;
+                for c in right {
+                    if left_cols
+                        .iter()
+                        .any(|l| l.name.eq_ignore_ascii_case(&c.name))
+                    {
+                        cond = Some(using_eq(cond, &c.name, &left_cols, right)?);
+                    }
+                }
+                cond
+            }
+            JoinConstraint::UsingAlias(..) => {
+                return Err(crate::parse::syntax_error("AS"));
+            }
+        };
+        match side {
+            Side::Inner => {
+                if let Some(e) = on {
+                    from.inner_on.push(e);
+                }
+            }
+            Side::Left => {
+                if added != 1 {
+                    return Err(EngineError::not_supported("LEFT JOIN of a nested join"));
+                }
+                from.sources[idx].after = (0..idx).collect();
+                from.outer_on.push((idx, on.unwrap_or_else(true_expr)));
+            }
+            Side::Right => {
+                // `A RIGHT JOIN B ON c` is `B LEFT JOIN A ON c` with A's
+                // columns still first.
+                if before != 1 || added != 1 {
+                    return Err(EngineError::not_supported(
+                        "RIGHT JOIN with more than one table on a side",
+                    ));
+                }
+                from.sources[0].after = vec![idx];
+                from.outer_on.push((0, on.unwrap_or_else(true_expr)));
+            }
+        }
+        Ok(())
+    }
+
+    fn bind_from(&mut self, list: &[TableWithJoins], lock: Option<LockMode>) -> SqlResult<From> {
+        let mut from = From::default();
+        for twj in list {
+            let first = from.sources.len();
+            self.add_factor(&twj.relation, &mut from, lock)?;
+            for j in &twj.joins {
+                self.add_join(j, &mut from, lock)?;
+            }
+            // A comma-joined item after an outer join: MySQL reads
+            // `a LEFT JOIN b, c` as `(a LEFT JOIN b), c`; nothing to order.
+            let _ = first;
+        }
+        Ok(from)
+    }
+
+    // ----------------------------------------------------------- SELECT
+
+    #[allow(clippy::too_many_arguments)]
+    fn bind_select(
+        &mut self,
+        s: &ast::Select,
+        order: &[ast::OrderByExpr],
+        limit: Option<usize>,
+        offset: usize,
+        outer: &OuterScope,
+        lock: Option<LockMode>,
+    ) -> SqlResult<Bound> {
+        reject_foreign_clauses(s)?;
+        if s.into.is_some() {
+            return Err(EngineError::not_supported("SELECT ... INTO"));
+        }
+        if !s.named_window.is_empty() {
+            return Err(EngineError::not_supported("window functions (WINDOW)"));
+        }
+        if s.select_modifiers
+            .as_ref()
+            .is_some_and(|m| m.sql_calc_found_rows)
+        {
+            return Err(EngineError::not_supported("SQL_CALC_FOUND_ROWS"));
+        }
+        let from = self.bind_from(&s.from, lock)?;
+        let cols = from.cols.clone();
+        let mut refs: Vec<usize> = Vec::new();
+        // WHERE and inner-join ON conjuncts.
+        let mut conj = Vec::new();
+        if let Some(w) = &s.selection {
+            let e = self.compile(w, &cols, outer, None, None, "where clause", &mut refs)?;
+            conjuncts(e, &mut conj);
+        }
+        for e in &from.inner_on {
+            let e = self.compile(e, &cols, outer, None, None, "on clause", &mut refs)?;
+            conjuncts(e, &mut conj);
+        }
+        let mut sources = from.sources;
+        for (i, e) in &from.outer_on {
+            let ce = self.compile(e, &cols, outer, None, None, "on clause", &mut refs)?;
+            let mut v = Vec::new();
+            conjuncts(ce, &mut v);
+            sources[*i].outer_on = Some(v);
+        }
+        // Select list.
+        let mut aggs: Vec<AggSpec> = Vec::new();
+        let list = self.select_list(s, &cols, &sources, outer, &mut aggs, &mut refs)?;
+        let SelectList { mut outs, aliases } = list;
+        // GROUP BY
+        let (group_exprs, rollup) = match &s.group_by {
+            GroupByExpr::Expressions(list, mods) => {
+                let mut rollup = false;
+                for m in mods {
+                    match m {
+                        ast::GroupByWithModifier::Rollup => rollup = true,
+                        _ => return Err(EngineError::not_supported("this GROUP BY modifier")),
+                    }
+                }
+                let mut v = Vec::new();
+                for g in list {
+                    v.push(self.resolve_ref(
+                        g,
+                        &cols,
+                        outer,
+                        &outs,
+                        &aliases,
+                        None,
+                        "group statement",
+                        &mut refs,
+                    )?);
+                }
+                (v, rollup)
+            }
+            GroupByExpr::All(_) => return Err(EngineError::not_supported("GROUP BY ALL")),
+        };
+        if rollup && group_exprs.is_empty() {
+            return Err(crate::parse::syntax_error("WITH ROLLUP"));
+        }
+        let having = match &s.having {
+            Some(h) => Some(self.resolve_ref(
+                h,
+                &cols,
+                outer,
+                &outs,
+                &aliases,
+                Some(&mut aggs),
+                "having clause",
+                &mut refs,
+            )?),
+            None => None,
+        };
+        let mut order_keys: Vec<(E, bool)> = Vec::new();
+        for o in order {
+            let e = self.resolve_ref(
+                &o.expr,
+                &cols,
+                outer,
+                &outs,
+                &aliases,
+                Some(&mut aggs),
+                "order clause",
+                &mut refs,
+            )?;
+            order_keys.push((e, is_desc(&o.options)?));
+        }
+        let distinct = match &s.distinct {
+            None | Some(ast::Distinct::All) => false,
+            Some(ast::Distinct::Distinct) => true,
+            Some(ast::Distinct::On(_)) => return Err(EngineError::not_supported("DISTINCT ON")),
+        };
+        let grouped = !aggs.is_empty() || !group_exprs.is_empty();
+        for (e, m) in outs.iter_mut() {
+            if !matches!(e, E::Col(_)) {
+                m.ty = infer(e, &cols, &aggs);
+            }
+            if grouped && rollup {
+                m.nullable = true;
+            }
+        }
+        let width = cols.len();
+        let join = Join {
+            sources,
+            width,
+            conj,
+            steps: Vec::new(),
+            gate: Vec::new(),
+            limit: None,
+            lock,
+        };
+        let mut node = Node::Join(Box::new(join));
+        if grouped {
+            node = Node::Aggregate {
+                input: Box::new(node),
+                group: group_exprs,
+                aggs,
+                width,
+                rollup,
+            };
+        }
+        let n = outs.len();
+        let types: Vec<ColumnType> = outs.iter().map(|(_, m)| m.ty).collect();
+        let mut exprs: Vec<E> = outs.iter().map(|(e, _)| e.clone()).collect();
+        let mut keys = Vec::new();
+        for (e, d) in order_keys {
+            keys.push((exprs.len(), d));
+            exprs.push(e);
+        }
+        node = Node::Project {
+            input: Box::new(node),
+            exprs,
+            having,
+            agg_width: grouped.then_some(width),
+            types,
+        };
+        if distinct {
+            node = Node::Distinct {
+                input: Box::new(node),
+                width: n,
+            };
+        }
+        if !keys.is_empty() {
+            node = Node::Sort {
+                input: Box::new(node),
+                keys,
+                top: limit.map(|l| l.saturating_add(offset)),
+            };
+        }
+        if limit.is_some() || offset > 0 || exprs_len(&node) > n {
+            node = Node::Limit {
+                input: Box::new(node),
+                offset,
+                limit,
+                width: n,
+            };
+        }
+        Ok(Bound {
+            node,
+            columns: outs.into_iter().map(|(_, m)| m).collect(),
+            refs,
+        })
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn select_list(
+        &mut self,
+        s: &ast::Select,
+        cols: &[ColInfo],
+        sources: &[Source],
+        outer: &OuterScope,
+        aggs: &mut Vec<AggSpec>,
+        refs: &mut Vec<usize>,
+    ) -> SqlResult<SelectList> {
+        let mut outs: Vec<(E, ColumnMeta)> = Vec::new();
+        let mut aliases: Vec<String> = Vec::new();
+        for item in &s.projection {
+            match item {
+                SelectItem::Wildcard(_) | SelectItem::QualifiedWildcard(..) => {
+                    let qual = match item {
+                        SelectItem::QualifiedWildcard(
+                            ast::SelectItemQualifiedWildcardKind::ObjectName(n),
+                            _,
+                        ) => Some(split_name(n)?.1),
+                        SelectItem::QualifiedWildcard(..) => {
+                            return Err(EngineError::not_supported("this wildcard"))
+                        }
+                        _ => None,
+                    };
+                    if sources.is_empty() {
+                        return Err(EngineError::new(1096, "HY000", "No tables used"));
+                    }
+                    let mut any = false;
+                    for (i, c) in cols.iter().enumerate() {
+                        if qual
+                            .as_ref()
+                            .is_some_and(|q| !q.eq_ignore_ascii_case(&c.table))
+                        {
+                            continue;
+                        }
+                        any = true;
+                        outs.push((E::Col(i), meta_of_col(c, &c.name)));
+                        aliases.push(c.name.clone());
+                    }
+                    if !any {
+                        return Err(EngineError::new(
+                            1051,
+                            "42S02",
+                            format!("Unknown table '{}'", qual.unwrap_or_default()),
+                        ));
+                    }
+                }
+                SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => {
+                    let name = match item {
+                        SelectItem::ExprWithAlias { alias, .. } => alias.value.clone(),
+                        _ => expr_name(e),
+                    };
+                    let ce = self.compile(e, cols, outer, Some(aggs), None, "field list", refs)?;
+                    let meta = match &ce {
+                        E::Col(i) => meta_of_col(&cols[*i], &name),
+                        other => ColumnMeta {
+                            name: name.clone(),
+                            org_name: String::new(),
+                            table: String::new(),
+                            org_table: String::new(),
+                            db: String::new(),
+                            ty: ColumnType::Int { unsigned: false },
+                            nullable: nullable(other, cols),
+                        },
+                    };
+                    aliases.push(name);
+                    outs.push((ce, meta));
+                }
+                // Spark's `expr AS (a, b)`; the MySQL dialect does not produce it.
+                SelectItem::ExprWithAliases { .. } => {
+                    return Err(crate::parse::syntax_error(&item.to_string()))
+                }
+            }
+        }
+        Ok(SelectList { outs, aliases })
+    }
+
+    /// ORDER BY / GROUP BY / HAVING item: a position, an output alias, or
+    /// an expression over the sources.
+    #[allow(clippy::too_many_arguments)]
+    fn resolve_ref(
+        &mut self,
+        e: &Expr,
+        cols: &[ColInfo],
+        outer: &OuterScope,
+        outs: &[(E, ColumnMeta)],
+        aliases: &[String],
+        aggs: Option<&mut Vec<AggSpec>>,
+        clause: &'static str,
+        refs: &mut Vec<usize>,
+    ) -> SqlResult<E> {
+        if let Expr::Value(v) = e {
+            if let ast::Value::Number(n, _) = &v.value {
+                let k: usize = n.parse().unwrap_or(0);
+                if k == 0 || k > outs.len() {
+                    return Err(crate::expr::err_unknown_column(n, clause));
+                }
+                return Ok(outs[k - 1].0.clone());
+            }
+        }
+        if let Expr::Identifier(id) = e {
+            let own = cols.iter().any(|c| c.name.eq_ignore_ascii_case(&id.value));
+            if !own || clause == "having clause" {
+                if let Some(k) = aliases
+                    .iter()
+                    .position(|a| a.eq_ignore_ascii_case(&id.value))
+                {
+                    return Ok(outs[k].0.clone());
+                }
+            }
+        }
+        let exprs: Vec<E> = outs.iter().map(|(e, _)| e.clone()).collect();
+        self.compile(e, cols, outer, aggs, Some((aliases, &exprs)), clause, refs)
+    }
+}
+
+fn exprs_len(node: &Node) -> usize {
+    match node {
+        Node::Project { exprs, .. } => exprs.len(),
+        Node::Distinct { input, .. } | Node::Sort { input, .. } => exprs_len(input),
+        _ => 0,
+    }
+}
+
+fn true_expr() -> Expr {
+    Expr::Value(ast::Value::Boolean(true).into())
+}
+
+/// `l.col = r.col` for USING / NATURAL, AND-ed onto `acc`.
+fn using_eq(acc: Option<Expr>, col: &str, left: &[ColInfo], right: &[ColInfo]) -> SqlResult<Expr> {
+    let unknown = || crate::expr::err_unknown_column(col, "from clause");
+    let l = left
+        .iter()
+        .find(|c| c.name.eq_ignore_ascii_case(col))
+        .ok_or_else(unknown)?;
+    let r = right
+        .iter()
+        .find(|c| c.name.eq_ignore_ascii_case(col))
+        .ok_or_else(unknown)?;
+    let side = |c: &ColInfo| {
+        Expr::CompoundIdentifier(vec![
+            ast::Ident::new(c.table.clone()),
+            ast::Ident::new(c.name.clone()),
+        ])
+    };
+    let eq = Expr::BinaryOp {
+        left: Box::new(side(l)),
+        op: ast::BinaryOperator::Eq,
+        right: Box::new(side(r)),
+    };
+    Ok(match acc {
+        None => eq,
+        Some(a) => Expr::BinaryOp {
+            left: Box::new(a),
+            op: ast::BinaryOperator::And,
+            right: Box::new(eq),
+        },
+    })
+}
+
+/// Column names given by `name (a, b)` / `AS t (a, b)`.
+fn rename_columns(mut columns: Vec<ColumnMeta>, names: &[String]) -> SqlResult<Vec<ColumnMeta>> {
+    if names.is_empty() {
+        for (i, c) in columns.iter().enumerate() {
+            if columns[..i]
+                .iter()
+                .any(|o| o.name.eq_ignore_ascii_case(&c.name))
+            {
+                return Err(EngineError::new(
+                    1060,
+                    "42S21",
+                    format!("Duplicate column name '{}'", c.name),
+                ));
+            }
+        }
+        return Ok(columns);
+    }
+    if names.len() != columns.len() {
+        return Err(EngineError::new(
+            1353,
+            "HY000",
+            "In definition of view, derived table or common table expression, SELECT list and column names list have different column counts",
+        ));
+    }
+    for (c, n) in columns.iter_mut().zip(names) {
+        c.name = n.clone();
+    }
+    Ok(columns)
+}
+
+/// Whether a query body names table `name` (a recursive CTE's self
+/// reference) in any FROM clause, including nested queries in FROM.
+fn set_expr_mentions(b: &SetExpr, name: &str) -> bool {
+    match b {
+        SetExpr::Select(s) => s.from.iter().any(|t| {
+            factor_mentions(&t.relation, name)
+                || t.joins.iter().any(|j| factor_mentions(&j.relation, name))
+        }),
+        SetExpr::Query(q) => set_expr_mentions(&q.body, name),
+        SetExpr::SetOperation { left, right, .. } => {
+            set_expr_mentions(left, name) || set_expr_mentions(right, name)
+        }
+        _ => false,
+    }
+}
+
+fn factor_mentions(f: &TableFactor, name: &str) -> bool {
+    match f {
+        TableFactor::Table { name: n, .. } => {
+            n.0.len() == 1
+                && n.0[0]
+                    .as_ident()
+                    .is_some_and(|i| i.value.eq_ignore_ascii_case(name))
+        }
+        TableFactor::Derived { subquery, .. } => set_expr_mentions(&subquery.body, name),
+        TableFactor::NestedJoin {
+            table_with_joins, ..
+        } => {
+            factor_mentions(&table_with_joins.relation, name)
+                || table_with_joins
+                    .joins
+                    .iter()
+                    .any(|j| factor_mentions(&j.relation, name))
+        }
+        _ => false,
+    }
+}
+
+/// Other dialects' clauses that sqlparser reads everywhere: not MySQL
+/// syntax, so a syntax error rather than a clause silently dropped.
+fn reject_foreign_clauses(s: &ast::Select) -> SqlResult<()> {
+    if !s.connect_by.is_empty() {
+        return Err(crate::parse::syntax_error("CONNECT BY"));
+    }
+    for (present, what) in [
+        (s.top.is_some(), "TOP"),
+        (s.exclude.is_some(), "EXCLUDE"),
+        (!s.lateral_views.is_empty(), "LATERAL VIEW"),
+        (s.prewhere.is_some(), "PREWHERE"),
+        (!s.cluster_by.is_empty(), "CLUSTER BY"),
+        (!s.distribute_by.is_empty(), "DISTRIBUTE BY"),
+        (!s.sort_by.is_empty(), "SORT BY"),
+        (s.qualify.is_some(), "QUALIFY"),
+        (s.value_table_mode.is_some(), "AS VALUE"),
+    ] {
+        if present {
+            return Err(crate::parse::syntax_error(what));
+        }
+    }
+    Ok(())
+}
+
+/// The result columns of `l op r`: names from the left; each type wide
+/// enough for both sides.
+fn set_op(kind: SetOpKind, all: bool, l: Bound, r: Bound) -> SqlResult<Bound> {
+    if l.columns.len() != r.columns.len() {
+        return Err(EngineError::new(
+            1222,
+            "21000",
+            "The used SELECT statements have a different number of columns",
+        ));
+    }
+    let columns = l
+        .columns
+        .iter()
+        .zip(&r.columns)
+        .map(|(a, b)| ColumnMeta {
+            name: a.name.clone(),
+            org_name: String::new(),
+            table: String::new(),
+            org_table: String::new(),
+            db: String::new(),
+            ty: merge_types(a.ty, b.ty),
+            nullable: a.nullable || b.nullable,
+        })
+        .collect();
+    let mut refs = l.refs;
+    for x in r.refs {
+        if !refs.contains(&x) {
+            refs.push(x);
+        }
+    }
+    Ok(Bound {
+        node: Node::SetOp {
+            op: kind,
+            all,
+            left: Box::new(l.node),
+            right: Box::new(r.node),
+        },
+        columns,
+        refs,
+    })
+}
+
+/// The type a UNION column gets from its two sides (MySQL's type
+/// aggregation, simplified: equal types stay; integers widen to BIGINT;
+/// exact numbers to DECIMAL; any float to DOUBLE; otherwise a string).
+pub fn merge_types(a: ColumnType, b: ColumnType) -> ColumnType {
+    use ColumnType as T;
+    if a == b {
+        return a;
+    }
+    let class = |t: &T| match t {
+        T::TinyInt { .. }
+        | T::SmallInt { .. }
+        | T::MediumInt { .. }
+        | T::Int { .. }
+        | T::BigInt { .. } => 0,
+        T::Decimal { .. } => 1,
+        T::Float | T::Double => 2,
+        T::Binary { len: 0 } => 9, // NULL literal
+        _ => 3,
+    };
+    match (class(&a), class(&b)) {
+        (9, _) => b,
+        (_, 9) => a,
+        (0, 0) => T::BigInt { unsigned: false },
+        (0 | 1, 0 | 1) => T::Decimal {
+            precision: 65,
+            scale: scale_of(&a).max(scale_of(&b)),
+        },
+        (0..=2, 0..=2) => T::Double,
+        _ => T::Varchar { len: 16383 },
+    }
+}
+
+fn scale_of(t: &ColumnType) -> u8 {
+    match t {
+        ColumnType::Decimal { scale, .. } => *scale,
+        _ => 0,
+    }
+}

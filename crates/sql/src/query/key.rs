@@ -1,0 +1,61 @@
+//! # Hash keys: values as GROUP BY, DISTINCT, UNION and IN compare them
+//!
+//! Grouping and de-duplication need a key that is equal exactly when
+//! MySQL's comparison says the values are equal, and that hashes the same
+//! then. `1`, `1.0` (DECIMAL) and `1e0` (DOUBLE) are one group; `NULL`s
+//! group together (unlike `=`); strings compare by bytes, as quire's only
+//! collation (binary) does. Numbers are brought to one canonical form:
+//! integral values become an `i128`, others a normalised decimal string
+//! or the bits of the double.
+
+use quire_engine::Value;
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum KeyPart {
+    Null,
+    Int(i128),
+    /// A non-integral exact number, without trailing zeros.
+    Dec(String),
+    /// A non-integral double's bits.
+    Double(u64),
+    Bytes(Vec<u8>),
+    /// Dates and datetimes by their text (one canonical format each).
+    Temporal(String),
+}
+
+/// The canonical key of one value.
+pub fn key_part(v: &Value) -> KeyPart {
+    match v {
+        Value::Null => KeyPart::Null,
+        Value::Int(i) => KeyPart::Int(i128::from(*i)),
+        Value::UInt(u) => KeyPart::Int(i128::from(*u)),
+        Value::Decimal(d) => {
+            let s = d.to_string();
+            let trimmed = if s.contains('.') {
+                s.trim_end_matches('0').trim_end_matches('.').to_string()
+            } else {
+                s
+            };
+            match trimmed.parse::<i128>() {
+                Ok(i) => KeyPart::Int(i),
+                Err(_) => KeyPart::Dec(if trimmed == "-0" { "0".into() } else { trimmed }),
+            }
+        }
+        Value::Float(f) => double_key(f64::from(*f)),
+        Value::Double(f) => double_key(*f),
+        Value::Bytes(b) => KeyPart::Bytes(b.clone()),
+        other => KeyPart::Temporal(other.to_string()),
+    }
+}
+
+fn double_key(f: f64) -> KeyPart {
+    if f.fract() == 0.0 && f.abs() < 1e30 {
+        return KeyPart::Int(f as i128);
+    }
+    KeyPart::Double(if f == 0.0 { 0 } else { f.to_bits() })
+}
+
+/// The key of a row (or of its first `n` values).
+pub fn row_key(vals: &[Value]) -> Vec<KeyPart> {
+    vals.iter().map(key_part).collect()
+}

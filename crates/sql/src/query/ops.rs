@@ -1,0 +1,1230 @@
+//! # Operators: the plan, executed one row at a time
+//!
+//! Every plan node becomes an operator with a `next()` that returns the
+//! next row or `None` (the Volcano model). Rows are pulled from the top:
+//! a `LIMIT 10` over a full-table join stops the join after ten rows, and
+//! the join reads its tables in bounded batches (`Txn::scan_after`), so
+//! no more than a batch is read past what the consumer takes.
+//!
+//! ```text
+//!   Limit.next ─▶ Sort.next ─▶ Project.next ─▶ Aggregate.next ─▶ Join.next
+//!   (streams)     (blocking)   (streams)       (blocking)         (streams:
+//!                                                                  nested loops
+//!                                                                  over batches)
+//! ```
+//!
+//! Operators do not hold the transaction: each `next` gets it in [`Ex`],
+//! with the values of the enclosing query (`outer`, for correlated
+//! subqueries) and the statement-wide state ([`Shared`]: subquery result
+//! caches, materialised derived tables, recursive CTE rounds).
+//!
+//! Subqueries in expressions are run by [`Runner`], which `Ex::eval`
+//! lends the transaction to for the duration of one evaluation. An
+//! uncorrelated subquery runs once per statement (its rows, and for IN a
+//! hash set of them, are cached); a correlated one runs per outer row and
+//! stops as soon as its answer is known (EXISTS at the first row, a
+//! scalar subquery at the second).
+
+use std::cell::RefCell;
+use std::cmp::Ordering;
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::Arc;
+
+use quire_engine::types::compare;
+use quire_engine::{ColumnType, EngineError, Scan, TableDef, Txn, Value};
+
+use crate::ctx::Ctx;
+use crate::expr::{conform, truth, Cmp, Row, SubKind, SubqueryRunner, E};
+use crate::query::access::{exact, key_ranges, Access, KeyRange};
+use crate::query::agg::AggState;
+use crate::query::key::{key_part, row_key, KeyPart};
+use crate::query::plan::{Join, Node, SetOpKind, SourceKind, Subplan};
+use crate::SqlResult;
+
+/// Largest batch one scan call returns.
+const MAX_BATCH_ROWS: usize = 4096;
+/// Largest batch of a locking read under a LIMIT (rows locked past what
+/// the consumer takes are at most this many).
+const MAX_LOCKING_BATCH_ROWS: usize = 64;
+
+/// Statement-wide execution state.
+pub struct Shared<'p> {
+    pub cx: &'p Ctx<'p>,
+    pub subplans: &'p [Subplan],
+    /// Some block has a LIMIT: locking reads fetch in small batches.
+    pub any_limit: bool,
+    subq_cache: RefCell<HashMap<usize, Arc<SubRows>>>,
+    derived: RefCell<HashMap<usize, Arc<Vec<Vec<Value>>>>>,
+    working: RefCell<HashMap<usize, Arc<Vec<Vec<Value>>>>>,
+}
+
+impl<'p> Shared<'p> {
+    pub fn new(cx: &'p Ctx<'p>, subplans: &'p [Subplan], any_limit: bool) -> Shared<'p> {
+        Shared {
+            cx,
+            subplans,
+            any_limit,
+            subq_cache: RefCell::new(HashMap::new()),
+            derived: RefCell::new(HashMap::new()),
+            working: RefCell::new(HashMap::new()),
+        }
+    }
+}
+
+/// What an operator's `next` works with.
+pub struct Ex<'e, 'p> {
+    pub txn: &'e mut Txn,
+    pub sh: &'e Shared<'p>,
+    pub outer: &'e [Value],
+}
+
+impl Ex<'_, '_> {
+    /// Evaluates `e` on `row` (and aggregate values `aggs`).
+    pub fn eval(&mut self, e: &E, row: &[Value], aggs: &[Value]) -> SqlResult<Value> {
+        let runner = Runner {
+            txn: RefCell::new(&mut *self.txn),
+            sh: self.sh,
+        };
+        e.eval(&Row {
+            row,
+            aggs,
+            outer: self.outer,
+            subq: Some(&runner),
+        })
+    }
+
+    /// Whether every condition is TRUE on `row`.
+    pub fn passes(&mut self, conds: &[E], row: &[Value]) -> SqlResult<bool> {
+        for c in conds {
+            if truth(&self.eval(c, row, &[])?) != Some(true) {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+}
+
+/// A running operator.
+pub trait Operator<'p> {
+    fn next(&mut self, ex: &mut Ex<'_, 'p>) -> SqlResult<Option<Vec<Value>>>;
+}
+
+pub type BoxOp<'p> = Box<dyn Operator<'p> + 'p>;
+
+/// Builds the operator tree of `node`.
+pub fn build<'p>(node: &'p Node) -> BoxOp<'p> {
+    match node {
+        Node::Join(j) => Box::new(JoinOp::new(j)),
+        Node::Aggregate {
+            input,
+            group,
+            aggs,
+            width,
+            rollup,
+        } => Box::new(AggregateOp {
+            input: build(input),
+            group,
+            aggs,
+            width: *width,
+            rollup: *rollup,
+            out: None,
+        }),
+        Node::Project {
+            input,
+            exprs,
+            having,
+            agg_width,
+            types,
+        } => Box::new(ProjectOp {
+            input: build(input),
+            exprs,
+            having: having.as_ref(),
+            agg_width: *agg_width,
+            types,
+        }),
+        Node::Distinct { input, width } => Box::new(DistinctOp {
+            input: build(input),
+            width: *width,
+            seen: HashSet::new(),
+        }),
+        Node::Sort { input, keys, top } => Box::new(SortOp {
+            input: build(input),
+            keys,
+            top: *top,
+            out: None,
+        }),
+        Node::Limit {
+            input,
+            offset,
+            limit,
+            width,
+        } => Box::new(LimitOp {
+            input: build(input),
+            skip: *offset,
+            left: *limit,
+            width: *width,
+        }),
+        Node::SetOp {
+            op,
+            all,
+            left,
+            right,
+        } => Box::new(SetOpOp {
+            op: *op,
+            all: *all,
+            left: build(left),
+            right: Some(build(right)),
+            right_rows: None,
+            seen: HashSet::new(),
+            on_right: false,
+        }),
+        Node::Recursive {
+            id,
+            anchor,
+            step,
+            distinct,
+        } => Box::new(RecursiveOp {
+            id: *id,
+            anchor: Some(build(anchor)),
+            step,
+            distinct: *distinct,
+            seen: HashSet::new(),
+            round: VecDeque::new(),
+            next_round: Vec::new(),
+            rounds: 0,
+            done: false,
+        }),
+        Node::Values(rows) => Box::new(ValuesOp {
+            rows: rows.clone(),
+            pos: 0,
+        }),
+    }
+}
+
+/// Runs `node` to completion.
+pub fn collect<'p>(node: &'p Node, ex: &mut Ex<'_, 'p>) -> SqlResult<Vec<Vec<Value>>> {
+    let mut op = build(node);
+    let mut out = Vec::new();
+    while let Some(r) = op.next(ex)? {
+        out.push(r);
+    }
+    Ok(out)
+}
+
+// ------------------------------------------------------------ subqueries
+
+/// A subquery's rows, kept for an uncorrelated subquery.
+struct SubRows {
+    rows: Vec<Vec<Value>>,
+    /// Hash keys of the first column's non-NULL values (IN).
+    set: HashSet<KeyPart>,
+    has_null: bool,
+}
+
+pub struct Runner<'e, 'p> {
+    txn: RefCell<&'e mut Txn>,
+    sh: &'e Shared<'p>,
+}
+
+impl Runner<'_, '_> {
+    /// Rows of subplan `id` (at most `max`).
+    fn rows(&self, id: usize, outer: &[Value], max: Option<usize>) -> SqlResult<Vec<Vec<Value>>> {
+        let sp = self
+            .sh
+            .subplans
+            .get(id)
+            .ok_or_else(|| EngineError::internal("unknown subquery"))?;
+        let mut g = self
+            .txn
+            .try_borrow_mut()
+            .map_err(|_| EngineError::internal("subquery re-entered"))?;
+        let mut ex = Ex {
+            txn: &mut g,
+            sh: self.sh,
+            outer,
+        };
+        let mut op = build(&sp.node);
+        let mut out = Vec::new();
+        while max.is_none_or(|m| out.len() < m) {
+            match op.next(&mut ex)? {
+                Some(r) => out.push(r),
+                None => break,
+            }
+        }
+        Ok(out)
+    }
+
+    fn cached(&self, id: usize) -> SqlResult<Arc<SubRows>> {
+        if let Some(c) = self.sh.subq_cache.borrow().get(&id) {
+            return Ok(c.clone());
+        }
+        let rows = self.rows(id, &[], None)?;
+        let mut set = HashSet::new();
+        let mut has_null = false;
+        for r in &rows {
+            match r.first() {
+                Some(Value::Null) | None => has_null = true,
+                Some(v) => {
+                    set.insert(key_part(v));
+                }
+            }
+        }
+        let c = Arc::new(SubRows {
+            rows,
+            set,
+            has_null,
+        });
+        self.sh.subq_cache.borrow_mut().insert(id, c.clone());
+        Ok(c)
+    }
+}
+
+fn err_subquery_rows() -> EngineError {
+    EngineError::new(1242, "21000", "Subquery returns more than 1 row")
+}
+
+fn cmp_holds(op: Cmp, a: &Value, b: &Value) -> Option<bool> {
+    if a.is_null() || b.is_null() {
+        return None;
+    }
+    let o = compare(a, b)?;
+    Some(match op {
+        Cmp::Eq | Cmp::NullSafeEq => o == Ordering::Equal,
+        Cmp::Ne => o != Ordering::Equal,
+        Cmp::Lt => o == Ordering::Less,
+        Cmp::Le => o != Ordering::Greater,
+        Cmp::Gt => o == Ordering::Greater,
+        Cmp::Ge => o != Ordering::Less,
+    })
+}
+
+/// `x op ANY (rows)` (`all` false) or `x op ALL (rows)`, three-valued.
+fn quantified(op: Cmp, all: bool, x: &Value, rows: &[Vec<Value>]) -> Value {
+    let mut unknown = false;
+    for r in rows {
+        let v = r.first().unwrap_or(&Value::Null);
+        match cmp_holds(op, x, v) {
+            Some(true) if !all => return Value::Int(1),
+            Some(false) if all => return Value::Int(0),
+            None => unknown = true,
+            _ => {}
+        }
+    }
+    if unknown {
+        Value::Null
+    } else {
+        Value::Int(i64::from(all))
+    }
+}
+
+impl SubqueryRunner for Runner<'_, '_> {
+    fn eval(
+        &self,
+        id: usize,
+        kind: SubKind,
+        lhs: Option<&Value>,
+        outer: &[Value],
+    ) -> SqlResult<Value> {
+        let correlated = self.sh.subplans.get(id).is_some_and(|s| s.correlated);
+        let null = Value::Null;
+        let x = lhs.unwrap_or(&null);
+        if !correlated {
+            let c = self.cached(id)?;
+            return Ok(match kind {
+                SubKind::Exists => Value::Int(i64::from(!c.rows.is_empty())),
+                SubKind::Scalar => match c.rows.len() {
+                    0 => Value::Null,
+                    1 => c.rows[0].first().cloned().unwrap_or(Value::Null),
+                    _ => return Err(err_subquery_rows()),
+                },
+                SubKind::In => {
+                    if c.rows.is_empty() {
+                        Value::Int(0)
+                    } else if x.is_null() {
+                        Value::Null
+                    } else if c.set.contains(&key_part(x)) {
+                        Value::Int(1)
+                    } else if c.has_null || !hash_exact(x, &c.rows) {
+                        // A NULL in the list, or values whose equality the
+                        // hash key cannot decide (mixed types): compare.
+                        quantified(Cmp::Eq, false, x, &c.rows)
+                    } else {
+                        Value::Int(0)
+                    }
+                }
+                SubKind::Any(op) => quantified(op, false, x, &c.rows),
+                SubKind::All(op) => quantified(op, true, x, &c.rows),
+            });
+        }
+        Ok(match kind {
+            SubKind::Exists => Value::Int(i64::from(!self.rows(id, outer, Some(1))?.is_empty())),
+            SubKind::Scalar => {
+                let rows = self.rows(id, outer, Some(2))?;
+                match rows.len() {
+                    0 => Value::Null,
+                    1 => rows[0].first().cloned().unwrap_or(Value::Null),
+                    _ => return Err(err_subquery_rows()),
+                }
+            }
+            SubKind::In => {
+                let rows = self.rows(id, outer, None)?;
+                if rows.is_empty() {
+                    Value::Int(0)
+                } else {
+                    quantified(Cmp::Eq, false, x, &rows)
+                }
+            }
+            SubKind::Any(op) => quantified(op, false, x, &self.rows(id, outer, None)?),
+            SubKind::All(op) => quantified(op, true, x, &self.rows(id, outer, None)?),
+        })
+    }
+}
+
+/// Whether hash-key equality decides `x = v` for every value of the
+/// first column (same kind of value: both numbers, both strings, ...).
+fn hash_exact(x: &Value, rows: &[Vec<Value>]) -> bool {
+    let kind = |v: &Value| match v {
+        Value::Int(_) | Value::UInt(_) | Value::Decimal(_) => 0,
+        Value::Float(_) | Value::Double(_) => 1,
+        Value::Bytes(_) => 2,
+        Value::Null => 9,
+        _ => 3,
+    };
+    let k = kind(x);
+    k != 1
+        && rows
+            .iter()
+            .all(|r| r.first().is_none_or(|v| kind(v) == k || v.is_null()))
+}
+
+// ------------------------------------------------------------------ join
+
+/// Candidate rows of one step for the current row of the steps before.
+enum Cands {
+    Empty,
+    Rows {
+        rows: Arc<Vec<Vec<Value>>>,
+        pos: usize,
+    },
+    Scan {
+        ranges: Vec<KeyRange>,
+        ri: usize,
+        batch: VecDeque<Vec<Value>>,
+        after: Option<Vec<u8>>,
+        range_done: bool,
+        batch_rows: usize,
+        max_batch_rows: usize,
+    },
+}
+
+struct Level {
+    cands: Cands,
+    /// An ON match was found (outer sources).
+    matched: bool,
+    /// The NULL row of an outer source was produced.
+    null_done: bool,
+}
+
+pub struct JoinOp<'p> {
+    j: &'p Join,
+    row: Vec<Value>,
+    levels: Vec<Level>,
+    depth: usize,
+    started: bool,
+    done: bool,
+}
+
+impl<'p> JoinOp<'p> {
+    fn new(j: &'p Join) -> JoinOp<'p> {
+        JoinOp {
+            j,
+            row: vec![Value::Null; j.width],
+            levels: (0..j.steps.len())
+                .map(|_| Level {
+                    cands: Cands::Empty,
+                    matched: false,
+                    null_done: false,
+                })
+                .collect(),
+            depth: 0,
+            started: false,
+            done: false,
+        }
+    }
+
+    /// Prepares step `k`'s candidates for the current row.
+    fn open(&mut self, k: usize, ex: &mut Ex<'_, 'p>) -> SqlResult<()> {
+        let step = &self.j.steps[k];
+        let src = &self.j.sources[step.source];
+        self.levels[k].matched = false;
+        self.levels[k].null_done = false;
+        self.levels[k].cands = match &src.kind {
+            SourceKind::Table { def, .. } => {
+                let acc = step
+                    .access
+                    .as_ref()
+                    .ok_or_else(|| EngineError::internal("table step without access"))?;
+                self.open_table(def, acc, step.scan_limit, ex)?
+            }
+            SourceKind::Rows(rows) => Cands::Rows {
+                rows: rows.clone(),
+                pos: 0,
+            },
+            SourceKind::Derived(node) => Cands::Rows {
+                rows: materialise(node, ex)?,
+                pos: 0,
+            },
+            SourceKind::Working(id) => Cands::Rows {
+                rows: ex.sh.working.borrow().get(id).cloned().unwrap_or_default(),
+                pos: 0,
+            },
+        };
+        Ok(())
+    }
+
+    fn open_table(
+        &mut self,
+        def: &TableDef,
+        acc: &Access,
+        scan_limit: Option<usize>,
+        ex: &mut Ex<'_, 'p>,
+    ) -> SqlResult<Cands> {
+        let runner = Runner {
+            txn: RefCell::new(&mut *ex.txn),
+            sh: ex.sh,
+        };
+        let r = Row {
+            row: &self.row,
+            aggs: &[],
+            outer: ex.outer,
+            subq: Some(&runner),
+        };
+        let Some(ranges) = key_ranges(acc, &r)? else {
+            return Ok(Cands::Empty);
+        };
+        let lock = self.j.lock;
+        // A full unique key on the primary key: one point read.
+        if acc.point && acc.index.is_none() && ranges.len() == 1 {
+            let tys = def.pk_types();
+            let exact_vals: Option<Vec<Value>> = ranges[0]
+                .prefix
+                .iter()
+                .zip(&tys)
+                .map(|(v, t)| exact(v, t))
+                .collect();
+            if let Some(pk) = exact_vals {
+                let got = match lock {
+                    Some(m) => ex.txn.get_for(def, &pk, m)?,
+                    None => ex.txn.get(def, &pk)?,
+                };
+                return Ok(Cands::Rows {
+                    rows: Arc::new(got.into_iter().collect()),
+                    pos: 0,
+                });
+            }
+        }
+        let limited = self.j.limit.is_some() || ex.sh.any_limit;
+        let (first, max) = match (scan_limit, lock) {
+            (Some(l), _) => (l.max(1), l.max(1)),
+            (None, Some(_)) if limited => (1, MAX_LOCKING_BATCH_ROWS),
+            (None, _) if self.j.limit.is_some() => (16, MAX_BATCH_ROWS),
+            (None, _) => (256, MAX_BATCH_ROWS),
+        };
+        Ok(Cands::Scan {
+            ranges,
+            ri: 0,
+            batch: VecDeque::new(),
+            after: None,
+            range_done: false,
+            batch_rows: first,
+            max_batch_rows: max,
+        })
+    }
+
+    /// The next candidate row of step `k` (None: exhausted).
+    fn candidate(&mut self, k: usize, ex: &mut Ex<'_, 'p>) -> SqlResult<Option<Vec<Value>>> {
+        let step = &self.j.steps[k];
+        let scan_limit = step.scan_limit;
+        let lock = self.j.lock;
+        match &mut self.levels[k].cands {
+            Cands::Empty => Ok(None),
+            Cands::Rows { rows, pos } => {
+                let r = rows.get(*pos).cloned();
+                *pos += 1;
+                Ok(r)
+            }
+            Cands::Scan {
+                ranges,
+                ri,
+                batch,
+                after,
+                range_done,
+                batch_rows,
+                max_batch_rows,
+            } => loop {
+                if let Some(r) = batch.pop_front() {
+                    return Ok(Some(r));
+                }
+                if *ri >= ranges.len() {
+                    return Ok(None);
+                }
+                if *range_done || scan_limit.is_some() && after.is_some() {
+                    *ri += 1;
+                    *after = None;
+                    *range_done = false;
+                    continue;
+                }
+                let SourceKind::Table { def, .. } = &self.j.sources[step.source].kind else {
+                    return Ok(None);
+                };
+                let acc = step
+                    .access
+                    .as_ref()
+                    .ok_or_else(|| EngineError::internal("table step without access"))?;
+                let range = &ranges[*ri];
+                let s = Scan {
+                    index: acc.index.clone(),
+                    lower: range.lower.clone(),
+                    upper: range.upper.clone(),
+                    reverse: acc.reverse,
+                    lock,
+                    limit: Some(*batch_rows),
+                };
+                let got = ex.txn.scan_after(def, &s, after.as_deref())?;
+                if got.len() < *batch_rows {
+                    *range_done = true;
+                }
+                *batch_rows = (*batch_rows * 2).min(*max_batch_rows);
+                if let Some((k, _)) = got.last() {
+                    *after = Some(k.clone());
+                } else {
+                    *range_done = true;
+                }
+                batch.extend(got.into_iter().map(|(_, r)| r.values));
+            },
+        }
+    }
+
+    fn set_source(&mut self, k: usize, vals: Option<Vec<Value>>) {
+        let src = &self.j.sources[self.j.steps[k].source];
+        match vals {
+            Some(v) => {
+                for (i, x) in v.into_iter().enumerate().take(src.width) {
+                    self.row[src.offset + i] = x;
+                }
+            }
+            None => {
+                for i in 0..src.width {
+                    self.row[src.offset + i] = Value::Null;
+                }
+            }
+        }
+    }
+
+    /// Advances step `k` to its next row that passes; false when done.
+    fn advance(&mut self, k: usize, ex: &mut Ex<'_, 'p>) -> SqlResult<bool> {
+        let step = &self.j.steps[k];
+        let outer_on = self.j.sources[step.source].outer_on.as_deref();
+        loop {
+            // A safe point for KILL QUERY / max_execution_time.
+            ex.txn.tick()?;
+            match self.candidate(k, ex)? {
+                Some(vals) => {
+                    self.set_source(k, Some(vals));
+                    if let Some(on) = outer_on {
+                        if !ex.passes(on, &self.row)? {
+                            continue;
+                        }
+                        self.levels[k].matched = true;
+                    }
+                    if ex.passes(&step.filter, &self.row)? {
+                        return Ok(true);
+                    }
+                }
+                None => {
+                    let lv = &mut self.levels[k];
+                    if outer_on.is_some() && !lv.matched && !lv.null_done {
+                        lv.null_done = true;
+                        self.set_source(k, None);
+                        if ex.passes(&step.filter, &self.row)? {
+                            return Ok(true);
+                        }
+                    }
+                    self.set_source(k, None);
+                    return Ok(false);
+                }
+            }
+        }
+    }
+}
+
+impl<'p> Operator<'p> for JoinOp<'p> {
+    fn next(&mut self, ex: &mut Ex<'_, 'p>) -> SqlResult<Option<Vec<Value>>> {
+        if self.done {
+            return Ok(None);
+        }
+        if !self.started {
+            self.started = true;
+            if !ex.passes(&self.j.gate, &self.row)? {
+                self.done = true;
+                return Ok(None);
+            }
+            if self.j.steps.is_empty() {
+                // SELECT without FROM: one empty row.
+                self.done = true;
+                return Ok(Some(Vec::new()));
+            }
+            self.open(0, ex)?;
+            self.depth = 0;
+        }
+        let last = self.j.steps.len() - 1;
+        loop {
+            let k = self.depth;
+            if self.advance(k, ex)? {
+                if k == last {
+                    return Ok(Some(self.row.clone()));
+                }
+                self.depth += 1;
+                self.open(k + 1, ex)?;
+            } else if k == 0 {
+                self.done = true;
+                return Ok(None);
+            } else {
+                self.depth -= 1;
+            }
+        }
+    }
+}
+
+/// A derived table's rows, computed once per statement.
+fn materialise<'p>(node: &'p Node, ex: &mut Ex<'_, 'p>) -> SqlResult<Arc<Vec<Vec<Value>>>> {
+    let key = node as *const Node as usize;
+    let cacheable = !reads_working(node);
+    if cacheable {
+        if let Some(r) = ex.sh.derived.borrow().get(&key) {
+            return Ok(r.clone());
+        }
+    }
+    // Derived tables see no enclosing row.
+    let mut inner = Ex {
+        txn: &mut *ex.txn,
+        sh: ex.sh,
+        outer: &[],
+    };
+    let rows = Arc::new(collect(node, &mut inner)?);
+    if cacheable {
+        ex.sh.derived.borrow_mut().insert(key, rows.clone());
+    }
+    Ok(rows)
+}
+
+/// Whether a plan reads a recursive CTE's working rows (its result
+/// changes from round to round, so it is not cached).
+fn reads_working(node: &Node) -> bool {
+    match node {
+        Node::Join(j) => j.sources.iter().any(|s| match &s.kind {
+            SourceKind::Working(_) => true,
+            SourceKind::Derived(n) => reads_working(n),
+            _ => false,
+        }),
+        Node::Aggregate { input, .. }
+        | Node::Project { input, .. }
+        | Node::Distinct { input, .. }
+        | Node::Sort { input, .. }
+        | Node::Limit { input, .. } => reads_working(input),
+        Node::SetOp { left, right, .. } => reads_working(left) || reads_working(right),
+        Node::Recursive { anchor, step, .. } => reads_working(anchor) || reads_working(step),
+        Node::Values(_) => false,
+    }
+}
+
+// ------------------------------------------------------------- aggregate
+
+struct AggregateOp<'p> {
+    input: BoxOp<'p>,
+    group: &'p [E],
+    aggs: &'p [crate::expr::AggSpec],
+    width: usize,
+    rollup: bool,
+    out: Option<std::vec::IntoIter<Vec<Value>>>,
+}
+
+struct Group {
+    row: Vec<Value>,
+    key_vals: Vec<Value>,
+    states: Vec<AggState>,
+}
+
+impl<'p> AggregateOp<'p> {
+    fn new_group(&self, row: Vec<Value>, key_vals: Vec<Value>) -> Group {
+        Group {
+            row,
+            key_vals,
+            states: self.aggs.iter().map(|a| AggState::new(a.kind)).collect(),
+        }
+    }
+
+    fn add(&self, g: &mut Group, row: &[Value], ex: &mut Ex<'_, 'p>) -> SqlResult<()> {
+        for (st, spec) in g.states.iter_mut().zip(self.aggs) {
+            let v = match &spec.arg {
+                None => None,
+                Some(e) => Some(ex.eval(e, row, &[])?),
+            };
+            st.add(spec, v)?;
+        }
+        Ok(())
+    }
+
+    fn finish(&self, g: Group) -> SqlResult<Vec<Value>> {
+        let mut out = g.row;
+        out.resize(self.width, Value::Null);
+        for (s, a) in g.states.iter().zip(self.aggs) {
+            out.push(s.finish(a)?);
+        }
+        Ok(out)
+    }
+
+    /// Groups keyed by the first `n` group expressions.
+    fn group_by(
+        &self,
+        rows: &[(Vec<Value>, Vec<Value>)],
+        n: usize,
+        ex: &mut Ex<'_, 'p>,
+    ) -> SqlResult<Vec<Group>> {
+        let mut groups: Vec<Group> = Vec::new();
+        let mut index: HashMap<Vec<KeyPart>, usize> = HashMap::new();
+        for (row, kv) in rows {
+            ex.txn.tick()?;
+            let key = row_key(&kv[..n]);
+            let gi = match index.get(&key) {
+                Some(&i) => i,
+                None => {
+                    let mut rep = row.clone();
+                    // Rollup rows: the rolled-up columns read as NULL.
+                    for g in &self.group[n..] {
+                        if let E::Col(c) = g {
+                            if let Some(x) = rep.get_mut(*c) {
+                                *x = Value::Null;
+                            }
+                        }
+                    }
+                    let mut kvals = kv[..n].to_vec();
+                    kvals.resize(self.group.len(), Value::Null);
+                    groups.push(self.new_group(rep, kvals));
+                    index.insert(key, groups.len() - 1);
+                    groups.len() - 1
+                }
+            };
+            let mut g = std::mem::replace(
+                &mut groups[gi],
+                Group {
+                    row: Vec::new(),
+                    key_vals: Vec::new(),
+                    states: Vec::new(),
+                },
+            );
+            self.add(&mut g, row, ex)?;
+            groups[gi] = g;
+        }
+        Ok(groups)
+    }
+
+    fn compute(&mut self, ex: &mut Ex<'_, 'p>) -> SqlResult<Vec<Vec<Value>>> {
+        if !self.rollup {
+            let mut groups: Vec<Group> = Vec::new();
+            let mut index: HashMap<Vec<KeyPart>, usize> = HashMap::new();
+            while let Some(row) = self.input.next(ex)? {
+                let mut kv = Vec::with_capacity(self.group.len());
+                for g in self.group {
+                    kv.push(ex.eval(g, &row, &[])?);
+                }
+                let key = row_key(&kv);
+                let gi = match index.get(&key) {
+                    Some(&i) => i,
+                    None => {
+                        let g = self.new_group(row.clone(), Vec::new());
+                        groups.push(g);
+                        index.insert(key, groups.len() - 1);
+                        groups.len() - 1
+                    }
+                };
+                let mut g = std::mem::replace(
+                    &mut groups[gi],
+                    Group {
+                        row: Vec::new(),
+                        key_vals: Vec::new(),
+                        states: Vec::new(),
+                    },
+                );
+                self.add(&mut g, &row, ex)?;
+                groups[gi] = g;
+            }
+            if groups.is_empty() && self.group.is_empty() {
+                groups.push(self.new_group(vec![Value::Null; self.width], Vec::new()));
+            }
+            return groups.into_iter().map(|g| self.finish(g)).collect();
+        }
+        // WITH ROLLUP: groups at every prefix of the GROUP BY list, in
+        // key order, each super-aggregate row after the rows it sums.
+        let mut rows = Vec::new();
+        while let Some(row) = self.input.next(ex)? {
+            let mut kv = Vec::with_capacity(self.group.len());
+            for g in self.group {
+                kv.push(ex.eval(g, &row, &[])?);
+            }
+            rows.push((row, kv));
+        }
+        let n = self.group.len();
+        let mut all: Vec<(Vec<Value>, usize, Group)> = Vec::new();
+        for level in (0..=n).rev() {
+            if level == 0 && rows.is_empty() {
+                continue;
+            }
+            for g in self.group_by(&rows, level, ex)? {
+                all.push((g.key_vals.clone(), level, g));
+            }
+        }
+        all.sort_by(|a, b| {
+            for i in 0..n {
+                // A rolled-up position sorts after every real value.
+                let (ra, rb) = (i >= a.1, i >= b.1);
+                let o = match (ra, rb) {
+                    (true, true) => Ordering::Equal,
+                    (true, false) => Ordering::Greater,
+                    (false, true) => Ordering::Less,
+                    _ => null_first(&a.0[i], &b.0[i]),
+                };
+                if o != Ordering::Equal {
+                    return o;
+                }
+            }
+            Ordering::Equal
+        });
+        all.into_iter().map(|(_, _, g)| self.finish(g)).collect()
+    }
+}
+
+fn null_first(a: &Value, b: &Value) -> Ordering {
+    match (a.is_null(), b.is_null()) {
+        (true, true) => Ordering::Equal,
+        (true, false) => Ordering::Less,
+        (false, true) => Ordering::Greater,
+        _ => compare(a, b).unwrap_or(Ordering::Equal),
+    }
+}
+
+impl<'p> Operator<'p> for AggregateOp<'p> {
+    fn next(&mut self, ex: &mut Ex<'_, 'p>) -> SqlResult<Option<Vec<Value>>> {
+        if self.out.is_none() {
+            let rows = self.compute(ex)?;
+            self.out = Some(rows.into_iter());
+        }
+        Ok(self.out.as_mut().and_then(|o| o.next()))
+    }
+}
+
+// --------------------------------------------------------------- project
+
+struct ProjectOp<'p> {
+    input: BoxOp<'p>,
+    exprs: &'p [E],
+    having: Option<&'p E>,
+    agg_width: Option<usize>,
+    types: &'p [ColumnType],
+}
+
+impl<'p> Operator<'p> for ProjectOp<'p> {
+    fn next(&mut self, ex: &mut Ex<'_, 'p>) -> SqlResult<Option<Vec<Value>>> {
+        while let Some(input) = self.input.next(ex)? {
+            let (row, aggs) = match self.agg_width {
+                Some(w) if w <= input.len() => input.split_at(w),
+                _ => (&input[..], &[][..]),
+            };
+            if let Some(h) = self.having {
+                if truth(&ex.eval(h, row, aggs)?) != Some(true) {
+                    continue;
+                }
+            }
+            let mut out = Vec::with_capacity(self.exprs.len());
+            for (i, e) in self.exprs.iter().enumerate() {
+                let v = ex.eval(e, row, aggs)?;
+                out.push(match self.types.get(i) {
+                    Some(t) => conform(v, t),
+                    None => v,
+                });
+            }
+            return Ok(Some(out));
+        }
+        Ok(None)
+    }
+}
+
+// ------------------------------------------------- distinct, sort, limit
+
+struct DistinctOp<'p> {
+    input: BoxOp<'p>,
+    width: usize,
+    seen: HashSet<Vec<KeyPart>>,
+}
+
+impl<'p> Operator<'p> for DistinctOp<'p> {
+    fn next(&mut self, ex: &mut Ex<'_, 'p>) -> SqlResult<Option<Vec<Value>>> {
+        while let Some(r) = self.input.next(ex)? {
+            let w = self.width.min(r.len());
+            if self.seen.insert(row_key(&r[..w])) {
+                return Ok(Some(r));
+            }
+        }
+        Ok(None)
+    }
+}
+
+fn sort_cmp(a: &[Value], b: &[Value], keys: &[(usize, bool)]) -> Ordering {
+    for (i, d) in keys {
+        let o = null_first(&a[*i], &b[*i]);
+        let o = if *d { o.reverse() } else { o };
+        if o != Ordering::Equal {
+            return o;
+        }
+    }
+    Ordering::Equal
+}
+
+struct SortOp<'p> {
+    input: BoxOp<'p>,
+    keys: &'p [(usize, bool)],
+    top: Option<usize>,
+    out: Option<std::vec::IntoIter<Vec<Value>>>,
+}
+
+impl<'p> Operator<'p> for SortOp<'p> {
+    fn next(&mut self, ex: &mut Ex<'_, 'p>) -> SqlResult<Option<Vec<Value>>> {
+        if self.out.is_none() {
+            let keys = self.keys;
+            let mut rows: Vec<Vec<Value>> = Vec::new();
+            while let Some(r) = self.input.next(ex)? {
+                rows.push(r);
+                // Top-N: keep the buffer within twice what is needed.
+                if let Some(t) = self.top {
+                    if rows.len() >= t.saturating_mul(2).max(1024) {
+                        let tx: &Txn = ex.txn;
+                        crate::sort::sort_stoppable(
+                            &mut rows,
+                            |a, b| sort_cmp(a, b, keys),
+                            || tx.tick(),
+                        )?;
+                        rows.truncate(t);
+                    }
+                }
+            }
+            let tx: &Txn = ex.txn;
+            crate::sort::sort_stoppable(&mut rows, |a, b| sort_cmp(a, b, keys), || tx.tick())?;
+            if let Some(t) = self.top {
+                rows.truncate(t);
+            }
+            self.out = Some(rows.into_iter());
+        }
+        Ok(self.out.as_mut().and_then(|o| o.next()))
+    }
+}
+
+struct LimitOp<'p> {
+    input: BoxOp<'p>,
+    skip: usize,
+    left: Option<usize>,
+    width: usize,
+}
+
+impl<'p> Operator<'p> for LimitOp<'p> {
+    fn next(&mut self, ex: &mut Ex<'_, 'p>) -> SqlResult<Option<Vec<Value>>> {
+        if self.left == Some(0) {
+            return Ok(None);
+        }
+        while let Some(mut r) = self.input.next(ex)? {
+            if self.skip > 0 {
+                self.skip -= 1;
+                continue;
+            }
+            if let Some(l) = self.left.as_mut() {
+                *l -= 1;
+            }
+            r.truncate(self.width);
+            return Ok(Some(r));
+        }
+        Ok(None)
+    }
+}
+
+// ------------------------------------------------------ set operations
+
+struct SetOpOp<'p> {
+    op: SetOpKind,
+    all: bool,
+    left: BoxOp<'p>,
+    right: Option<BoxOp<'p>>,
+    /// INTERSECT / EXCEPT: the right side's rows by key, with counts.
+    right_rows: Option<HashMap<Vec<KeyPart>, usize>>,
+    seen: HashSet<Vec<KeyPart>>,
+    on_right: bool,
+}
+
+impl<'p> Operator<'p> for SetOpOp<'p> {
+    fn next(&mut self, ex: &mut Ex<'_, 'p>) -> SqlResult<Option<Vec<Value>>> {
+        if self.op == SetOpKind::Union {
+            loop {
+                let r = if self.on_right {
+                    match self.right.as_mut() {
+                        Some(op) => op.next(ex)?,
+                        None => None,
+                    }
+                } else {
+                    self.left.next(ex)?
+                };
+                let Some(r) = r else {
+                    if self.on_right {
+                        return Ok(None);
+                    }
+                    self.on_right = true;
+                    continue;
+                };
+                if self.all || self.seen.insert(row_key(&r)) {
+                    return Ok(Some(r));
+                }
+            }
+        }
+        if self.right_rows.is_none() {
+            let mut m: HashMap<Vec<KeyPart>, usize> = HashMap::new();
+            if let Some(mut op) = self.right.take() {
+                while let Some(r) = op.next(ex)? {
+                    *m.entry(row_key(&r)).or_default() += 1;
+                }
+            }
+            self.right_rows = Some(m);
+        }
+        let Some(m) = self.right_rows.as_mut() else {
+            return Ok(None);
+        };
+        while let Some(r) = self.left.next(ex)? {
+            let k = row_key(&r);
+            let count = m.get_mut(&k);
+            let keep = match (self.op, self.all) {
+                (SetOpKind::Intersect, true) => match count {
+                    Some(c) if *c > 0 => {
+                        *c -= 1;
+                        true
+                    }
+                    _ => false,
+                },
+                (SetOpKind::Intersect, false) => count.is_some() && self.seen.insert(k),
+                (SetOpKind::Except, true) => match count {
+                    Some(c) if *c > 0 => {
+                        *c -= 1;
+                        false
+                    }
+                    _ => true,
+                },
+                (SetOpKind::Except, false) => count.is_none() && self.seen.insert(k),
+                (SetOpKind::Union, _) => true,
+            };
+            if keep {
+                return Ok(Some(r));
+            }
+        }
+        Ok(None)
+    }
+}
+
+// ------------------------------------------------------- recursive CTE
+
+struct RecursiveOp<'p> {
+    id: usize,
+    anchor: Option<BoxOp<'p>>,
+    step: &'p Node,
+    distinct: bool,
+    seen: HashSet<Vec<KeyPart>>,
+    /// Rows of the current round still to hand out.
+    round: VecDeque<Vec<Value>>,
+    /// Rows of the current round, for the next round's working table.
+    next_round: Vec<Vec<Value>>,
+    rounds: u64,
+    done: bool,
+}
+
+fn max_recursion(ex: &Ex) -> u64 {
+    ex.sh
+        .cx
+        .env
+        .sysvar("cte_max_recursion_depth", crate::parse::Scope::Session)
+        .ok()
+        .and_then(|v| match v {
+            Value::Int(i) => u64::try_from(i).ok(),
+            Value::UInt(u) => Some(u),
+            _ => None,
+        })
+        .unwrap_or(1000)
+}
+
+impl<'p> Operator<'p> for RecursiveOp<'p> {
+    fn next(&mut self, ex: &mut Ex<'_, 'p>) -> SqlResult<Option<Vec<Value>>> {
+        loop {
+            if let Some(r) = self.round.pop_front() {
+                self.next_round.push(r.clone());
+                return Ok(Some(r));
+            }
+            if self.done {
+                return Ok(None);
+            }
+            let produced: Vec<Vec<Value>> = if let Some(mut a) = self.anchor.take() {
+                let mut v = Vec::new();
+                while let Some(r) = a.next(ex)? {
+                    v.push(r);
+                }
+                v
+            } else {
+                if self.next_round.is_empty() {
+                    self.done = true;
+                    continue;
+                }
+                self.rounds += 1;
+                if self.rounds > max_recursion(ex) {
+                    return Err(EngineError::new(
+                        3636,
+                        "HY000",
+                        format!(
+                            "Recursive query aborted after {} iterations. Try increasing @@cte_max_recursion_depth to a larger value.",
+                            self.rounds
+                        ),
+                    ));
+                }
+                let work = Arc::new(std::mem::take(&mut self.next_round));
+                ex.sh.working.borrow_mut().insert(self.id, work);
+                collect(self.step, ex)?
+            };
+            self.next_round.clear();
+            for r in produced {
+                ex.txn.tick()?;
+                if !self.distinct || self.seen.insert(row_key(&r)) {
+                    self.round.push_back(r);
+                }
+            }
+            if self.round.is_empty() {
+                self.done = true;
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------- values
+
+struct ValuesOp {
+    rows: Arc<Vec<Vec<Value>>>,
+    pos: usize,
+}
+
+impl<'p> Operator<'p> for ValuesOp {
+    fn next(&mut self, _ex: &mut Ex<'_, 'p>) -> SqlResult<Option<Vec<Value>>> {
+        let r = self.rows.get(self.pos).cloned();
+        self.pos += 1;
+        Ok(r)
+    }
+}

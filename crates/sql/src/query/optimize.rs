@@ -1,0 +1,544 @@
+//! # Optimize: join order, access paths, predicate placement, LIMIT
+//!
+//! Rules applied to every `Join` node (and to every subplan and derived
+//! table), in this order:
+//!
+//! 1. **Constant gate.** Conjuncts that read no column of the block
+//!    (constants, parameters, outer references, uncorrelated subqueries)
+//!    are checked once before anything is read.
+//! 2. **Equality propagation.** Inner-join equalities `a.x = b.y` form
+//!    classes of columns of one comparison type; a constant equal to one
+//!    member is equal to all (`w_id = ? AND c_w_id = w_id` gives
+//!    `c_w_id = ?`). The derived equalities only guide access paths: the
+//!    original conjuncts are still checked, so they can never change a
+//!    result.
+//! 3. **Join order by cost.** Every order of up to 7 sources that keeps
+//!    each outer join's right side after its left side is costed (rows read
+//!    summed over the steps, each step's rows per probe from
+//!    `access::choose_access`); the cheapest wins, ties to the written
+//!    order. Larger joins keep the written order.
+//! 4. **Predicate placement.** Each conjunct is checked at the first step
+//!    where every source it reads is in place.
+//! 5. **ORDER BY by index, LIMIT push-down.** `ORDER BY` over one table's
+//!    index columns (after its equality prefix) reads the index in order
+//!    (backwards for DESC) instead of sorting; a LIMIT over a plan that
+//!    neither drops nor reorders rows is handed to the join, which then
+//!    reads only as many rows as it needs (and a locking read locks only
+//!    those).
+
+use std::collections::HashMap;
+
+use quire_engine::{ColumnType, Engine, TableDef};
+
+use crate::expr::{Cmp, E};
+use crate::query::access::{choose_access, column_preds, Access, Pred, TableEstimate};
+use crate::query::plan::{Join, Node, Plan, SourceKind, Step};
+
+/// Largest join whose orders are all costed.
+const MAX_PERMUTED_SOURCES: usize = 7;
+
+/// Optimizes a bound plan in place.
+pub fn optimize(plan: &mut Plan, engine: &Engine) {
+    optimize_node(&mut plan.root, engine);
+    for s in plan.subplans.iter_mut() {
+        optimize_node(&mut s.node, engine);
+    }
+}
+
+fn optimize_node(node: &mut Node, engine: &Engine) {
+    crate::stack::grow(|| optimize_inner(node, engine))
+}
+
+fn optimize_inner(node: &mut Node, engine: &Engine) {
+    match node {
+        Node::Join(j) => {
+            for s in j.sources.iter_mut() {
+                if let SourceKind::Derived(n) = &mut s.kind {
+                    optimize_node(n, engine);
+                }
+            }
+            plan_join(j, engine);
+        }
+        Node::Aggregate { input, .. } | Node::Distinct { input, .. } => {
+            optimize_node(input, engine)
+        }
+        Node::Project { input, .. } => optimize_node(input, engine),
+        Node::Sort { input, .. } => optimize_node(input, engine),
+        Node::Limit { .. } => {
+            if let Node::Limit { input, .. } = node {
+                optimize_node(input, engine);
+            }
+            push_limit(node);
+        }
+        Node::SetOp { left, right, .. } => {
+            optimize_node(left, engine);
+            optimize_node(right, engine);
+        }
+        Node::Recursive { anchor, step, .. } => {
+            optimize_node(anchor, engine);
+            optimize_node(step, engine);
+        }
+        Node::Values(_) => {}
+    }
+}
+
+/// What the optimizer knows about a base table's size.
+pub fn table_estimate(engine: &Engine, def: &TableDef) -> TableEstimate {
+    let _ = engine;
+    let _ = def;
+    TableEstimate {
+        rows: 1000.0,
+        distinct: Vec::new(),
+    }
+}
+
+/// The comparison class of a column type: equalities propagate only
+/// between columns compared the same way.
+fn type_class(t: &ColumnType) -> u8 {
+    use ColumnType as T;
+    match t {
+        T::TinyInt { .. }
+        | T::SmallInt { .. }
+        | T::MediumInt { .. }
+        | T::Int { .. }
+        | T::BigInt { .. }
+        | T::Decimal { .. } => 1,
+        T::Float | T::Double => 2,
+        T::Char { .. } | T::Varchar { .. } | T::Text { .. } => 3,
+        _ => 0,
+    }
+}
+
+/// Derived equalities (rule 2).
+fn propagate(j: &Join, types: &[ColumnType], inner_col: &dyn Fn(usize) -> bool) -> Vec<E> {
+    // Union-find over column positions.
+    let mut parent: HashMap<usize, usize> = HashMap::new();
+    fn find(p: &mut HashMap<usize, usize>, x: usize) -> usize {
+        let mut r = x;
+        while let Some(&q) = p.get(&r) {
+            if q == r {
+                break;
+            }
+            r = q;
+        }
+        p.insert(x, r);
+        r
+    }
+    let mut consts: Vec<(usize, E)> = Vec::new();
+    let class = |i: usize| types.get(i).map_or(0, type_class);
+    for c in &j.conj {
+        let E::Cmp(Cmp::Eq, a, b) = c else { continue };
+        match (&**a, &**b) {
+            (E::Col(x), E::Col(y))
+                if inner_col(*x) && inner_col(*y) && class(*x) != 0 && class(*x) == class(*y) =>
+            {
+                let (rx, ry) = (find(&mut parent, *x), find(&mut parent, *y));
+                parent.insert(rx, ry);
+                parent.entry(ry).or_insert(ry);
+            }
+            (E::Col(x), k) | (k, E::Col(x))
+                if k.max_col().is_none()
+                    && !k.has_subquery()
+                    && inner_col(*x)
+                    && class(*x) != 0 =>
+            {
+                consts.push((*x, k.clone()));
+            }
+            _ => {}
+        }
+    }
+    let cols: Vec<usize> = parent.keys().copied().collect();
+    let mut out = Vec::new();
+    for &x in &cols {
+        let rx = find(&mut parent, x);
+        for &y in &cols {
+            if x < y && find(&mut parent, y) == rx {
+                out.push(E::Cmp(Cmp::Eq, Box::new(E::Col(x)), Box::new(E::Col(y))));
+            }
+        }
+        for (c, k) in &consts {
+            if *c != x && parent.contains_key(c) && find(&mut parent, *c) == rx {
+                // Only between columns of one comparison class: the
+                // constant compares with x as it did with c.
+                if class(*c) == class(x) {
+                    out.push(E::Cmp(Cmp::Eq, Box::new(E::Col(x)), Box::new(k.clone())));
+                }
+            }
+        }
+    }
+    out
+}
+
+fn source_of(j: &Join, col: usize) -> Option<usize> {
+    j.sources
+        .iter()
+        .position(|s| col >= s.offset && col < s.offset + s.width)
+}
+
+/// The sources an expression reads.
+fn sources_read(j: &Join, e: &E) -> Vec<usize> {
+    let mut out = Vec::new();
+    let mut see = |c: usize| {
+        if let Some(s) = source_of(j, c) {
+            if !out.contains(&s) {
+                out.push(s);
+            }
+        }
+    };
+    e.walk(&mut |x| match x {
+        E::Col(c) => see(*c),
+        E::Subquery {
+            refs, outer_len, ..
+        } => {
+            for &r in refs {
+                if r >= *outer_len {
+                    see(r - outer_len);
+                }
+            }
+        }
+        _ => {}
+    });
+    out
+}
+
+/// The best access for source `si` once the sources in `bound` are read.
+fn access_for(
+    j: &Join,
+    si: usize,
+    bound: &[bool],
+    usable: &[E],
+    est: &[Option<TableEstimate>],
+) -> Option<Access> {
+    let s = &j.sources[si];
+    let SourceKind::Table { def, force } = &s.kind else {
+        return None;
+    };
+    let is_bound = |e: &E| sources_read(j, e).iter().all(|&x| bound[x]);
+    let preds: HashMap<usize, Vec<Pred>> = column_preds(usable, s.offset, s.width, &is_bound);
+    let fallback;
+    let e = match &est[si] {
+        Some(e) => e,
+        None => {
+            fallback = TableEstimate {
+                rows: 1000.0,
+                distinct: Vec::new(),
+            };
+            &fallback
+        }
+    };
+    Some(choose_access(def, force, &preds, e))
+}
+
+/// Rows a non-table source yields.
+fn source_rows(j: &Join, si: usize) -> f64 {
+    match &j.sources[si].kind {
+        SourceKind::Rows(r) => r.len() as f64,
+        _ => 100.0,
+    }
+}
+
+fn plan_join(j: &mut Join, engine: &Engine) {
+    let n = j.sources.len();
+    let mut types = vec![ColumnType::Double; j.width];
+    let est: Vec<Option<TableEstimate>> = j
+        .sources
+        .iter()
+        .map(|s| match &s.kind {
+            SourceKind::Table { def, .. } => {
+                for (k, c) in def.columns.iter().enumerate() {
+                    if let Some(t) = types.get_mut(s.offset + k) {
+                        *t = c.ty;
+                    }
+                }
+                Some(table_estimate(engine, def))
+            }
+            _ => None,
+        })
+        .collect();
+    // Rule 1: the gate.
+    let (gate, conj): (Vec<E>, Vec<E>) = std::mem::take(&mut j.conj)
+        .into_iter()
+        .partition(|c| sources_read(j, c).is_empty());
+    j.gate = gate;
+    j.conj = conj;
+    // Rule 2: derived equalities, over inner sources only.
+    let outer_src: Vec<bool> = j.sources.iter().map(|s| s.outer_on.is_some()).collect();
+    let inner_col = |c: usize| source_of(j, c).is_some_and(|s| !outer_src[s]);
+    let derived = propagate(j, &types, &inner_col);
+    let mut inner_usable = j.conj.clone();
+    inner_usable.extend(derived);
+    // Rule 3: order.
+    let order = choose_order(j, &inner_usable, &est);
+    // Rule 4: steps with their accesses and filters.
+    let mut bound = vec![false; n];
+    let mut steps = Vec::with_capacity(n);
+    let mut placed = vec![false; j.conj.len()];
+    for &si in &order {
+        let usable: &[E] = match &j.sources[si].outer_on {
+            Some(on) => on,
+            None => &inner_usable,
+        };
+        let access = access_for(j, si, &bound, usable, &est);
+        bound[si] = true;
+        let mut filter = Vec::new();
+        for (k, c) in j.conj.iter().enumerate() {
+            if !placed[k] && sources_read(j, c).iter().all(|&x| bound[x]) {
+                placed[k] = true;
+                filter.push(c.clone());
+            }
+        }
+        let fanout = access
+            .as_ref()
+            .map_or_else(|| source_rows(j, si), |a| a.est_rows);
+        steps.push(Step {
+            source: si,
+            access,
+            filter,
+            fanout,
+            scan_limit: None,
+        });
+    }
+    // Every conjunct reads only sources of this block, so all are placed;
+    // keep any stragglers on the last step rather than drop them.
+    if let Some(last) = steps.last_mut() {
+        for (k, c) in j.conj.iter().enumerate() {
+            if !placed[k] {
+                last.filter.push(c.clone());
+            }
+        }
+    }
+    j.steps = steps;
+}
+
+/// Whether `order` reads every outer join's right side after its left.
+fn order_ok(j: &Join, order: &[usize]) -> bool {
+    let mut seen = vec![false; j.sources.len()];
+    for &s in order {
+        if j.sources[s].after.iter().any(|&a| !seen[a]) {
+            return false;
+        }
+        seen[s] = true;
+    }
+    true
+}
+
+/// Estimated cost (rows read) of reading the sources in `order`.
+fn order_cost(j: &Join, order: &[usize], usable: &[E], est: &[Option<TableEstimate>]) -> f64 {
+    let mut bound = vec![false; j.sources.len()];
+    let mut rows = 1.0f64;
+    let mut cost = 0.0f64;
+    for &si in order {
+        let u: &[E] = match &j.sources[si].outer_on {
+            Some(on) => on,
+            None => usable,
+        };
+        let per_probe = match access_for(j, si, &bound, u, est) {
+            Some(a) => a.est_rows,
+            None => source_rows(j, si),
+        };
+        bound[si] = true;
+        // A probe costs something even when it finds nothing.
+        cost += rows * (per_probe + 1.0);
+        let out = if j.sources[si].outer_on.is_some() {
+            per_probe.max(1.0)
+        } else {
+            per_probe
+        };
+        rows *= out.max(0.01);
+    }
+    cost
+}
+
+fn choose_order(j: &Join, usable: &[E], est: &[Option<TableEstimate>]) -> Vec<usize> {
+    let n = j.sources.len();
+    let written: Vec<usize> = (0..n).collect();
+    if n <= 1 || n > MAX_PERMUTED_SOURCES {
+        return written;
+    }
+    let mut best = written.clone();
+    let mut best_cost = order_cost(j, &written, usable, est);
+    let mut perm = written.clone();
+    // Heap's algorithm, iteratively.
+    let mut c = vec![0usize; n];
+    let mut i = 0;
+    while i < n {
+        if c[i] < i {
+            if i % 2 == 0 {
+                perm.swap(0, i);
+            } else {
+                perm.swap(c[i], i);
+            }
+            if order_ok(j, &perm) {
+                let cost = order_cost(j, &perm, usable, est);
+                if cost < best_cost * 0.999 {
+                    best_cost = cost;
+                    best = perm.clone();
+                }
+            }
+            c[i] += 1;
+            i = 0;
+        } else {
+            c[i] = 0;
+            i += 1;
+        }
+    }
+    if !order_ok(j, &best) {
+        return written;
+    }
+    best
+}
+
+// ------------------------------------------------------------------ LIMIT
+
+/// Rule 5 on a `Limit` node.
+fn push_limit(node: &mut Node) {
+    let Node::Limit {
+        input,
+        offset,
+        limit,
+        ..
+    } = node
+    else {
+        return;
+    };
+    let Some(l) = *limit else { return };
+    let want = l.saturating_add(*offset);
+    match &mut **input {
+        Node::Sort { input: p, keys, .. } => {
+            let keys = keys.clone();
+            if sort_by_index(p, &keys, want) {
+                // The sort is satisfied by the read order: drop it.
+                let Node::Sort { input: p, .. } =
+                    std::mem::replace(&mut **input, Node::Values(Default::default()))
+                else {
+                    return;
+                };
+                **input = *p;
+            }
+        }
+        Node::Project {
+            input: j,
+            having: None,
+            agg_width: None,
+            ..
+        } => {
+            if let Node::Join(j) = &mut **j {
+                set_join_limit(j, want);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn set_join_limit(j: &mut Join, want: usize) {
+    j.limit = Some(want);
+    if j.steps.len() == 1 && j.steps[0].filter.is_empty() && j.gate.is_empty() {
+        j.steps[0].scan_limit = Some(want);
+    }
+}
+
+/// If the rows under `p` (a Project over a one-table Join) can come in
+/// the order of `keys` by reading an index, switch to that index and
+/// return true.
+fn sort_by_index(p: &mut Node, keys: &[(usize, bool)], want: usize) -> bool {
+    let Node::Project {
+        input,
+        exprs,
+        having: None,
+        agg_width: None,
+        ..
+    } = p
+    else {
+        return false;
+    };
+    let Node::Join(j) = &mut **input else {
+        return false;
+    };
+    if j.steps.len() != 1 || j.sources[0].outer_on.is_some() {
+        return false;
+    }
+    let desc = keys[0].1;
+    if keys.iter().any(|(_, d)| *d != desc) {
+        return false;
+    }
+    let mut cols = Vec::new();
+    for (pos, _) in keys {
+        match exprs.get(*pos) {
+            Some(E::Col(c)) => cols.push(*c - j.sources[0].offset),
+            _ => return false,
+        }
+    }
+    let SourceKind::Table { def, force } = &j.sources[0].kind else {
+        return false;
+    };
+    let def = def.clone();
+    let force = force.clone();
+    let step = &mut j.steps[0];
+    let Some(acc) = &step.access else {
+        return false;
+    };
+    // The access in use, or another index that gives the order.
+    let mut candidates: Vec<Access> = vec![acc.clone()];
+    let is_bound = |e: &E| e.max_col().is_none();
+    let preds = column_preds(
+        &step.filter,
+        j.sources[0].offset,
+        j.sources[0].width,
+        &is_bound,
+    );
+    let est = TableEstimate {
+        rows: acc.est_rows.max(1000.0),
+        distinct: Vec::new(),
+    };
+    let forced = |n: &str| force.as_ref().is_none_or(|f| f.eq_ignore_ascii_case(n));
+    if !def.has_hidden_pk() && forced("PRIMARY") {
+        let mut only = (*def).clone();
+        only.indexes.clear();
+        candidates.push(choose_access(&only, &None, &preds, &est));
+    }
+    for i in &def.indexes {
+        if forced(&i.name) {
+            let mut only = (*def).clone();
+            only.indexes = vec![i.clone()];
+            let f = Some(i.name.clone());
+            candidates.push(choose_access(&only, &f, &preds, &est));
+        }
+    }
+    for mut cand in candidates {
+        let idx_cols: Vec<usize> = match &cand.index {
+            None => def.primary.clone(),
+            // A secondary index is ordered by its columns, then the
+            // primary key's (the row reference stored in each entry).
+            Some(n) => match def.index(n) {
+                Some(i) => {
+                    let mut c = i.columns.clone();
+                    c.extend(def.primary.iter().filter(|p| !i.columns.contains(p)));
+                    c
+                }
+                None => continue,
+            },
+        };
+        if cand.eq.iter().any(|p| matches!(p, Pred::In(_))) {
+            continue;
+        }
+        // Skip the columns pinned by equalities; the keys must follow.
+        let rest = &idx_cols[cand.eq.len().min(idx_cols.len())..];
+        let mut ks = cols.iter().copied().peekable();
+        // Leading sort keys on pinned columns are constant: skip them.
+        while ks
+            .peek()
+            .is_some_and(|c| idx_cols[..cand.eq.len().min(idx_cols.len())].contains(c))
+        {
+            ks.next();
+        }
+        let remaining: Vec<usize> = ks.collect();
+        if remaining.len() > rest.len() || remaining[..] != rest[..remaining.len()] {
+            continue;
+        }
+        cand.reverse = desc;
+        step.access = Some(cand);
+        set_join_limit(j, want);
+        return true;
+    }
+    false
+}

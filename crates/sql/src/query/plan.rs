@@ -1,0 +1,204 @@
+//! # The logical plan
+//!
+//! What `bind` produces and `optimize` rewrites: a tree of nodes, each
+//! producing rows (`Vec<Value>`), whose expressions are already compiled
+//! (`expr::E`: column positions, parameter values, subquery ids).
+//!
+//! ```text
+//!   Limit(offset, n, visible width)          ORDER BY ... LIMIT
+//!     Sort(keys)  / TopN
+//!       Distinct(visible width)              SELECT DISTINCT
+//!         Project(select list ++ sort keys, HAVING)
+//!           Aggregate(group by, aggregates)  GROUP BY / COUNT(*) ...
+//!             Join(sources, conjuncts)       FROM ... WHERE ...
+//!   SetOp(UNION|INTERSECT|EXCEPT, ALL?) of two plans
+//!   Values(rows)                             materialised rows
+//! ```
+//!
+//! The FROM clause of a block is one `Join` node over *sources* (tables,
+//! derived tables, CTE references, virtual tables). Every source's columns
+//! have a fixed place in the block's row (its `offset`), whatever order
+//! the optimizer reads the sources in: expressions never need rewriting
+//! when the join order changes. The optimizer fills in `Join::steps`: the
+//! order, each source's access path and the conjuncts checked at each
+//! step.
+//!
+//! Subqueries in expressions are separate plans (`Subplan`), numbered in
+//! one table per statement; an expression reads one through
+//! `E::Subquery { id }`.
+
+use std::sync::Arc;
+
+use quire_engine::{LockMode, TableDef, Value};
+
+use crate::expr::{AggSpec, ColInfo, E};
+use crate::query::access::Access;
+use crate::ColumnMeta;
+
+/// A plan node.
+#[derive(Debug)]
+pub enum Node {
+    Join(Box<Join>),
+    /// Groups its input. Output: the group's first row (its columns stand
+    /// for non-aggregated references, as MySQL without ONLY_FULL_GROUP_BY)
+    /// followed by one value per aggregate. Without GROUP BY (`group`
+    /// empty) there is exactly one output row.
+    Aggregate {
+        input: Box<Node>,
+        group: Vec<E>,
+        aggs: Vec<AggSpec>,
+        /// Width of the input rows (where the aggregate values start).
+        width: usize,
+        /// WITH ROLLUP: super-aggregate rows after each group change.
+        rollup: bool,
+    },
+    /// The select list, then the hidden sort keys; rows failing HAVING are
+    /// dropped. `agg_width`: the input is an `Aggregate`'s (row ++ aggs).
+    Project {
+        input: Box<Node>,
+        exprs: Vec<E>,
+        having: Option<E>,
+        agg_width: Option<usize>,
+        /// Result types the select-list values are conformed to.
+        types: Vec<quire_engine::ColumnType>,
+    },
+    /// Drops rows whose first `width` values were seen before.
+    Distinct {
+        input: Box<Node>,
+        width: usize,
+    },
+    /// Sorts by the given columns (position, descending). `top`: only the
+    /// first `top` rows are needed (ORDER BY ... LIMIT).
+    Sort {
+        input: Box<Node>,
+        keys: Vec<(usize, bool)>,
+        top: Option<usize>,
+    },
+    /// Skips `offset` rows, passes `limit`, keeps the first `width` values.
+    Limit {
+        input: Box<Node>,
+        offset: usize,
+        limit: Option<usize>,
+        width: usize,
+    },
+    SetOp {
+        op: SetOpKind,
+        all: bool,
+        left: Box<Node>,
+        right: Box<Node>,
+    },
+    /// A recursive CTE: `anchor` once, then `step` over the rows the
+    /// previous round produced until a round produces none.
+    Recursive {
+        id: usize,
+        anchor: Box<Node>,
+        step: Box<Node>,
+        distinct: bool,
+    },
+    /// Rows known at plan time (virtual tables, VALUES, SELECT without
+    /// FROM is a Join without sources).
+    Values(Arc<Vec<Vec<Value>>>),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SetOpKind {
+    Union,
+    Intersect,
+    Except,
+}
+
+/// One FROM clause.
+#[derive(Debug)]
+pub struct Join {
+    pub sources: Vec<Source>,
+    /// Width of the block's row (all sources' columns).
+    pub width: usize,
+    /// WHERE and inner-join ON conjuncts.
+    pub conj: Vec<E>,
+    /// Filled by the optimizer: the sources in reading order.
+    pub steps: Vec<Step>,
+    /// Conjuncts without columns, checked once before reading anything.
+    pub gate: Vec<E>,
+    /// Filled by the optimizer: rows the consumer needs at most (LIMIT
+    /// pushed down through nothing that drops or reorders rows).
+    pub limit: Option<usize>,
+    /// Locking read mode (FOR UPDATE / FOR SHARE) of the block's tables.
+    pub lock: Option<LockMode>,
+}
+
+#[derive(Debug)]
+pub struct Source {
+    /// Alias (or table name) the source is referred to by.
+    pub name: String,
+    pub kind: SourceKind,
+    pub offset: usize,
+    pub width: usize,
+    /// The right side of a LEFT JOIN (or the left side of a RIGHT JOIN):
+    /// its ON conjuncts decide a match; no match gives one NULL row.
+    pub outer_on: Option<Vec<E>>,
+    /// Sources that must be read before this one (a LEFT JOIN's left side).
+    pub after: Vec<usize>,
+}
+
+#[derive(Debug)]
+pub enum SourceKind {
+    Table {
+        def: Arc<TableDef>,
+        /// USE/FORCE INDEX.
+        force: Option<String>,
+    },
+    /// Materialised rows (virtual tables).
+    Rows(Arc<Vec<Vec<Value>>>),
+    /// A derived table, view or CTE reference: its plan runs once per
+    /// statement, at first use.
+    Derived(Box<Node>),
+    /// The rows of the previous round of recursive CTE `id`.
+    Working(usize),
+}
+
+/// One source read by the join, in order.
+#[derive(Debug)]
+pub struct Step {
+    pub source: usize,
+    /// Base tables only.
+    pub access: Option<Access>,
+    /// Conjuncts checked once this step's row is in place (for an outer
+    /// source, after the match decision: they see the NULL row too).
+    pub filter: Vec<E>,
+    /// Estimated rows this step produces per row of the previous steps.
+    pub fanout: f64,
+    /// Rows to ask the engine for at most (LIMIT pushed to the scan).
+    pub scan_limit: Option<usize>,
+}
+
+/// A subquery used as a value, bound once per statement.
+#[derive(Debug)]
+pub struct Subplan {
+    pub node: Node,
+    /// Outer values it reads (empty: evaluated once, cached).
+    pub correlated: bool,
+}
+
+/// A bound, optimized statement.
+#[derive(Debug)]
+pub struct Plan {
+    pub root: Node,
+    pub columns: Vec<ColumnMeta>,
+    pub subplans: Vec<Subplan>,
+}
+
+/// The columns a block exposes (its select list) to an enclosing block.
+pub fn exposed_cols(columns: &[ColumnMeta], alias: &str) -> Vec<ColInfo> {
+    columns
+        .iter()
+        .map(|c| ColInfo {
+            table: alias.to_string(),
+            org_table: String::new(),
+            db: String::new(),
+            name: c.name.clone(),
+            org_name: c.name.clone(),
+            ty: c.ty,
+            nullable: c.nullable,
+        })
+        .collect()
+}
