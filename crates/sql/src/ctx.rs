@@ -83,6 +83,7 @@ impl Ctx<'_> {
             outer: &crate::expr::NO_OUTER,
             binder: None,
             outer_refs: Vec::new(),
+            windows: None,
         }
     }
 }

@@ -50,22 +50,10 @@ use crate::SqlResult;
 
 pub use crate::ctx::{no_db, split_name, Ctx, ResultSet, Virtual};
 use crate::query::access::{choose_access, column_preds, exact, Access, Pred};
-use crate::query::bind::{eval_limit, is_desc, table_cols};
+use crate::query::bind::{self, eval_limit, is_desc, table_cols, Binder};
+use crate::query::ops::{Ex, Shared};
 use crate::query::optimize::table_estimate;
-
-fn conjuncts(e: &E, out: &mut Vec<E>) {
-    crate::stack::grow(|| conjuncts_inner(e, out))
-}
-
-fn conjuncts_inner(e: &E, out: &mut Vec<E>) {
-    match e {
-        E::And(a, b) => {
-            conjuncts(a, out);
-            conjuncts(b, out);
-        }
-        other => out.push(other.clone()),
-    }
-}
+use crate::query::plan::Subplan;
 
 // ------------------------------------------------------------ row access
 
@@ -186,14 +174,60 @@ fn run_access(
     Ok(out)
 }
 
-fn passes(conds: &[E], row: &[Value]) -> SqlResult<bool> {
-    let r = Row::new(row, &[]);
+/// Evaluates `e` on `row`, running its subqueries (if any) in `txn`.
+fn eval_in(txn: &mut Txn, sh: &Shared, e: &E, row: &[Value]) -> SqlResult<Value> {
+    Ex {
+        txn,
+        sh,
+        outer: &[],
+    }
+    .eval(e, row, &[])
+}
+
+fn passes(txn: &mut Txn, sh: &Shared, conds: &[E], row: &[Value]) -> SqlResult<bool> {
     for c in conds {
-        if truth(&c.eval(&r)?) != Some(true) {
+        if truth(&eval_in(txn, sh, c, row)?) != Some(true) {
             return Ok(false);
         }
     }
     Ok(true)
+}
+
+/// Compiles an expression of a write statement; its subqueries are bound
+/// by `binder` (the query engine's).
+fn compile_with(
+    cx: &Ctx,
+    binder: &mut Binder,
+    cols: &[ColInfo],
+    e: &Expr,
+    clause: &'static str,
+) -> SqlResult<E> {
+    let mut c = cx.compiler(cols, None, clause);
+    c.binder = Some(binder);
+    c.compile(e)
+}
+
+/// The subqueries a write statement's expressions bound, optimized. A
+/// subquery may not read the table being changed (MySQL's 1093) unless
+/// through a derived table, which is materialised first.
+fn finish_subqueries(cx: &Ctx, binder: Binder, target: &TableDef) -> SqlResult<Vec<Subplan>> {
+    if binder
+        .base_tables
+        .iter()
+        .any(|(d, n)| d.eq_ignore_ascii_case(&target.db) && n.eq_ignore_ascii_case(&target.name))
+    {
+        return Err(EngineError::new(
+            1093,
+            "HY000",
+            format!(
+                "You can't specify target table '{}' for update in FROM clause",
+                target.name
+            ),
+        ));
+    }
+    let mut subplans = binder.subplans;
+    crate::query::optimize::optimize_subplans(&mut subplans, cx.engine);
+    Ok(subplans)
 }
 
 fn sort_cmp(a: &[Value], b: &[Value], desc: &[bool]) -> Ordering {
@@ -240,24 +274,21 @@ fn single_table(cx: &Ctx, twj: &TableWithJoins) -> SqlResult<(Arc<TableDef>, Str
     }
 }
 
-/// Rows of `t` matching `selection`, read with exclusive locks.
+/// Rows of `t` matching the WHERE conjuncts `conj`, read with exclusive
+/// locks, in the order of `order` (compiled keys, descending flags).
 #[allow(clippy::too_many_arguments)]
 fn matching_rows(
     cx: &Ctx,
     txn: &mut Txn,
+    sh: &Shared,
     t: &TableDef,
     cols: &[ColInfo],
-    selection: Option<&Expr>,
-    order: &[OrderByExpr],
+    conj: &[E],
+    order: &[(E, bool)],
     limit: Option<&Expr>,
 ) -> SqlResult<Vec<quire_engine::Row>> {
-    let mut conj = Vec::new();
-    if let Some(w) = selection {
-        let mut c = cx.compiler(cols, None, "where clause");
-        conjuncts(&c.compile(w)?, &mut conj);
-    }
-    let constant = |e: &E| e.max_col().is_none();
-    let preds = column_preds(&conj, 0, cols.len(), &constant);
+    let constant = |e: &E| e.max_col().is_none() && !e.has_subquery();
+    let preds = column_preds(conj, 0, cols.len(), &constant);
     let acc = choose_access(t, &None, &preds, &table_estimate(cx.engine, t));
     let limit = match limit {
         Some(l) => Some(eval_limit(cx, l)?),
@@ -268,30 +299,29 @@ fn matching_rows(
     } else {
         None
     };
-    let rows = run_access(txn, t, &acc, &[], Some(LockMode::Exclusive), scan_limit)?;
+    let bounds_row: Vec<Value> = Vec::new();
+    let rows = run_access(
+        txn,
+        t,
+        &acc,
+        &bounds_row,
+        Some(LockMode::Exclusive),
+        scan_limit,
+    )?;
     let mut out = Vec::new();
     for r in rows {
-        if passes(&conj, &r.values)? {
+        if passes(txn, sh, conj, &r.values)? {
             out.push(r);
         }
     }
     if !order.is_empty() {
         let mut keyed = Vec::new();
-        let mut c = cx.compiler(cols, None, "order clause");
-        let es = order
-            .iter()
-            .map(|o| c.compile(&o.expr))
-            .collect::<SqlResult<Vec<_>>>()?;
-        let desc: Vec<bool> = order
-            .iter()
-            .map(|o| is_desc(&o.options))
-            .collect::<SqlResult<_>>()?;
+        let desc: Vec<bool> = order.iter().map(|(_, d)| *d).collect();
         for r in out {
-            let rr = Row::new(&r.values, &[]);
-            let k = es
-                .iter()
-                .map(|e| e.eval(&rr))
-                .collect::<SqlResult<Vec<_>>>()?;
+            let mut k = Vec::with_capacity(order.len());
+            for (e, _) in order {
+                k.push(eval_in(txn, sh, e, &r.values)?);
+            }
             keyed.push((k, r));
         }
         let t: &Txn = txn;
@@ -302,6 +332,34 @@ fn matching_rows(
         out.truncate(l);
     }
     Ok(out)
+}
+
+/// WHERE conjuncts and ORDER BY keys (expression, descending).
+type WhereOrder = (Vec<E>, Vec<(E, bool)>);
+
+/// WHERE conjuncts and ORDER BY keys of a single-table UPDATE/DELETE.
+fn where_and_order(
+    cx: &Ctx,
+    binder: &mut Binder,
+    cols: &[ColInfo],
+    selection: Option<&Expr>,
+    order: &[OrderByExpr],
+) -> SqlResult<WhereOrder> {
+    let mut conj = Vec::new();
+    if let Some(w) = selection {
+        bind::conjuncts(
+            compile_with(cx, binder, cols, w, "where clause")?,
+            &mut conj,
+        );
+    }
+    let mut keys = Vec::new();
+    for o in order {
+        keys.push((
+            compile_with(cx, binder, cols, &o.expr, "order clause")?,
+            is_desc(&o.options)?,
+        ));
+    }
+    Ok((conj, keys))
 }
 
 fn assignment_cols(t: &TableDef, a: &Assignment) -> SqlResult<usize> {
@@ -349,6 +407,8 @@ fn touch_on_update(t: &TableDef, assigned: &[(usize, E)], new: &mut [Value], sta
 }
 
 fn apply_assignments(
+    txn: &mut Txn,
+    sh: &Shared,
     t: &TableDef,
     compiled: &[(usize, E)],
     old: &[Value],
@@ -358,7 +418,7 @@ fn apply_assignments(
     for (ci, e) in compiled {
         let mut ctxrow = new.clone();
         ctxrow.extend_from_slice(extra);
-        let v = e.eval(&Row::new(&ctxrow, &[]))?;
+        let v = eval_in(txn, sh, e, &ctxrow)?;
         let c = &t.columns[*ci];
         new[*ci] = quire_engine::types::coerce(v, &c.ty, c.nullable, &c.name, 1)?;
     }
@@ -377,20 +437,26 @@ pub fn update(
 ) -> SqlResult<WriteResult> {
     let (t, alias) = single_table(cx, table)?;
     let cols = table_cols(&t, &alias);
+    let mut binder = Binder::new(cx);
     let mut compiled = Vec::new();
     for a in assignments {
         let ci = assignment_cols(&t, a)?;
-        let mut c = cx.compiler(&cols, None, "field list");
-        compiled.push((ci, c.compile(&a.value)?));
+        compiled.push((
+            ci,
+            compile_with(cx, &mut binder, &cols, &a.value, "field list")?,
+        ));
     }
-    let rows = matching_rows(cx, txn, &t, &cols, selection, order, limit)?;
+    let (conj, keys) = where_and_order(cx, &mut binder, &cols, selection, order)?;
+    let subplans = finish_subqueries(cx, binder, &t)?;
+    let sh = Shared::new(cx, &subplans, false);
+    let rows = matching_rows(cx, txn, &sh, &t, &cols, &conj, &keys, limit)?;
     let stamp = crate::expr::now_utc_fsp(6);
     let (mut matched, mut changed) = (0u64, 0u64);
     for r in rows {
         // A safe point for KILL QUERY / max_execution_time.
         txn.tick()?;
         matched += 1;
-        let mut new = apply_assignments(&t, &compiled, &r.values, &[])?;
+        let mut new = apply_assignments(txn, &sh, &t, &compiled, &r.values, &[])?;
         if same_row(&new, &r.values) {
             continue;
         }
@@ -418,15 +484,11 @@ pub fn delete(cx: &Ctx, txn: &mut Txn, d: &ast::Delete) -> SqlResult<WriteResult
     };
     let (t, alias) = single_table(cx, twj)?;
     let cols = table_cols(&t, &alias);
-    let rows = matching_rows(
-        cx,
-        txn,
-        &t,
-        &cols,
-        d.selection.as_ref(),
-        &d.order_by,
-        d.limit.as_ref(),
-    )?;
+    let mut binder = Binder::new(cx);
+    let (conj, keys) = where_and_order(cx, &mut binder, &cols, d.selection.as_ref(), &d.order_by)?;
+    let subplans = finish_subqueries(cx, binder, &t)?;
+    let sh = Shared::new(cx, &subplans, false);
+    let rows = matching_rows(cx, txn, &sh, &t, &cols, &conj, &keys, d.limit.as_ref())?;
     let mut n = 0;
     for r in rows {
         // A safe point for KILL QUERY / max_execution_time.
@@ -658,7 +720,9 @@ pub fn insert(cx: &Ctx, txn: &mut Txn, ins: &ast::Insert) -> SqlResult<WriteResu
                         affected += 1;
                         continue;
                     }
-                    let mut new = apply_assignments(&t, &dup, &old.values, &full)?;
+                    let no_subqueries = Shared::new(cx, &[], false);
+                    let mut new =
+                        apply_assignments(txn, &no_subqueries, &t, &dup, &old.values, &full)?;
                     if !same_row(&new, &old.values) {
                         touch_on_update(&t, &dup, &mut new, stamp);
                         txn.update(&t, &old.key, new)?;

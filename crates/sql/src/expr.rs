@@ -86,6 +86,34 @@ pub struct AggSpec {
     pub distinct: bool,
 }
 
+/// A window function (`f(...) OVER (PARTITION BY ... ORDER BY ...)`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WinFunc {
+    RowNumber,
+    Rank,
+    DenseRank,
+    PercentRank,
+    CumeDist,
+    Ntile,
+    Lag,
+    Lead,
+    FirstValue,
+    LastValue,
+    Agg(AggKind),
+}
+
+/// One window function call of a select list, collected while compiling
+/// it (like aggregates); `E::Win` reads its value per row.
+#[derive(Debug, Clone)]
+pub struct WinSpec {
+    pub func: WinFunc,
+    pub args: Vec<E>,
+    pub partition: Vec<E>,
+    /// Order keys (expression, descending).
+    pub order: Vec<(E, bool)>,
+    pub distinct: bool,
+}
+
 /// Columns of the enclosing query blocks that a subquery may read
 /// (correlated references), outermost block first. At run time the
 /// subquery sees their values as `Row::outer`, in the same order.
@@ -240,6 +268,8 @@ pub enum E {
     Cast(Box<E>, ColumnType),
     /// A column of an enclosing query block (`Row::outer`).
     Outer(usize),
+    /// Window function `i` of the select list (`Row::wins`), with its type.
+    Win(usize, ColumnType),
     /// A subquery (`SubqueryRunner`). `outer_len` is how many outer
     /// values the enclosing block itself had when it was compiled: refs at
     /// or beyond it are that block's own columns (`refs[i] - outer_len`).
@@ -292,6 +322,8 @@ pub struct Compiler<'a> {
     /// Outer positions this compiler's expressions read (for
     /// `BoundSub::refs`).
     pub outer_refs: Vec<usize>,
+    /// Where window functions go; None = not allowed here (3593).
+    pub windows: Option<&'a mut Vec<WinSpec>>,
 }
 
 /// The empty outer scope of a top-level statement.
@@ -968,11 +1000,126 @@ impl Compiler<'_> {
         }
     }
 
+    /// `name(args) OVER (...)`.
+    fn window(
+        &mut self,
+        name: &str,
+        raw: &[FunctionArgExpr],
+        distinct: bool,
+        over: &ast::WindowType,
+    ) -> SqlResult<E> {
+        if self.windows.is_none() {
+            return Err(EngineError::new(
+                3593,
+                "HY000",
+                format!(
+                    "You cannot use the window function '{}' in this context.'",
+                    name.to_lowercase()
+                ),
+            ));
+        }
+        let ast::WindowType::WindowSpec(spec) = over else {
+            return Err(EngineError::not_supported("named windows"));
+        };
+        if spec.window_name.is_some() {
+            return Err(EngineError::not_supported("named windows"));
+        }
+        if spec.window_frame.is_some() {
+            return Err(EngineError::not_supported("window frames (ROWS/RANGE)"));
+        }
+        if distinct {
+            return Err(EngineError::not_supported(format!(
+                "{name}(DISTINCT ...) OVER"
+            )));
+        }
+        let func = match name {
+            "ROW_NUMBER" => WinFunc::RowNumber,
+            "RANK" => WinFunc::Rank,
+            "DENSE_RANK" => WinFunc::DenseRank,
+            "PERCENT_RANK" => WinFunc::PercentRank,
+            "CUME_DIST" => WinFunc::CumeDist,
+            "NTILE" => WinFunc::Ntile,
+            "LAG" => WinFunc::Lag,
+            "LEAD" => WinFunc::Lead,
+            "FIRST_VALUE" => WinFunc::FirstValue,
+            "LAST_VALUE" => WinFunc::LastValue,
+            "COUNT" => WinFunc::Agg(AggKind::Count),
+            "SUM" => WinFunc::Agg(AggKind::Sum),
+            "AVG" => WinFunc::Agg(AggKind::Avg),
+            "MIN" => WinFunc::Agg(AggKind::Min),
+            "MAX" => WinFunc::Agg(AggKind::Max),
+            other => {
+                return Err(EngineError::not_supported(format!(
+                    "window function {other}"
+                )))
+            }
+        };
+        let mut func = func;
+        let mut args = Vec::new();
+        for a in raw {
+            match a {
+                FunctionArgExpr::Wildcard if func == WinFunc::Agg(AggKind::Count) => {
+                    func = WinFunc::Agg(AggKind::CountStar)
+                }
+                FunctionArgExpr::Expr(x) => args.push(self.compile(x)?),
+                _ => return Err(EngineError::not_supported(format!("{name}(*)"))),
+            }
+        }
+        let (min, max) = match func {
+            WinFunc::Agg(AggKind::CountStar) => (0, 0),
+            WinFunc::Agg(_) | WinFunc::FirstValue | WinFunc::LastValue | WinFunc::Ntile => (1, 1),
+            WinFunc::Lag | WinFunc::Lead => (1, 3),
+            _ => (0, 0),
+        };
+        if args.len() < min || args.len() > max {
+            return Err(EngineError::new(
+                1582,
+                "42000",
+                format!("Incorrect parameter count in the call to native function '{name}'"),
+            ));
+        }
+        let mut partition = Vec::new();
+        for e in &spec.partition_by {
+            partition.push(self.compile(e)?);
+        }
+        let mut order = Vec::new();
+        for o in &spec.order_by {
+            let desc = matches!(o.options.sort, Some(ast::OrderBySort::Desc));
+            order.push((self.compile(&o.expr)?, desc));
+        }
+        let int = ColumnType::BigInt { unsigned: true };
+        let ty = match func {
+            WinFunc::RowNumber | WinFunc::Rank | WinFunc::DenseRank | WinFunc::Ntile => int,
+            WinFunc::PercentRank | WinFunc::CumeDist => ColumnType::Double,
+            WinFunc::Agg(kind) => {
+                let spec = AggSpec {
+                    kind,
+                    arg: args.first().cloned(),
+                    distinct: false,
+                };
+                infer(&E::Agg(0), self.cols, std::slice::from_ref(&spec))
+            }
+            _ => args.first().map_or(int, |a| infer(a, self.cols, &[])),
+        };
+        let list = self
+            .windows
+            .as_mut()
+            .ok_or_else(|| EngineError::internal("window list"))?;
+        list.push(WinSpec {
+            func,
+            args,
+            partition,
+            order,
+            distinct,
+        });
+        Ok(E::Win(list.len() - 1, ty))
+    }
+
     fn function(&mut self, f: &ast::Function) -> SqlResult<E> {
         let name = func_name(f);
         let (raw, distinct) = self.args(f)?;
-        if f.over.is_some() {
-            return Err(EngineError::not_supported("window functions"));
+        if let Some(over) = &f.over {
+            return self.window(&name, &raw, distinct, over);
         }
         if name == "VALUES" {
             if let (Some(off), [FunctionArgExpr::Expr(Expr::Identifier(id))]) =
@@ -1309,6 +1456,8 @@ pub struct Row<'a> {
     pub outer: &'a [Value],
     /// Runs subqueries (`E::Subquery`); None where there are none.
     pub subq: Option<&'a dyn SubqueryRunner>,
+    /// Window function values of this row (`E::Win`).
+    pub wins: &'a [Value],
 }
 
 impl<'a> Row<'a> {
@@ -1319,6 +1468,7 @@ impl<'a> Row<'a> {
             aggs,
             outer: &[],
             subq: None,
+            wins: &[],
         }
     }
 }
@@ -1692,6 +1842,7 @@ impl E {
             E::Col(i) => r.row.get(*i).cloned().unwrap_or(Value::Null),
             E::Agg(i) => r.aggs.get(*i).cloned().unwrap_or(Value::Null),
             E::Outer(i) => r.outer.get(*i).cloned().unwrap_or(Value::Null),
+            E::Win(i, _) => r.wins.get(*i).cloned().unwrap_or(Value::Null),
             E::Subquery {
                 id,
                 kind,
@@ -2130,7 +2281,7 @@ impl E {
     fn walk_inner(&self, f: &mut dyn FnMut(&E)) {
         f(self);
         match self {
-            E::Lit(_) | E::Col(_) | E::Agg(_) | E::Outer(_) => {}
+            E::Lit(_) | E::Col(_) | E::Agg(_) | E::Outer(_) | E::Win(..) => {}
             E::Subquery { lhs, .. } => {
                 if let Some(x) = lhs {
                     x.walk(f);
@@ -2272,6 +2423,7 @@ fn infer_inner(e: &E, cols: &[ColInfo], aggs: &[AggSpec]) -> ColumnType {
         E::Lit(v) => lit_type(v),
         E::Col(i) => cols.get(*i).map_or(VARCHAR_ANY, |c| c.ty),
         E::Outer(_) => VARCHAR_ANY,
+        E::Win(_, ty) => *ty,
         E::Subquery { kind, ty, .. } => match kind {
             SubKind::Scalar => *ty,
             _ => int,

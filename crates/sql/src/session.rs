@@ -1211,6 +1211,7 @@ impl Session {
             outer: &crate::expr::NO_OUTER,
             binder: None,
             outer_refs: Vec::new(),
+            windows: None,
         };
         c.compile(e)?.eval(&Row::new(&[], &[]))
     }

@@ -85,6 +85,7 @@ fn filter(
                 outer: &crate::expr::NO_OUTER,
                 binder: None,
                 outer_refs: Vec::new(),
+                windows: None,
             };
             let ce = c.compile(e)?;
             let mut out = Vec::new();

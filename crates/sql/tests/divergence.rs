@@ -56,7 +56,11 @@ fn statements() {
         ("SELECT * FROM t USE INDEX (k) WHERE k = 1", OK),
         ("SELECT id INTO @x FROM t LIMIT 1", Err(1235)),
         ("SELECT k, COUNT(*) FROM t GROUP BY k WITH ROLLUP", OK),
-        ("SELECT ROW_NUMBER() OVER () FROM t", Err(1235)),
+        ("SELECT ROW_NUMBER() OVER () FROM t", OK),
+        (
+            "SELECT SUM(id) OVER (ORDER BY id ROWS 1 PRECEDING) FROM t",
+            Err(1235),
+        ),
         ("SELECT * FROM t PARTITION (p0)", Err(1747)), // MySQL: 1747
         ("SELECT * FROM t TABLESAMPLE (10)", Err(1064)), // not MySQL syntax
         ("SELECT 1 UNION SELECT 2", OK),

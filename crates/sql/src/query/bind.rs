@@ -69,6 +69,14 @@ pub struct Binder<'a> {
     /// True when some block has a LIMIT (locking reads then fetch one row
     /// at a time, so no row past the limit is locked).
     pub any_limit: bool,
+    /// Base tables read outside derived tables and CTEs (db, name): a
+    /// write statement's subqueries may not read its target (1093).
+    pub base_tables: Vec<(String, String)>,
+    /// How many derived tables / CTE bodies are being bound around now.
+    materialised_depth: usize,
+    /// Window functions of the select list being compiled (None: not
+    /// allowed in the clause being compiled).
+    windows: Option<Vec<crate::expr::WinSpec>>,
 }
 
 fn err_derived_alias() -> EngineError {
@@ -242,6 +250,9 @@ impl<'a> Binder<'a> {
             ctes: Vec::new(),
             next_working: 0,
             any_limit: false,
+            base_tables: Vec::new(),
+            materialised_depth: 0,
+            windows: None,
         }
     }
 
@@ -258,6 +269,8 @@ impl<'a> Binder<'a> {
         refs: &mut Vec<usize>,
     ) -> SqlResult<E> {
         let cx = self.cx;
+        let allowed = matches!(clause, "field list" | "order clause");
+        let mut wins = if allowed { self.windows.take() } else { None };
         let mut c = Compiler {
             cols,
             params: cx.params,
@@ -270,9 +283,16 @@ impl<'a> Binder<'a> {
             outer,
             binder: Some(self),
             outer_refs: Vec::new(),
+            windows: wins.as_mut(),
         };
-        let out = c.compile(e)?;
-        for r in c.outer_refs {
+        let out = c.compile(e);
+        let refs_seen = std::mem::take(&mut c.outer_refs);
+        drop(c);
+        if allowed {
+            self.windows = wins;
+        }
+        let out = out?;
+        for r in refs_seen {
             if !refs.contains(&r) {
                 refs.push(r);
             }
@@ -409,6 +429,7 @@ impl<'a> Binder<'a> {
             having: None,
             agg_width: None,
             types,
+            wins: 0,
         };
         if !keys.is_empty() {
             node = Node::Sort {
@@ -592,7 +613,10 @@ impl<'a> Binder<'a> {
                 let Some(alias) = alias else {
                     return Err(err_derived_alias());
                 };
-                let b = self.bind_query(subquery, &OuterScope::default(), None)?;
+                self.materialised_depth += 1;
+                let b = self.bind_query(subquery, &OuterScope::default(), None);
+                self.materialised_depth -= 1;
+                let b = b?;
                 let names: Vec<String> =
                     alias.columns.iter().map(|c| c.name.value.clone()).collect();
                 let columns = rename_columns(b.columns, &names)?;
@@ -663,6 +687,9 @@ impl<'a> Binder<'a> {
         directives: &[ast::TableIndexDirective],
     ) -> SqlResult<(String, SourceKind, Vec<ColInfo>)> {
         let def = self.cx.table(name)?;
+        if self.materialised_depth == 0 {
+            self.base_tables.push((def.db.clone(), def.name.clone()));
+        }
         let mut force = None;
         for d in directives {
             // Only MySQL's USE/FORCE/IGNORE INDEX reach here from the
@@ -715,11 +742,13 @@ impl<'a> Binder<'a> {
         // when recursive).
         let keep = if def.recursive { pos + 1 } else { pos };
         let saved: Vec<CteDef> = self.ctes.drain(keep..).collect();
+        self.materialised_depth += 1;
         let r = if def.recursive {
             self.bind_recursive(pos, &def)
         } else {
             self.bind_query(&def.query, &OuterScope::default(), None)
         };
+        self.materialised_depth -= 1;
         // Restore the scope whatever happened.
         self.ctes.truncate(keep);
         if self.ctes.len() < keep {
@@ -940,6 +969,8 @@ impl<'a> Binder<'a> {
         let from = self.bind_from(&s.from, lock)?;
         let cols = from.cols.clone();
         let mut refs: Vec<usize> = Vec::new();
+        // This block's window functions (a subquery has its own list).
+        let outer_wins = self.windows.replace(Vec::new());
         // WHERE and inner-join ON conjuncts.
         let mut conj = Vec::new();
         if let Some(w) = &s.selection {
@@ -1060,12 +1091,25 @@ impl<'a> Binder<'a> {
             keys.push((exprs.len(), d));
             exprs.push(e);
         }
+        let specs = std::mem::replace(&mut self.windows, outer_wins).unwrap_or_default();
+        let nwins = specs.len();
+        let mut having = having;
+        if !specs.is_empty() {
+            // Window functions see the rows HAVING keeps.
+            node = Node::Window {
+                input: Box::new(node),
+                specs,
+                having: having.take(),
+                agg_width: grouped.then_some(width),
+            };
+        }
         node = Node::Project {
             input: Box::new(node),
             exprs,
             having,
             agg_width: grouped.then_some(width),
             types,
+            wins: nwins,
         };
         if distinct {
             node = Node::Distinct {

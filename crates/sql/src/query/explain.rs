@@ -112,6 +112,7 @@ fn has_nested(n: &Node) -> bool {
             .iter()
             .any(|s| matches!(s.kind, SourceKind::Derived(_))),
         Node::Aggregate { input, .. }
+        | Node::Window { input, .. }
         | Node::Project { input, .. }
         | Node::Distinct { input, .. }
         | Node::Sort { input, .. }
@@ -154,6 +155,11 @@ impl Walk {
                 self.block(input, id, st, ex)
             }
             Node::Sort { input, .. } => {
+                ex.filesort = true;
+                self.block(input, id, st, ex)
+            }
+            Node::Window { input, .. } => {
+                ex.temporary = true;
                 ex.filesort = true;
                 self.block(input, id, st, ex)
             }
@@ -349,6 +355,15 @@ fn tree_node(n: &Node, depth: usize, out: &mut String) {
             };
             line(depth, &t, out);
             tree_node(input, depth + 1, out)
+        }
+        Node::Window { input, specs, .. } => {
+            line(
+                depth,
+                &format!("Window aggregate: {} function(s)", specs.len()),
+                out,
+            );
+            line(depth + 1, "Sort: partition and order keys", out);
+            tree_node(input, depth + 2, out)
         }
         Node::Distinct { input, .. } => {
             line(depth, "Table scan on <temporary>", out);

@@ -20,7 +20,7 @@
 //!
 //! `explain.rs` prints the optimized plan (EXPLAIN, FORMAT=TREE);
 //! `key.rs` is the hash key of GROUP BY / DISTINCT / UNION / IN;
-//! `agg.rs` the aggregate states.
+//! `agg.rs` the aggregate states; `window.rs` the window functions.
 //!
 //! The write statements (`exec.rs`) use `access.rs` to find their rows
 //! and [`select`] for INSERT ... SELECT; this module never imports them.
@@ -33,6 +33,7 @@ pub mod key;
 pub mod ops;
 pub mod optimize;
 pub mod plan;
+pub mod window;
 
 use quire_engine::{LockMode, Txn, Value};
 use sqlparser::ast::Query;

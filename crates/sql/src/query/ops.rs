@@ -90,6 +90,28 @@ impl Ex<'_, '_> {
             aggs,
             outer: self.outer,
             subq: Some(&runner),
+            wins: &[],
+        })
+    }
+
+    /// Evaluates `e` on a row that has window values.
+    pub fn eval_win(
+        &mut self,
+        e: &E,
+        row: &[Value],
+        aggs: &[Value],
+        wins: &[Value],
+    ) -> SqlResult<Value> {
+        let runner = Runner {
+            txn: RefCell::new(&mut *self.txn),
+            sh: self.sh,
+        };
+        e.eval(&Row {
+            row,
+            aggs,
+            outer: self.outer,
+            subq: Some(&runner),
+            wins,
         })
     }
 
@@ -135,13 +157,26 @@ pub fn build<'p>(node: &'p Node) -> BoxOp<'p> {
             having,
             agg_width,
             types,
+            wins,
         } => Box::new(ProjectOp {
             input: build(input),
             exprs,
             having: having.as_ref(),
             agg_width: *agg_width,
             types,
+            wins: *wins,
         }),
+        Node::Window {
+            input,
+            specs,
+            having,
+            agg_width,
+        } => Box::new(crate::query::window::WindowOp::new(
+            build(input),
+            specs,
+            having.as_ref(),
+            *agg_width,
+        )),
         Node::Distinct { input, width } => Box::new(DistinctOp {
             input: build(input),
             width: *width,
@@ -432,6 +467,7 @@ pub struct JoinOp<'p> {
     depth: usize,
     started: bool,
     done: bool,
+    produced: usize,
 }
 
 impl<'p> JoinOp<'p> {
@@ -449,6 +485,7 @@ impl<'p> JoinOp<'p> {
             depth: 0,
             started: false,
             done: false,
+            produced: 0,
         }
     }
 
@@ -498,6 +535,7 @@ impl<'p> JoinOp<'p> {
             aggs: &[],
             outer: ex.outer,
             subq: Some(&runner),
+            wins: &[],
         };
         let Some(ranges) = key_ranges(acc, &r)? else {
             return Ok(Cands::Empty);
@@ -678,10 +716,16 @@ impl<'p> Operator<'p> for JoinOp<'p> {
             self.depth = 0;
         }
         let last = self.j.steps.len() - 1;
+        // The optimizer's limit: no consumer wants more rows.
+        if self.j.limit.is_some_and(|l| self.produced >= l) {
+            self.done = true;
+            return Ok(None);
+        }
         loop {
             let k = self.depth;
             if self.advance(k, ex)? {
                 if k == last {
+                    self.produced += 1;
                     return Ok(Some(self.row.clone()));
                 }
                 self.depth += 1;
@@ -729,6 +773,7 @@ fn reads_working(node: &Node) -> bool {
         }),
         Node::Aggregate { input, .. }
         | Node::Project { input, .. }
+        | Node::Window { input, .. }
         | Node::Distinct { input, .. }
         | Node::Sort { input, .. }
         | Node::Limit { input, .. } => reads_working(input),
@@ -904,7 +949,7 @@ impl<'p> AggregateOp<'p> {
     }
 }
 
-fn null_first(a: &Value, b: &Value) -> Ordering {
+pub fn null_first(a: &Value, b: &Value) -> Ordering {
     match (a.is_null(), b.is_null()) {
         (true, true) => Ordering::Equal,
         (true, false) => Ordering::Less,
@@ -931,23 +976,35 @@ struct ProjectOp<'p> {
     having: Option<&'p E>,
     agg_width: Option<usize>,
     types: &'p [ColumnType],
+    wins: usize,
+}
+
+/// Splits an input row into (row, aggregate values, window values).
+pub fn split_row(
+    input: &[Value],
+    agg_width: Option<usize>,
+    wins: usize,
+) -> (&[Value], &[Value], &[Value]) {
+    let (base, w) = input.split_at(input.len().saturating_sub(wins));
+    let (row, aggs) = match agg_width {
+        Some(a) if a <= base.len() => base.split_at(a),
+        _ => (base, &[][..]),
+    };
+    (row, aggs, w)
 }
 
 impl<'p> Operator<'p> for ProjectOp<'p> {
     fn next(&mut self, ex: &mut Ex<'_, 'p>) -> SqlResult<Option<Vec<Value>>> {
         while let Some(input) = self.input.next(ex)? {
-            let (row, aggs) = match self.agg_width {
-                Some(w) if w <= input.len() => input.split_at(w),
-                _ => (&input[..], &[][..]),
-            };
+            let (row, aggs, wins) = split_row(&input, self.agg_width, self.wins);
             if let Some(h) = self.having {
-                if truth(&ex.eval(h, row, aggs)?) != Some(true) {
+                if truth(&ex.eval_win(h, row, aggs, wins)?) != Some(true) {
                     continue;
                 }
             }
             let mut out = Vec::with_capacity(self.exprs.len());
             for (i, e) in self.exprs.iter().enumerate() {
-                let v = ex.eval(e, row, aggs)?;
+                let v = ex.eval_win(e, row, aggs, wins)?;
                 out.push(match self.types.get(i) {
                     Some(t) => conform(v, t),
                     None => v,

@@ -19,7 +19,11 @@
 //!    order. Larger joins keep the written order.
 //! 4. **Predicate placement.** Each conjunct is checked at the first step
 //!    where every source it reads is in place.
-//! 5. **ORDER BY by index, LIMIT push-down.** `ORDER BY` over one table's
+//! 5. **MIN/MAX by index.** `MIN(c)` / `MAX(c)` without GROUP BY, where
+//!    `c` is the index column right after the access's equality prefix,
+//!    reads one row from the start (end) of the range, skipping NULLs,
+//!    instead of the whole range (tpcc-mysql's Delivery and Order-Status).
+//! 6. **ORDER BY by index, LIMIT push-down.** `ORDER BY` over one table's
 //!    index columns (after its equality prefix) reads the index in order
 //!    (backwards for DESC) instead of sorting; a LIMIT over a plan that
 //!    neither drops nor reorders rows is handed to the join, which then
@@ -30,7 +34,7 @@ use std::collections::HashMap;
 
 use quire_engine::{ColumnType, Engine, TableDef};
 
-use crate::expr::{Cmp, E};
+use crate::expr::{AggKind, AggSpec, Cmp, E};
 use crate::query::access::{choose_access, column_preds, Access, Pred, TableEstimate};
 use crate::query::plan::{Join, Node, Plan, SourceKind, Step};
 
@@ -41,6 +45,13 @@ const MAX_PERMUTED_SOURCES: usize = 7;
 pub fn optimize(plan: &mut Plan, engine: &Engine) {
     optimize_node(&mut plan.root, engine);
     for s in plan.subplans.iter_mut() {
+        optimize_node(&mut s.node, engine);
+    }
+}
+
+/// Optimizes the subqueries of a write statement.
+pub fn optimize_subplans(subplans: &mut [crate::query::plan::Subplan], engine: &Engine) {
+    for s in subplans.iter_mut() {
         optimize_node(&mut s.node, engine);
     }
 }
@@ -59,10 +70,16 @@ fn optimize_inner(node: &mut Node, engine: &Engine) {
             }
             plan_join(j, engine);
         }
-        Node::Aggregate { input, .. } | Node::Distinct { input, .. } => {
-            optimize_node(input, engine)
+        Node::Aggregate {
+            input, group, aggs, ..
+        } => {
+            optimize_node(input, engine);
+            if group.is_empty() {
+                min_max_by_index(input, aggs);
+            }
         }
-        Node::Project { input, .. } => optimize_node(input, engine),
+        Node::Distinct { input, .. } => optimize_node(input, engine),
+        Node::Project { input, .. } | Node::Window { input, .. } => optimize_node(input, engine),
         Node::Sort { input, .. } => optimize_node(input, engine),
         Node::Limit { .. } => {
             if let Node::Limit { input, .. } = node {
@@ -541,4 +558,69 @@ fn sort_by_index(p: &mut Node, keys: &[(usize, bool)], want: usize) -> bool {
         return true;
     }
     false
+}
+
+// ---------------------------------------------------------------- MIN/MAX
+
+/// The columns an access reads in order: the index's, then (secondary
+/// indexes) the primary key's.
+fn ordered_cols(def: &TableDef, acc: &Access) -> Option<Vec<usize>> {
+    match &acc.index {
+        None => Some(def.primary.clone()),
+        Some(n) => {
+            let i = def.index(n)?;
+            let mut c = i.columns.clone();
+            c.extend(def.primary.iter().filter(|p| !i.columns.contains(p)));
+            Some(c)
+        }
+    }
+}
+
+/// Rule 5 on an `Aggregate` without GROUP BY over `input`.
+fn min_max_by_index(input: &mut Node, aggs: &[AggSpec]) {
+    let Node::Join(j) = input else { return };
+    if j.steps.len() != 1 || aggs.is_empty() {
+        return;
+    }
+    let mut col = None;
+    let mut want_max = None;
+    for a in aggs {
+        let max = match a.kind {
+            AggKind::Min => false,
+            AggKind::Max => true,
+            _ => return,
+        };
+        let Some(E::Col(c)) = &a.arg else { return };
+        if col.is_some_and(|x| x != *c) || want_max.is_some_and(|m| m != max) {
+            return;
+        }
+        col = Some(*c);
+        want_max = Some(max);
+    }
+    let (Some(col), Some(max)) = (col, want_max) else {
+        return;
+    };
+    let src = &j.sources[0];
+    let SourceKind::Table { def, .. } = &src.kind else {
+        return;
+    };
+    let Some(acc) = &j.steps[0].access else {
+        return;
+    };
+    if acc.eq.iter().any(|p| matches!(p, Pred::In(_))) || acc.reverse {
+        return;
+    }
+    let Some(cols) = ordered_cols(def, acc) else {
+        return;
+    };
+    if col < src.offset || cols.get(acc.eq.len()) != Some(&(col - src.offset)) {
+        return;
+    }
+    let step = &mut j.steps[0];
+    if let Some(a) = step.access.as_mut() {
+        a.reverse = max;
+    }
+    // NULLs sort first and are not a MIN.
+    step.filter.push(E::IsNull(Box::new(E::Col(col)), true));
+    j.limit = Some(1);
 }

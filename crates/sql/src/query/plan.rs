@@ -61,6 +61,16 @@ pub enum Node {
         agg_width: Option<usize>,
         /// Result types the select-list values are conformed to.
         types: Vec<quire_engine::ColumnType>,
+        /// How many window values end each input row (`Window` below).
+        wins: usize,
+    },
+    /// Window functions: HAVING first (`having`, over an Aggregate's
+    /// rows), then each row gets one value per function appended.
+    Window {
+        input: Box<Node>,
+        specs: Vec<crate::expr::WinSpec>,
+        having: Option<E>,
+        agg_width: Option<usize>,
     },
     /// Drops rows whose first `width` values were seen before.
     Distinct {

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# tpcc-mysql (Percona-Lab, built from source against libmariadb) against
+# quire serve and MariaDB 10.11 on this machine, in one run, at
+# innodb_flush_log_at_trx_commit=1 / sync_binlog=1 with the binary log on.
+#
+#   TPCC_DIR=/path/to/tpcc-mysql bench/tpcc-vs-mariadb.sh [warehouses] [connections] [seconds]
+#
+# TPCC_DIR must hold tpcc_load, tpcc_start and create_table.sql (build with
+# `make -C src LIBS="$(mysql_config --libs_r) -lrt -lm"` after
+# `apt-get install libmariadb-dev libmariadb-dev-compat`). The schema's
+# foreign keys (add_fkey_idx.sql) need ALTER TABLE and are not applied on
+# either server, so both run the same schema.
+# Prints each server's tpmC line and the 90th-percentile response times.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+WH=${1:-2}
+CONN=${2:-16}
+SECS=${3:-120}
+T=${TPCC_DIR:?set TPCC_DIR}
+Q=${QUIRE:-./target/release/quire}
+work=$(mktemp -d)
+qport=$((34000 + RANDOM % 1000))
+mport=$((35000 + RANDOM % 1000))
+cleanup() {
+  [ -n "${qpid:-}" ] && kill "$qpid" 2>/dev/null || true
+  [ -n "${mpid:-}" ] && kill "$mpid" 2>/dev/null || true
+  wait 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+# quire: the loader commits 100,000 item rows in one transaction, which
+# needs a redo capacity of at least 16x its redo (issue 11 lifts this).
+$Q serve --datadir="$work/q" --port=$qport --max-connections=200 \
+  --innodb-redo-log-capacity=1G >"$work/q.log" 2>&1 &
+qpid=$!
+mariadb-install-db --no-defaults --datadir="$work/m" --user=root >/dev/null 2>&1
+mariadbd --no-defaults --datadir="$work/m" --port=$mport --socket="$work/m.sock" --user=root --skip-grant-tables \
+  --innodb-flush-log-at-trx-commit=1 --sync-binlog=1 --log-bin="$work/m/binlog" --server-id=1 \
+  --innodb-buffer-pool-size=512M --max-connections=200 >"$work/m.log" 2>&1 &
+mpid=$!
+for _ in $(seq 1 200); do
+  mariadb -h127.0.0.1 -P$qport -uroot -e "select 1" >/dev/null 2>&1 &&
+    mariadb -h127.0.0.1 -P$mport -uroot -e "select 1" >/dev/null 2>&1 && break
+  sleep 0.2
+done
+for port in $qport $mport; do
+  mariadb -h127.0.0.1 -P$port -uroot -e "CREATE DATABASE tpcc"
+  mariadb -h127.0.0.1 -P$port -uroot tpcc <"$T/create_table.sql"
+  start=$(date +%s)
+  "$T/tpcc_load" -h 127.0.0.1 -P $port -d tpcc -u root -p "" -w "$WH" >"$work/load_$port.out" 2>&1 ||
+    { echo "tpcc_load failed on port $port"; tail -20 "$work/load_$port.out"; exit 1; }
+  echo "port $port: loaded $WH warehouses in $(( $(date +%s) - start )) s"
+  # The secondary indexes of add_fkey_idx.sql (its FOREIGN KEY lines need
+  # ALTER TABLE, issue 11).
+  grep '^CREATE INDEX' "$T/add_fkey_idx.sql" | mariadb -h127.0.0.1 -P$port -uroot tpcc
+done
+for port in $qport $mport; do
+  name=$([ $port = $qport ] && echo quire || echo mariadb)
+  "$T/tpcc_start" -h 127.0.0.1 -P $port -d tpcc -u root -p "" -w "$WH" -c "$CONN" -r 10 -l "$SECS" \
+    >"$work/run_$name.out" 2>&1 || { echo "tpcc_start failed on $name"; tail -30 "$work/run_$name.out"; exit 1; }
+  echo "== $name"
+  grep -E "TpmC|^ *\[[0-9]\] sc:" "$work/run_$name.out" | tail -6
+  sed -n '/<90th Percentile RT/,/<Constraint Check/p' "$work/run_$name.out" | head -8
+  grep -c "error" "$work/run_$name.out" | sed 's/^/error lines: /'
+done
