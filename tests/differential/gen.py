@@ -45,14 +45,20 @@ ALL_FEATURES = [
     "right_join",  # RIGHT JOIN
     "self_join",   # a table joined with itself
     "where",       # WHERE clauses
-    "mixed_cmp",   # comparisons across types (int vs string, datetime vs int ...)
+    "mixed_cmp",   # comparisons across types (int vs string, decimal vs double ...)
+    "dt_mixed_cmp",  # a DATETIME compared with a number or a string that is no datetime
     "like",        # LIKE / NOT LIKE
     "in_list",     # IN (...) / NOT IN (...)
     "between",     # BETWEEN / NOT BETWEEN
     "arith",       # + - * / DIV % and unary minus
+    "nested_division",  # '/' inside other arithmetic or aggregates (intermediate DECIMAL precision)
+    "neg_const",   # unary minus over a constant integer expression (typed DECIMAL by MySQL)
     "case",        # CASE WHEN
     "coalesce",    # COALESCE / IFNULL / NULLIF
-    "functions",   # ABS, LENGTH, UPPER, LOWER, CONCAT, ROUND, GREATEST ...
+    "functions",   # ABS, SIGN, LENGTH, CHAR_LENGTH, CONCAT, SUBSTRING, TRIM, REPLACE, GREATEST, LEAST
+    "round",       # ROUND, TRUNCATE, FLOOR, CEIL
+    "case_fold",   # UPPER, LOWER
+    "int_overflow",  # BIGINT/INT boundary values and big literals: arithmetic that overflows (error 1690)
     "groupby",     # GROUP BY and aggregates
     "having",      # HAVING
     "agg_distinct",  # COUNT(DISTINCT ...), SUM(DISTINCT ...)
@@ -61,6 +67,10 @@ ALL_FEATURES = [
     "limit",       # LIMIT / OFFSET (with a total ORDER BY)
     "padspace",    # data with trailing spaces (PAD SPACE collation semantics)
     "null_item",   # select-list items that are a bare NULL (or only NULL literals): type NULL
+    "null_operand",  # NULL literals as operands inside select-list values (their result types)
+    "dt_string_mix",  # select-list values mixing a DATETIME column with a datetime string literal
+    "dml_strict",  # UPDATE/DELETE whose WHERE/SET may warn (mixed types, arithmetic): an error in strict mode
+    "float_extremes",  # DOUBLEs like 1e300 and 0.1 whose sums depend on the order rows are added in
     "bad_insert",  # inserts that must fail (NULL into NOT NULL, duplicate keys, out of range)
     "dml",         # UPDATE / DELETE statements between queries
     "subquery",    # IN/NOT IN/EXISTS/scalar/correlated subqueries
@@ -70,9 +80,11 @@ ALL_FEATURES = [
     "window",      # window functions
 ]
 
-# What `--features` defaults to: everything. Unsupported constructs are
+# What `--features` defaults to: everything but float_extremes (a SUM or
+# AVG over 1e300, -1e300 and 0.1 depends on the order the rows are added
+# in, on any server: no oracle can judge it). Unsupported constructs are
 # counted per feature, not failed.
-DEFAULT_FEATURES = list(ALL_FEATURES)
+DEFAULT_FEATURES = [f for f in ALL_FEATURES if f != "float_extremes"]
 
 
 # ---------------------------------------------------------------------------
@@ -174,14 +186,19 @@ def gen_schema(rng, ntables=None):
 
 STR_POOL = ["", "a", "A", "b", "B", "abc", "ABC", "aBc", "a%b", "a_b", "_", "%", "10", "-1",
             "1e2", "0", "1.5", "x", "xyz", "hello", "Hello", "zz", "é", "Ä", "ß", "ab\\c",
-            "it's", "0x1F", "  9", "-0"]
-PAD_STRS = ["a ", " a", "ab  ", "x "]
+            "it's", "0x1F", "-0", "9"]
+# Strings with leading or trailing spaces: under a PAD SPACE collation
+# (MySQL's utf8mb4_bin) 'a' = 'a ', and a prefix of ' a' is ' '.
+PAD_STRS = ["a ", " a", "ab  ", "x ", "  9"]
 DT_POOL = ["2000-01-01 00:00:00", "1999-12-31 23:59:59", "2024-02-29 12:34:56",
            "1000-01-01 00:00:00", "9999-12-31 23:59:59", "1970-01-01 00:00:01",
            "2038-01-19 03:14:07", "2020-06-15 08:00:00", "2020-06-15 08:00:01",
            "2001-02-03 04:05:06"]
-DBL_POOL = ["0", "1", "-1", "0.5", "-2.25", "3.141592653589793", "0.1", "1e10", "-1e10",
-            "1.5e-7", "123456789.125", "1e300", "-1e300", "2.5", "100"]
+# Dyadic values (k / 2^n) of moderate size: sums of them are exact in any
+# order, so SUM/AVG over DOUBLE columns do not depend on the plan.
+DBL_POOL = ["0", "1", "-1", "0.5", "-2.25", "0.125", "1e10", "-1e10", "123456789.125", "2.5",
+            "100", "-0.375", "1048576.5"]
+DBL_EXTREME = ["1e300", "-1e300", "0.1", "3.141592653589793", "1.5e-7", "1.7976931348623157e308"]
 
 
 def sql_str(s):
@@ -194,7 +211,7 @@ def value_for(rng, col, features, null_ok=True):
         return "NULL"
     r = rng.random()
     if col.ty == "int":
-        if r < 0.1:
+        if r < 0.1 and "int_overflow" in features:
             return str(rng.choice([col.lo, col.hi, col.lo + 1, col.hi - 1]))
         if r < 0.7:
             return str(rng.randint(-5, 10))
@@ -211,13 +228,17 @@ def value_for(rng, col, features, null_ok=True):
             return f"{whole}.{frac}" if frac else str(whole)
         return str(whole)
     if col.ty == "dbl":
+        if "float_extremes" in features and r < 0.15:
+            return rng.choice(DBL_EXTREME)
         if r < 0.7:
             return rng.choice(DBL_POOL)
-        return repr(round(rng.uniform(-1000, 1000), rng.randint(0, 4)))
+        return repr(rng.randint(-8000, 8000) / 8)
     if col.ty == "str":
         pool = STR_POOL + (PAD_STRS if "padspace" in features else [])
-        s = rng.choice(pool)
-        return sql_str(s[: col.length])
+        s = rng.choice(pool)[: col.length]
+        if "padspace" not in features:
+            s = s.strip(" ")
+        return sql_str(s)
     if col.ty == "dt":
         return sql_str(rng.choice(DT_POOL))
     raise ValueError(col.ty)
@@ -370,6 +391,13 @@ def all_null(e):
     if e.kind in ("col", "agg", "win", "subq", "raw") or e.sub is not None:
         return False
     return bool(e.kids) and all(all_null(k) for k in e.kids)
+
+
+def is_const(e):
+    """No column, aggregate, window or subquery anywhere in e."""
+    if e.kind in ("col", "agg", "win", "subq") or e.sub is not None:
+        return False
+    return all(is_const(k) for k in e.kids)
 
 
 def lit(text, ty):
@@ -644,6 +672,8 @@ class QueryGen:
         self.scope = []  # columns visible: (alias, Column)
         self.outer = []  # columns of the enclosing query (correlation)
         self.depth = 0
+        self.in_item = False  # building a select-list value (its result type is compared)
+        self.in_agg = False  # building an aggregate's argument
 
     # -- helpers
     def on(self, feat, p=0.5):
@@ -663,15 +693,22 @@ class QueryGen:
     # -- literals
     def literal(self, ty):
         r = self.rng
-        if r.random() < 0.08:
+        if r.random() < 0.08 and (not self.in_item or "null_operand" in self.f):
+            if self.in_item:
+                self.used.add("null_operand")
             return lit("NULL", ty)
         if ty == "int":
-            return lit(str(r.choice([0, 1, -1, 2, 3, 5, 10, -5, 100, 2147483647, -2147483648,
-                                     9223372036854775807, r.randint(-20, 20)])), "int")
+            pool = [0, 1, -1, 2, 3, 5, 10, -5, 100, r.randint(-20, 20)]
+            if "int_overflow" in self.f:
+                pool += [2147483647, -2147483648, 9223372036854775807]
+            return lit(str(r.choice(pool)), "int")
         if ty == "dec":
             return lit(r.choice(["0.5", "1.50", "-2.25", "0.001", "99999999.99", "3.0", "-0.10"]), "dec")
         if ty == "dbl":
-            return lit(r.choice(["1e2", "0.5e0", "-1.5e1", "3.14e0", "1e300", "2.5E-3"]), "dbl")
+            pool = ["1e2", "0.5e0", "-1.5e1", "2.5E-3", "1.25e1"]
+            if "float_extremes" in self.f:
+                pool += ["1e300", "3.14e0", "1e-1"]
+            return lit(r.choice(pool), "dbl")
         if ty == "str":
             pool = STR_POOL + (PAD_STRS if "padspace" in self.f else [])
             return lit(sql_str(r.choice(pool)), "str")
@@ -691,6 +728,12 @@ class QueryGen:
             return self.pred(depth)
         leaf = depth >= 2 or r.random() < 0.45
         cols = self.cols(ty)
+        if ty == "dt" and self.in_item and cols and "dt_string_mix" not in self.f:
+            # a datetime string literal beside a DATETIME column would make the
+            # value a string (MySQL's type aggregation): columns only
+            return self.colref(*r.choice(cols))
+        if ty == "dt" and self.in_item and cols:
+            self.used.add("dt_string_mix")
         if leaf:
             if cols and r.random() < 0.75:
                 return self.colref(*r.choice(cols))
@@ -706,7 +749,7 @@ class QueryGen:
             choices.append("case")
         if "coalesce" in self.f:
             choices.append("coalesce")
-        if "functions" in self.f:
+        if self.f & {"functions", "round", "case_fold"}:
             choices.append("func")
         if "subquery" in self.f and self.depth == 0:
             choices.append("scalar")
@@ -716,8 +759,18 @@ class QueryGen:
         if c == "arith":
             self.used.add("arith")
             if r.random() < 0.15:
-                return E("un", ty, "-", (self.expr(ty, depth + 1),))
-            op = r.choice(["+", "-", "*", "+", "-"] + (["DIV", "%"] if ty == "int" else ["/"]))
+                a = self.expr(ty, depth + 1)
+                if ty == "int" and is_const(a):
+                    if "neg_const" not in self.f:
+                        return a
+                    self.used.add("neg_const")
+                return E("un", ty, "-", (a,))
+            # '/' only where its DECIMAL result is not used by more
+            # arithmetic (unless nested_division)
+            div = ty != "int" and (("nested_division" in self.f) or (depth == 0 and not self.in_agg))
+            if div and (depth > 0 or self.in_agg):
+                self.used.add("nested_division")
+            op = r.choice(["+", "-", "*", "+", "-"] + (["DIV", "%"] if ty == "int" else (["/"] if div else [])))
             if ty == "int" and op not in ("DIV", "%"):
                 return E("bin", "int", op, (self.expr("int", depth + 1), self.expr("int", depth + 1)))
             if op == "/":
@@ -742,23 +795,27 @@ class QueryGen:
             self.used.add("subquery")
             sub = self.subselect(ty, scalar=True)
             return E("subq", ty, "SCALAR", sub=sub)
-        self.used.add("functions")
         if ty == "int":
             fn = r.choice(["ABS", "LENGTH", "SIGN", "GREATEST", "LEAST", "CHAR_LENGTH"])
+            self.used.add("functions")
             if fn in ("LENGTH", "CHAR_LENGTH"):
                 return E("fn", "int", fn, (self.expr("str", depth + 1),))
             if fn in ("GREATEST", "LEAST"):
                 return E("fn", "int", fn, (self.expr("int", depth + 1), self.expr("int", depth + 1)))
             return E("fn", "int", fn, (self.expr("int", depth + 1),))
         if ty in ("dec", "dbl"):
-            fn = r.choice(["ABS", "ROUND", "FLOOR", "CEIL", "TRUNCATE"])
+            fns = ["ABS", "ABS"] + (["ROUND", "FLOOR", "CEIL", "TRUNCATE"] if "round" in self.f else [])
+            fn = r.choice(fns)
+            self.used.add("functions" if fn == "ABS" else "round")
             if fn == "ROUND" and r.random() < 0.5:
                 return E("fn", ty, fn, (self.expr(ty, depth + 1), lit(str(r.randint(0, 3)), "int")))
             if fn == "TRUNCATE":
                 return E("fn", ty, fn, (self.expr(ty, depth + 1), lit(str(r.randint(0, 3)), "int")))
             return E("fn", ty, fn, (self.expr(ty, depth + 1),))
         if ty == "str":
-            fn = r.choice(["UPPER", "LOWER", "CONCAT", "SUBSTRING", "TRIM", "REPLACE"])
+            fns = ["CONCAT", "SUBSTRING", "TRIM", "REPLACE"] + (["UPPER", "LOWER"] if "case_fold" in self.f else [])
+            fn = r.choice(fns)
+            self.used.add("case_fold" if fn in ("UPPER", "LOWER") else "functions")
             if fn == "CONCAT":
                 return E("fn", "str", fn, (self.expr("str", depth + 1), self.expr("str", depth + 1)))
             if fn == "SUBSTRING":
@@ -770,7 +827,15 @@ class QueryGen:
         return self.expr(ty, 99)
 
     def pred(self, depth=0):
-        """A boolean expression (may be NULL)."""
+        """A boolean expression (may be NULL). Its operands' types do not
+        reach the result type (always an integer 0/1/NULL)."""
+        saved, self.in_item = self.in_item, False
+        try:
+            return self._pred(depth)
+        finally:
+            self.in_item = saved
+
+    def _pred(self, depth=0):
         r = self.rng
         if depth < 2 and r.random() < 0.3:
             k = r.random()
@@ -797,6 +862,11 @@ class QueryGen:
             a = self.expr(ty, depth + 1)
             if self.on("mixed_cmp", 0.15):
                 bty = r.choice(["int", "dec", "dbl", "str", "dt"])
+                if "dt" in (ty, bty) and ty != bty:
+                    if "dt_mixed_cmp" in self.f:
+                        self.used.add("dt_mixed_cmp")
+                    else:
+                        bty = ty
                 b = self.expr(bty, depth + 1) if r.random() < 0.5 else self.literal(bty)
             else:
                 b = self.expr(ty, depth + 1) if r.random() < 0.5 else self.literal(ty)
@@ -815,7 +885,8 @@ class QueryGen:
             self.used.add("in_list")
             ty = self.any_ty()
             a = self.expr(ty, depth + 1)
-            vals = [self.literal(ty if not self.on("mixed_cmp", 0.1) else r.choice(NUMERIC + ("str",)))
+            mixed = ty != "dt" or "dt_mixed_cmp" in self.f
+            vals = [self.literal(ty if not (mixed and self.on("mixed_cmp", 0.1)) else r.choice(NUMERIC + ("str",)))
                     for _ in range(r.randint(1, 4))]
             return E("in", "bool", "", (a, *vals), neg=r.random() < 0.3)
         if k == "between":
@@ -1011,8 +1082,10 @@ class QueryGen:
                 if r.random() < 0.5:
                     # a grouped column, or an expression over grouped columns
                     self.scope = gcols
+                    self.in_item = True
                     items.append(self.expr(r.choice(gcols)[1].ty, 1) if r.random() < 0.3
                                  else self.colref(*r.choice(gcols)))
+                    self.in_item = False
                     self.scope = saved
                 else:
                     items.append(self.aggregate())
@@ -1041,7 +1114,11 @@ class QueryGen:
             self.used.add("window")
             return self.window()
         for _ in range(10):
-            e = self.expr(r.choice(["int", "dec", "dbl", "str", "dt", "int", "bool"]))
+            self.in_item = True
+            try:
+                e = self.expr(r.choice(["int", "dec", "dbl", "str", "dt", "int", "bool"]))
+            finally:
+                self.in_item = False
             if not all_null(e):
                 return e
             if "null_item" in self.f:
@@ -1050,6 +1127,14 @@ class QueryGen:
         return self.colref(*r.choice(self.scope)) if self.scope else lit("1", "int")
 
     def aggregate(self):
+        saved, self.in_item = (self.in_item, self.in_agg), True
+        self.in_agg = True
+        try:
+            return self._aggregate()
+        finally:
+            self.in_item, self.in_agg = saved
+
+    def _aggregate(self):
         r = self.rng
         fn = r.choice(["COUNT", "COUNT", "SUM", "MIN", "MAX", "AVG"])
         if fn == "COUNT" and r.random() < 0.4:

@@ -85,20 +85,25 @@ def cell_equal(a, b, qcls, mcls):
 
 
 def sort_key(row, classes):
-    """A key that puts equal rows (under cell_equal) next to each other:
-    floats rounded to 9 significant digits."""
+    """A total order on rows for multiset comparison: numbers by value
+    (floats as floats, integers and decimals exactly), everything else as
+    text, NULL first. Rows equal under cell_equal then sit at the same
+    position in both sorted lists (unless two different floats lie within
+    the tolerance of each other)."""
     out = []
     for v, c in zip(row, classes):
         if v is None:
-            out.append((0, ""))
-        elif c in ("float", "int", "decimal"):
+            out.append((0, 0, ""))
+        elif c == "float":
             x = _num(v)
-            if x is None:
-                out.append((2, v))
-            else:
-                out.append((1, float(f"{x:.8e}")) if c == "float" else (1, x))
+            out.append((1, x, "") if x is not None and not math.isnan(x) else (2, 0, v))
+        elif c in ("int", "decimal"):
+            try:
+                out.append((1, Decimal(v), ""))
+            except InvalidOperation:
+                out.append((2, 0, v))
         else:
-            out.append((2, v))
+            out.append((2, 0, v))
     return out
 
 
@@ -200,7 +205,7 @@ class KnownEntry:
     example: str = ""
 
     def matches(self, d, sql):
-        if self.kind != d.kind:
+        if self.kind == "normalised" or self.kind != d.kind:
             return False
         if self.sql and not re.search(self.sql, sql, re.I | re.S):
             return False
@@ -219,7 +224,9 @@ class KnownEntry:
             if not m:
                 return False
             q, mm = int(m.group(1)), int(m.group(2))
-            if (self.warnings_on == "mariadb") != (mm > 0 and q == 0):
+            if self.warnings_on == "mariadb" and not (mm > 0 and q == 0):
+                return False
+            if self.warnings_on == "quire" and not (q > 0 and mm == 0):
                 return False
         return True
 
