@@ -49,10 +49,12 @@ ALL_FEATURES = [
     "dt_mixed_cmp",  # a DATETIME compared with a number or a string that is no datetime
     "like",        # LIKE / NOT LIKE
     "in_list",     # IN (...) / NOT IN (...)
+    "in_mixed",    # IN lists whose values have another type than the operand (1.5 or '' for an INT)
     "between",     # BETWEEN / NOT BETWEEN
     "arith",       # + - * / DIV % and unary minus
     "nested_division",  # '/' inside other arithmetic or aggregates (intermediate DECIMAL precision)
     "neg_const",   # unary minus over a constant integer expression (typed DECIMAL by MySQL)
+    "neg_zero",    # DOUBLE * / and unary minus, which can make -0 (equal to 0 in DISTINCT/GROUP BY)
     "case",        # CASE WHEN
     "coalesce",    # COALESCE / IFNULL / NULLIF
     "functions",   # ABS, SIGN, LENGTH, CHAR_LENGTH, CONCAT, SUBSTRING, TRIM, REPLACE, GREATEST, LEAST
@@ -758,27 +760,40 @@ class QueryGen:
         c = r.choice(choices)
         if c == "arith":
             self.used.add("arith")
-            if r.random() < 0.15:
+            # DOUBLE arithmetic that can make -0 only with neg_zero; then
+            # operands keep the expression's type (a DECIMAL times a DOUBLE is a DOUBLE)
+            nz = "neg_zero" in self.f
+            if r.random() < 0.15 and (ty != "dbl" or nz):
                 a = self.expr(ty, depth + 1)
                 if ty == "int" and is_const(a):
                     if "neg_const" not in self.f:
                         return a
                     self.used.add("neg_const")
+                if ty == "dbl":
+                    self.used.add("neg_zero")
                 return E("un", ty, "-", (a,))
             # '/' only where its DECIMAL result is not used by more
             # arithmetic (unless nested_division)
             div = ty != "int" and (("nested_division" in self.f) or (depth == 0 and not self.in_agg))
             if div and (depth > 0 or self.in_agg):
                 self.used.add("nested_division")
-            op = r.choice(["+", "-", "*", "+", "-"] + (["DIV", "%"] if ty == "int" else (["/"] if div else [])))
+            ops = ["+", "-", "+", "-"]
+            if ty == "int":
+                ops += ["*", "DIV", "%"]
+            elif ty == "dec" or nz:
+                ops += ["*"] + (["/"] if div else [])
+            op = r.choice(ops)
+            other = (lambda: r.choice(NUMERIC)) if nz else (lambda: ty)
+            if ty == "dbl" and op in ("*", "/"):
+                self.used.add("neg_zero")
             if ty == "int" and op not in ("DIV", "%"):
                 return E("bin", "int", op, (self.expr("int", depth + 1), self.expr("int", depth + 1)))
             if op == "/":
                 return E("bin", "dec" if ty == "dec" else ty, op,
-                         (self.expr(r.choice(NUMERIC), depth + 1), self.expr(r.choice(NUMERIC), depth + 1)))
+                         (self.expr(other(), depth + 1), self.expr(other(), depth + 1)))
             if op in ("DIV", "%"):
                 return E("bin", "int", op, (self.expr("int", depth + 1), self.expr("int", depth + 1)))
-            return E("bin", ty, op, (self.expr(ty, depth + 1), self.expr(r.choice(NUMERIC), depth + 1)))
+            return E("bin", ty, op, (self.expr(ty, depth + 1), self.expr(other(), depth + 1)))
         if c == "case":
             self.used.add("case")
             kids = []
@@ -885,9 +900,14 @@ class QueryGen:
             self.used.add("in_list")
             ty = self.any_ty()
             a = self.expr(ty, depth + 1)
-            mixed = ty != "dt" or "dt_mixed_cmp" in self.f
-            vals = [self.literal(ty if not (mixed and self.on("mixed_cmp", 0.1)) else r.choice(NUMERIC + ("str",)))
-                    for _ in range(r.randint(1, 4))]
+            mixed = (ty != "dt" or "dt_mixed_cmp" in self.f) and "in_mixed" in self.f
+            vals = []
+            for _ in range(r.randint(1, 4)):
+                if mixed and self.on("mixed_cmp", 0.1):
+                    self.used.add("in_mixed")
+                    vals.append(self.literal(r.choice(NUMERIC + ("str",))))
+                else:
+                    vals.append(self.literal(ty))
             return E("in", "bool", "", (a, *vals), neg=r.random() < 0.3)
         if k == "between":
             self.used.add("between")
