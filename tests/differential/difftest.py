@@ -178,6 +178,9 @@ class Runner:
         self.maria.stop()
         for d in (self.quire.datadir, self.maria.datadir):
             shutil.rmtree(d, ignore_errors=True)
+        if not self.args.report and not self.stats.unexplained:
+            # nothing to look at: the server logs and an empty report go too
+            shutil.rmtree(self.work, ignore_errors=True)
 
     def quire_lost(self, sql, outcome):
         """quire did not answer: a finding; kill, restart, replay the round."""
