@@ -114,6 +114,7 @@ class Stats:
         self.unsupported_feature = collections.Counter()
         self.skipped = collections.Counter()  # reason -> count
         self.hangs = 0
+        self.unexplained_dropped = 0  # past Runner.MAX_FINDINGS
 
 
 @dataclass
@@ -193,7 +194,8 @@ class Runner:
         self.record(Finding("diff", d, sql, self.setup, None), minimise=False)
         log(f"quire {kind} on: {sql[:200]}; restarting")
         self.quire.restart()
-        self.connect()
+        self.mq.close()
+        self.mq = Conn(self.quire.port, read_timeout=QUIRE_READ_TIMEOUT)  # MariaDB's session stays
         self.replay_quire()
 
     def replay_quire(self):
@@ -320,8 +322,7 @@ class Runner:
         res = self.both(sql, ordered=q.total_order())
         if res is None:
             return False
-        if not self.judge(sql, res, q, sorted(q.features)):
-            self.stats.oracle_fail["differential"] += 1 if res[2] else 0
+        self.judge(sql, res, q, sorted(q.features))
         return True
 
     def dml(self):
@@ -424,7 +425,6 @@ class Runner:
         elif out == "error":
             self.stats.skipped["tlp: a query failed on quire"] += 1
         elif out == "fail" and record:
-            self.stats.oracle_fail[f"tlp-{variant}"] += 1
             parts = oracles.tlp_where_queries(base, p)
             sql = base.sql() + ";\n-- partitions:\n" + ";\n".join(x.sql() for x in parts)
             f = Finding(f"tlp-{variant}", Diff("tlp", msg), sql, self.setup, (base, p, variant, agg))
@@ -448,7 +448,6 @@ class Runner:
         elif out == "error":
             self.stats.skipped["norec: a query failed on quire"] += 1
         elif out == "fail":
-            self.stats.oracle_fail["norec"] += 1
             a, b = norec_queries(base, p)
             self.record(Finding("norec", Diff("norec", msg), a + ";\n" + b, self.setup, (base, p)))
         return True
@@ -473,8 +472,14 @@ class Runner:
         return "ok", None
 
     # -- findings
+    MAX_FINDINGS = 500  # kept in memory and written as files; more are only counted
+
     def record(self, f, minimise=True):
         st = self.stats
+        st.oracle_fail[f.oracle] += 1
+        if len(st.unexplained) >= self.MAX_FINDINGS:
+            st.unexplained_dropped += 1
+            return
         st.unexplained.append(f)
         sig = (f.oracle, f.diff.signature())
         self.seen_sigs[sig] += 1
@@ -550,6 +555,8 @@ class Runner:
             f"time {secs:.1f} s; {st.queries / secs:.1f} queries/s; "
             f"{(st.statements + st.quire_only) / secs:.1f} quire statements/s",
             "oracle checks: " + ", ".join(f"{k}={v}" for k, v in sorted(st.oracle.items())),
+            "oracle failures (unexplained): " + (", ".join(
+                f"{k}={v}" for k, v in sorted(st.oracle_fail.items())) or "none"),
             f"differences explained (known list): {sum(st.explained.values())}",
         ]
         for k, v in st.explained.most_common():
@@ -560,9 +567,13 @@ class Runner:
         if st.unsupported_feature:
             lines.append("  by generator feature: " + ", ".join(
                 f"{k}={v}" for k, v in st.unsupported_feature.most_common()))
+        if st.hangs:
+            lines.append(f"quire hangs/crashes (restarted): {st.hangs}")
         if st.skipped:
             lines.append("skipped: " + ", ".join(f"{k}={v}" for k, v in st.skipped.most_common()))
-        lines.append(f"UNEXPLAINED differences: {len(st.unexplained)}")
+        lines.append(f"UNEXPLAINED differences: {len(st.unexplained) + st.unexplained_dropped}"
+                     + (f" ({st.unexplained_dropped} past the first {self.MAX_FINDINGS} only counted)"
+                        if st.unexplained_dropped else ""))
         by = collections.Counter((f.oracle, f.diff.kind) for f in st.unexplained)
         for (o, k), v in by.most_common():
             lines.append(f"  {o}/{k}: {v}")
@@ -573,7 +584,7 @@ class Runner:
         print(text, flush=True)
         with open(os.path.join(self.report, "summary.txt"), "w") as fh:
             fh.write(text + "\n")
-        return 1 if st.unexplained else 0
+        return 1 if st.unexplained or st.hangs else 0
 
 
 def norec_queries(base, p):
