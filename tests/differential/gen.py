@@ -47,6 +47,7 @@ ALL_FEATURES = [
     "where",       # WHERE clauses
     "mixed_cmp",   # comparisons across types (int vs string, decimal vs double ...)
     "dt_mixed_cmp",  # a DATETIME compared with a number or a string that is no datetime
+    "str_num_cmp",   # a string compared with a number (compared as DOUBLEs in MySQL)
     "like",        # LIKE / NOT LIKE
     "in_list",     # IN (...) / NOT IN (...)
     "in_mixed",    # IN lists whose values have another type than the operand (1.5 or '' for an INT)
@@ -692,6 +693,13 @@ class QueryGen:
     def colref(self, a, c):
         return E("col", c.ty, f"{a}.{c.name}")
 
+    def col_of(self, e):
+        """The Column a column reference names (None for derived columns)."""
+        for a, c in self.scope + self.outer:
+            if f"{a}.{c.name}" == e.text:
+                return c if c.length else None
+        return None
+
     # -- literals
     def literal(self, ty):
         r = self.rng
@@ -882,6 +890,11 @@ class QueryGen:
                         self.used.add("dt_mixed_cmp")
                     else:
                         bty = ty
+                elif "str" in (ty, bty) and ty != bty:
+                    if "str_num_cmp" in self.f:
+                        self.used.add("str_num_cmp")
+                    else:
+                        bty = ty
                 b = self.expr(bty, depth + 1) if r.random() < 0.5 else self.literal(bty)
             else:
                 b = self.expr(ty, depth + 1) if r.random() < 0.5 else self.literal(ty)
@@ -901,13 +914,22 @@ class QueryGen:
             ty = self.any_ty()
             a = self.expr(ty, depth + 1)
             mixed = (ty != "dt" or "dt_mixed_cmp" in self.f) and "in_mixed" in self.f
+            # a string longer than the operand column is a mixed value too
+            # (quire truncates it to the key: F-14)
+            maxlen = self.col_of(a).length if a.kind == "col" and ty == "str" and self.col_of(a) else None
             vals = []
             for _ in range(r.randint(1, 4)):
                 if mixed and self.on("mixed_cmp", 0.1):
                     self.used.add("in_mixed")
                     vals.append(self.literal(r.choice(NUMERIC + ("str",))))
-                else:
-                    vals.append(self.literal(ty))
+                    continue
+                v = self.literal(ty)
+                if maxlen and len(v.text) - 2 > maxlen and v.text != "NULL":
+                    if "in_mixed" not in self.f:
+                        v = lit(sql_str(v.text[1:-1].replace("''", "'")[:maxlen].strip(" ")), "str")
+                    else:
+                        self.used.add("in_mixed")
+                vals.append(v)
             return E("in", "bool", "", (a, *vals), neg=r.random() < 0.3)
         if k == "between":
             self.used.add("between")
