@@ -46,6 +46,7 @@ ALL_FEATURES = [
     "self_join",   # a table joined with itself
     "where",       # WHERE clauses
     "mixed_cmp",   # comparisons across types (int vs string, decimal vs double ...)
+    "nullsafe",    # the NULL-safe equality <=>
     "dt_mixed_cmp",  # a DATETIME compared with a number or a string that is no datetime
     "str_num_cmp",   # a string compared with a number (compared as DOUBLEs in MySQL)
     "like",        # LIKE / NOT LIKE
@@ -882,6 +883,11 @@ class QueryGen:
         if k == "cmp":
             ty = self.any_ty()
             op = r.choice(["=", "<>", "<", "<=", ">", ">=", "<=>", "!="])
+            if op == "<=>":
+                if "nullsafe" in self.f:
+                    self.used.add("nullsafe")
+                else:
+                    op = "="
             a = self.expr(ty, depth + 1)
             if self.on("mixed_cmp", 0.15):
                 bty = r.choice(["int", "dec", "dbl", "str", "dt"])
