@@ -65,6 +65,7 @@ ALL_FEATURES = [
     "int_overflow",  # BIGINT/INT boundary values and big literals: arithmetic that overflows (error 1690)
     "groupby",     # GROUP BY and aggregates
     "having",      # HAVING
+    "fgb_violation",  # ONLY_FULL_GROUP_BY violations (a non-grouped column beside GROUP BY or aggregates): error 1055/1140/1054
     "agg_distinct",  # COUNT(DISTINCT ...), SUM(DISTINCT ...)
     "distinct",    # SELECT DISTINCT
     "orderby",     # ORDER BY
@@ -1121,6 +1122,9 @@ class QueryGen:
                 q.distinct = True
         elif mode == "agg":
             q.items = [self.aggregate() for _ in range(n)]
+            if self.scope and self.on("fgb_violation", 0.1):
+                # a bare column beside aggregates, no GROUP BY: 1140
+                q.items[r.randrange(len(q.items))] = self.colref(*r.choice(self.scope))
         else:
             gcols = r.sample(self.scope, min(len(self.scope), r.randint(1, 2)))
             q.group_by = [self.colref(*c) for c in gcols]
@@ -1138,6 +1142,10 @@ class QueryGen:
                 else:
                     items.append(self.aggregate())
             q.items = items
+            others = [c for c in self.scope if c not in gcols]
+            if others and self.on("fgb_violation", 0.1):
+                # a column that is neither grouped nor aggregated: 1055
+                q.items[r.randrange(len(q.items))] = self.colref(*r.choice(others))
             if self.on("having", 0.4):
                 a = self.aggregate()
                 q.having = E("bin", "bool", r.choice(["<", ">", "=", ">=", "<>"]), (a, self.literal(

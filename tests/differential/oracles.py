@@ -205,7 +205,7 @@ class KnownEntry:
     example: str = ""
 
     def matches(self, d, sql):
-        if self.kind == "normalised" or self.kind != d.kind:
+        if self.kind in ("normalised", "avoided") or self.kind != d.kind:
             return False
         if self.sql and not re.search(self.sql, sql, re.I | re.S):
             return False
