@@ -579,7 +579,10 @@ class Runner:
             lines.append(f"  {o}/{k}: {v}")
         for f in st.unexplained[:20]:
             lines.append(f"  {f.path}")
-        lines.append(f"report directory: {self.report}")
+        if self.args.report or st.unexplained:
+            lines.append(f"report directory: {self.report}")
+        else:
+            lines.append("report directory: none (nothing to report; --report DIR keeps one)")
         text = "\n".join(lines)
         print(text, flush=True)
         with open(os.path.join(self.report, "summary.txt"), "w") as fh:
