@@ -820,8 +820,9 @@ class Minimiser:
                 if s.ty == "bool" or s.kind == "lit":
                     yield (base, s, variant, agg)
             for b in gen.select_shrinks(base):
-                if variant == "agg" and len(b.items) != len(base.items):
-                    continue
+                if variant == "agg" and (len(b.items) != len(base.items)
+                                         or any(i.kind != "agg" for i in b.items)):
+                    continue  # the combination needs one aggregate per column
                 if variant == "groupby":
                     # the check needs GROUP BY over exactly the select list
                     b = replace(b, group_by=list(b.items))
