@@ -32,7 +32,6 @@ simpler, a list item dropped, a clause dropped.
 """
 
 import copy
-import random
 from dataclasses import dataclass, field, replace
 from typing import Optional
 
