@@ -32,6 +32,7 @@ simpler, a list item dropped, a clause dropped.
 """
 
 import copy
+from decimal import ROUND_DOWN, Decimal, InvalidOperation
 from dataclasses import dataclass, field, replace
 from typing import Optional
 
@@ -75,7 +76,7 @@ ALL_FEATURES = [
     "dt_string_mix",  # select-list values mixing a DATETIME column with a datetime string literal
     "dml_strict",  # UPDATE/DELETE whose WHERE/SET may warn (mixed types, arithmetic): an error in strict mode
     "float_extremes",  # DOUBLEs like 1e300 and 0.1 whose sums depend on the order rows are added in
-    "dec_scale_cmp",  # DECIMAL literals with more fraction digits than a DECIMAL column in scope (MariaDB bug)
+    "dec_scale_cmp",  # col = literal with more fraction digits than the INT/DECIMAL column (MariaDB index bug)
     "bad_insert",  # inserts that must fail (NULL into NOT NULL, duplicate keys, out of range)
     "dml",         # UPDATE / DELETE statements between queries
     "subquery",    # IN/NOT IN/EXISTS/scalar/correlated subqueries
@@ -697,6 +698,32 @@ class QueryGen:
     def colref(self, a, c):
         return E("col", c.ty, f"{a}.{c.name}")
 
+    def num_scale(self, e):
+        """Fraction digits an INT/DECIMAL column reference can hold, else None."""
+        if e.kind != "col":
+            return None
+        for a, c in self.scope + self.outer:
+            if f"{a}.{c.name}" == e.text:
+                return 0 if c.ty == "int" else (c.scale if c.ty == "dec" else None)
+        return None
+
+    def fit(self, col, v):
+        """Without dec_scale_cmp: a numeric literal compared for equality with
+        an INT/DECIMAL column gets no more fraction digits than the column
+        has (MariaDB's index lookup rounds it and finds the rounded value;
+        see known_differences.toml, mariadb-decimal-index-rounds-constant)."""
+        scale = self.num_scale(col)
+        if scale is None or v.kind != "lit" or v.ty not in NUMERIC or "dec_scale_cmp" in self.f:
+            return v
+        try:
+            d = Decimal(v.text)
+        except InvalidOperation:
+            return v
+        if not d.is_finite() or abs(d) > 10**15 or -d.as_tuple().exponent <= scale:
+            return v
+        q = d.quantize(Decimal(1).scaleb(-scale), rounding=ROUND_DOWN)
+        return lit(format(q, "f"), "dec" if scale else "int")
+
     def col_of(self, e):
         """The Column a column reference names (None for derived columns)."""
         for a, c in self.scope + self.outer:
@@ -718,12 +745,6 @@ class QueryGen:
             return lit(str(r.choice(pool)), "int")
         if ty == "dec":
             pool = ["0.5", "1.50", "-2.25", "0.001", "99999999.99", "3.0", "-0.10"]
-            if "dec_scale_cmp" not in self.f:
-                # no more fraction digits than the DECIMAL columns in scope have
-                scales = [c.scale for _, c in self.scope + self.outer if c.ty == "dec" and c.sqltype]
-                if scales:
-                    m = min(scales)
-                    pool = [p for p in pool if len(p.split(".")[1]) <= m] or ["3", "-7", "0", "12"]
             return lit(r.choice(pool), "dec")
         if ty == "dbl":
             pool = ["1e2", "0.5e0", "-1.5e1", "2.5E-3", "1.25e1"]
@@ -914,6 +935,8 @@ class QueryGen:
                 b = self.expr(bty, depth + 1) if r.random() < 0.5 else self.literal(bty)
             else:
                 b = self.expr(ty, depth + 1) if r.random() < 0.5 else self.literal(ty)
+            if op in ("=", "<=>", "<>", "!="):
+                b, a = self.fit(a, b), self.fit(b, a)
             return E("bin", "bool", op, (a, b))
         if k == "isnull":
             a = self.expr(self.any_ty(), depth + 1)
@@ -945,7 +968,7 @@ class QueryGen:
                         v = lit(sql_str(v.text[1:-1].replace("''", "'")[:maxlen].strip(" ")), "str")
                     else:
                         self.used.add("in_mixed")
-                vals.append(v)
+                vals.append(self.fit(a, v))
             return E("in", "bool", "", (a, *vals), neg=r.random() < 0.3)
         if k == "between":
             self.used.add("between")
@@ -1042,8 +1065,16 @@ class QueryGen:
         used = self.used
         self.scope, self.used = saved
         self.used |= used
-        cols = [(alias, Column(f"r{i}", "", e.ty, True)) for i, e in enumerate(items)]
+        cols = [(alias, Column(f"r{i}", "", e.ty, True, scale=self._src(e).scale, length=self._src(e).length))
+                for i, e in enumerate(items)]
         return FromItem("", alias, derived=sub), cols
+
+    def _src(self, e):
+        """The Column a column reference in the current scope names."""
+        for a, c in self.scope:
+            if f"{a}.{c.name}" == e.text:
+                return c
+        return Column("", "", e.ty, True)
 
     def subselect(self, ty, scalar=False):
         """A one-column subquery over one table, sometimes correlated with
@@ -1101,7 +1132,8 @@ class QueryGen:
         self.scope = [("w", c) for c in t.columns]
         items = [self.colref(*x) for x in r.sample(self.scope, r.randint(1, len(self.scope)))]
         cte = Select(items, [FromItem(t.name, "w")], where=[self.pred(1)] if r.random() < 0.5 else [])
-        cols = [Column(f"r{i}", "", e.ty, True) for i, e in enumerate(items)]
+        cols = [Column(f"r{i}", "", e.ty, True, scale=self._src(e).scale, length=self._src(e).length)
+                for i, e in enumerate(items)]
         scope = [("a0", c) for c in cols]
         self.scope = scope
         sel = self.select_body(self.scope, [FromItem("cte0", "a0", cte=True)])
