@@ -864,7 +864,7 @@ PROFILES = {
             "nested_division": "F-11: DECIMAL division results are rounded before further arithmetic (1/3/3 = 0.11110000)",
             "dt_mixed_cmp": "F-13: DATETIME vs a number or a non-datetime string compares differently (see FINDINGS)",
             "neg_zero": "F-16: -0 and 0 are two values in quire's DISTINCT/GROUP BY over DOUBLE",
-            "in_mixed": "F-14: IN list values that convert to one key (1.5 and 1, '' and 0, 'a%b' and 'a' in a VARCHAR(1)) return a row twice",
+            "in_mixed": "F-14: IN list values that convert to one key (1.5 and 1, '' and 0, 'a%b' and 'a' in a VARCHAR(1), an out-of-range number) return a row twice",
             "fgb_violation": "F-18: ONLY_FULL_GROUP_BY is not enforced (no 1055/1140)",
             "nullsafe": "F-15: <=> over an indexed column finds no row for a NULL value",
             "str_num_cmp": "F-17: an indexed VARCHAR compared with a number is looked up as a string (rows missing)",

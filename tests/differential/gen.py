@@ -724,6 +724,27 @@ class QueryGen:
         q = d.quantize(Decimal(1).scaleb(-scale), rounding=ROUND_DOWN)
         return lit(format(q, "f"), "dec" if scale else "int")
 
+    def fit_in(self, col, v):
+        """An IN-list value for `col`: fitted (see fit) and, without in_mixed,
+        within the column's range (a value the key cannot hold makes quire
+        return another value's rows twice: F-14)."""
+        v = self.fit(col, v)
+        c = next((c for a, c in self.scope + self.outer if f"{a}.{c.name}" == col.text), None) \
+            if col.kind == "col" else None
+        if c is None or "in_mixed" in self.f or v.kind != "lit" or c.ty not in ("int", "dec"):
+            return v
+        try:
+            d = Decimal(v.text)
+        except InvalidOperation:
+            return v
+        if c.ty == "int" and c.hi:
+            ok = c.lo <= d <= c.hi
+        elif c.ty == "dec" and c.prec:
+            ok = abs(d) < Decimal(10) ** (c.prec - c.scale)
+        else:
+            return v
+        return v if ok else lit("3", "int")
+
     def col_of(self, e):
         """The Column a column reference names (None for derived columns)."""
         for a, c in self.scope + self.outer:
@@ -968,7 +989,7 @@ class QueryGen:
                         v = lit(sql_str(v.text[1:-1].replace("''", "'")[:maxlen].strip(" ")), "str")
                     else:
                         self.used.add("in_mixed")
-                vals.append(self.fit(a, v))
+                vals.append(self.fit_in(a, v))
             return E("in", "bool", "", (a, *vals), neg=r.random() < 0.3)
         if k == "between":
             self.used.add("between")
@@ -1065,8 +1086,7 @@ class QueryGen:
         used = self.used
         self.scope, self.used = saved
         self.used |= used
-        cols = [(alias, Column(f"r{i}", "", e.ty, True, scale=self._src(e).scale, length=self._src(e).length))
-                for i, e in enumerate(items)]
+        cols = [(alias, self._derived_col(f"r{i}", e)) for i, e in enumerate(items)]
         return FromItem("", alias, derived=sub), cols
 
     def _src(self, e):
@@ -1075,6 +1095,11 @@ class QueryGen:
             if f"{a}.{c.name}" == e.text:
                 return c
         return Column("", "", e.ty, True)
+
+    def _derived_col(self, name, e):
+        """A derived table's column: the source column's facts, no SQL type."""
+        c = self._src(e)
+        return Column(name, "", e.ty, True, lo=c.lo, hi=c.hi, length=c.length, prec=c.prec, scale=c.scale)
 
     def subselect(self, ty, scalar=False):
         """A one-column subquery over one table, sometimes correlated with
@@ -1132,8 +1157,7 @@ class QueryGen:
         self.scope = [("w", c) for c in t.columns]
         items = [self.colref(*x) for x in r.sample(self.scope, r.randint(1, len(self.scope)))]
         cte = Select(items, [FromItem(t.name, "w")], where=[self.pred(1)] if r.random() < 0.5 else [])
-        cols = [Column(f"r{i}", "", e.ty, True, scale=self._src(e).scale, length=self._src(e).length)
-                for i, e in enumerate(items)]
+        cols = [self._derived_col(f"r{i}", e) for i, e in enumerate(items)]
         scope = [("a0", c) for c in cols]
         self.scope = scope
         sel = self.select_body(self.scope, [FromItem("cte0", "a0", cte=True)])
