@@ -768,9 +768,10 @@ class QueryGen:
             pool = ["0.5", "1.50", "-2.25", "0.001", "99999999.99", "3.0", "-0.10"]
             return lit(r.choice(pool), "dec")
         if ty == "dbl":
-            pool = ["1e2", "0.5e0", "-1.5e1", "2.5E-3", "1.25e1"]
+            # dyadic, like the DOUBLE data (sums exact in any order)
+            pool = ["1e2", "0.5e0", "-1.5e1", "2.5E-1", "1.25e1"]
             if "float_extremes" in self.f:
-                pool += ["1e300", "3.14e0", "1e-1"]
+                pool += ["1e300", "3.14e0", "1e-1", "2.5E-3"]
             return lit(r.choice(pool), "dbl")
         if ty == "str":
             pool = STR_POOL + (PAD_STRS if "padspace" in self.f else [])
