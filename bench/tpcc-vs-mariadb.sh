@@ -60,7 +60,10 @@ for port in $qport $mport; do
   "$T/tpcc_start" -h 127.0.0.1 -P $port -d tpcc -u root -p "" -w "$WH" -c "$CONN" -r 10 -l "$SECS" \
     >"$work/run_$name.out" 2>&1 || { echo "tpcc_start failed on $name"; tail -30 "$work/run_$name.out"; exit 1; }
   echo "== $name"
-  grep -E "TpmC|^ *\[[0-9]\] sc:" "$work/run_$name.out" | tail -6
-  sed -n '/<90th Percentile RT/,/<Constraint Check/p' "$work/run_$name.out" | head -8
-  grep -c "error" "$work/run_$name.out" | sed 's/^/error lines: /'
+  # Per-transaction success/late/retry/failure counts, the New-Order
+  # response-time percentiles of the last intervals, errors, tpmC.
+  sed -n '/<Raw Results>/,/<Raw Results2/p' "$work/run_$name.out" | grep -E '^ *\[[0-9]\]' || true
+  grep -E '^ *[0-9]+, trx:' "$work/run_$name.out" | tail -3 || true
+  echo "error lines: $(grep -ci 'error' "$work/run_$name.out" || true)"
+  grep -A1 '<TpmC>' "$work/run_$name.out" | tail -1
 done

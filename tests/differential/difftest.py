@@ -845,11 +845,7 @@ class Minimiser:
 PROFILES = {
     "ci": {
         "without": {
-            "subquery": "quire: 1235 subqueries in expressions",
-            "union": "quire: 1235 UNION",
-            "cte": "quire: 1235 WITH",
             "window": "quire: 1235 window functions",
-            "right_join": "quire: 1235 RIGHT JOIN ('this join type')",
             "padspace": "F-1: trailing spaces are significant in quire's utf8mb4_bin (PAD SPACE in MySQL)",
             "case_fold": "F-2: UPPER('ß') is 'SS' in quire, 'ß' in MySQL",
             "int_overflow": "F-3: BIGINT overflow in + - * is not detected (no error 1690, a value out of range)",

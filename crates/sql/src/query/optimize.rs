@@ -366,15 +366,32 @@ fn order_cost(j: &Join, order: &[usize], usable: &[E], est: &[Option<TableEstima
     cost
 }
 
+/// The written order, with each outer join's right side moved after the
+/// sources it must follow (a RIGHT JOIN's left side comes after its right).
+fn written_order(j: &Join) -> Vec<usize> {
+    let n = j.sources.len();
+    let mut placed = vec![false; n];
+    let mut order = Vec::with_capacity(n);
+    while order.len() < n {
+        let next = (0..n).find(|&s| !placed[s] && j.sources[s].after.iter().all(|&a| placed[a]));
+        // `after` only points backwards in a FROM clause except for a
+        // RIGHT JOIN's single pair, so some source is always ready.
+        let s = next.unwrap_or_else(|| (0..n).find(|&s| !placed[s]).unwrap_or(0));
+        placed[s] = true;
+        order.push(s);
+    }
+    order
+}
+
 fn choose_order(j: &Join, usable: &[E], est: &[Option<TableEstimate>]) -> Vec<usize> {
     let n = j.sources.len();
-    let written: Vec<usize> = (0..n).collect();
+    let written = written_order(j);
     if n <= 1 || n > MAX_PERMUTED_SOURCES {
         return written;
     }
     let mut best = written.clone();
     let mut best_cost = order_cost(j, &written, usable, est);
-    let mut perm = written.clone();
+    let mut perm: Vec<usize> = (0..n).collect();
     // Heap's algorithm, iteratively.
     let mut c = vec![0usize; n];
     let mut i = 0;
