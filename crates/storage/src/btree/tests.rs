@@ -336,7 +336,12 @@ fn sample_leaves_counts_and_spreads() {
     let all = tree.sample_leaves(usize::MAX).expect("sample all");
     assert!(all.leaf_pages > 100, "{}", all.leaf_pages);
     assert_eq!(all.leaves.len() as u64, all.leaf_pages);
-    let keys: Vec<Vec<u8>> = all.leaves.iter().flatten().map(|(k, _)| k.clone()).collect();
+    let keys: Vec<Vec<u8>> = all
+        .leaves
+        .iter()
+        .flatten()
+        .map(|(k, _)| k.clone())
+        .collect();
     let want: Vec<Vec<u8>> = (0..20_000u32).map(|i| i.to_be_bytes().to_vec()).collect();
     assert_eq!(keys, want);
     let some = tree.sample_leaves(10).expect("sample 10");
