@@ -758,6 +758,13 @@ impl Engine {
         Ok(self.inner.table_stats(now.as_deref().unwrap_or(t)))
     }
 
+    /// Writes an ANALYZE TABLE statement to the binary log (MySQL logs it
+    /// unless NO_WRITE_TO_BINLOG/LOCAL, so that replicas recalculate too);
+    /// nothing with the binary log off.
+    pub fn binlog_analyze(&self, db: &str, sql: &str) -> Result<()> {
+        self.inner.binlog_ddl(db, sql)
+    }
+
     /// Analyses the background thread has run so far.
     pub fn stats_auto_runs(&self) -> u64 {
         self.inner.stats.auto_runs.load(Ordering::Relaxed)
