@@ -109,6 +109,9 @@ pub(crate) struct CommitState {
     /// Each table's statistics counter, for the commit path (stats.rs):
     /// guarded by the commit mutex, so finding it costs no atomic.
     pub(crate) stats: HashMap<u32, Arc<TableCounter>>,
+    /// Scratch list of (table, net rows, rows changed) of the commit being
+    /// applied, kept to spare the commit path an allocation.
+    stat_counts: Vec<(u32, i64, u64)>,
 }
 
 pub(crate) struct Inner {
@@ -227,6 +230,7 @@ impl Engine {
             commit: Mutex::new(CommitState {
                 purge: PurgeQueue::default(),
                 stats: HashMap::new(),
+                stat_counts: Vec::new(),
             }),
             // Transaction ids are the binlog's XIDs, so they must never
             // repeat, even across a restart that lost the redo of the
@@ -1231,12 +1235,14 @@ impl Inner {
     ) -> Result<()> {
         // Per table of the transaction: (id, net rows, rows changed),
         // added to its statistics counter once at the end (stats.rs).
-        let mut counts: Vec<(u32, i64, u64)> = Vec::new();
+        let mut counts = std::mem::take(&mut st.stat_counts);
+        counts.clear();
         let r = self.apply_writes(st, csn, writes, &mut counts);
-        for (id, net, mods) in counts {
+        for &(id, net, mods) in &counts {
             self.stats_counter_for_commit(&mut st.stats, id)
                 .add(net, mods);
         }
+        st.stat_counts = counts;
         r
     }
 
