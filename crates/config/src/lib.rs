@@ -294,6 +294,20 @@ pub struct Config {
     /// MySQL; this is the global value).
     pub innodb_lock_wait_timeout: u64,
 
+    /// `innodb_stats_persistent`: ANALYZE TABLE stores the statistics it
+    /// computes durably (quire's `quire:stats` tree, MySQL's
+    /// `mysql.innodb_table_stats`); OFF keeps them in memory only and
+    /// ignores stored ones at start. Default ON. Dynamic.
+    pub innodb_stats_persistent: bool,
+    /// `innodb_stats_auto_recalc`: recalculate a table's statistics in the
+    /// background once more than 10% of its rows changed since the last
+    /// calculation (and at first use of a never analyzed table). Default
+    /// ON. Dynamic.
+    pub innodb_stats_auto_recalc: bool,
+    /// `innodb_stats_persistent_sample_pages`: leaf pages sampled per
+    /// index by ANALYZE TABLE. Default 20. Range 1 .. 2^64-1. Dynamic.
+    pub innodb_stats_persistent_sample_pages: u64,
+
     /// `log_bin`: write the binary log (`--log-bin`, `--skip-log-bin`).
     /// Default ON, as MySQL 8.0. Not dynamic.
     pub log_bin: bool,
@@ -409,6 +423,9 @@ impl Default for Config {
             innodb_flush_log_at_timeout: 1,
             innodb_lock_wait_timeout: 50,
             lock_wait_timeout: 31_536_000,
+            innodb_stats_persistent: true,
+            innodb_stats_auto_recalc: true,
+            innodb_stats_persistent_sample_pages: 20,
             log_bin: true,
             log_bin_basename: None,
             sync_binlog: 1,

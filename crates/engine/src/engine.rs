@@ -54,6 +54,7 @@ use crate::interrupt::Interrupt;
 use crate::lock::LockManager;
 use crate::mdl::TableLocks;
 use crate::mvcc::{self, Chains, PurgeItem, PurgeQueue, Snapshots, Version};
+use crate::stats::{StatsRegistry, TableCounter};
 use crate::txn::{Isolation, Txn};
 use crate::types::{self, ColumnType, Value};
 
@@ -76,6 +77,11 @@ pub struct Settings {
     pub sync_no_delay_count: AtomicU64,
     pub max_binlog_size: AtomicU64,
     pub prepare_flush_per_trx: AtomicBool,
+    /// `innodb_stats_persistent`, `innodb_stats_auto_recalc`,
+    /// `innodb_stats_persistent_sample_pages` (stats.rs).
+    pub stats_persistent: AtomicBool,
+    pub stats_auto_recalc: AtomicBool,
+    pub stats_sample_pages: AtomicU64,
 }
 
 /// Counters with MySQL status names.
@@ -100,6 +106,12 @@ pub(crate) type ApplyWrite = (Arc<TableDef>, RecWrite, Option<Vec<Value>>);
 
 pub(crate) struct CommitState {
     purge: PurgeQueue,
+    /// Each table's statistics counter, for the commit path (stats.rs):
+    /// guarded by the commit mutex, so finding it costs no atomic.
+    pub(crate) stats: HashMap<u32, Arc<TableCounter>>,
+    /// Scratch list of (table, net rows, rows changed) of the commit being
+    /// applied, kept to spare the commit path an allocation.
+    stat_counts: Vec<(u32, i64, u64)>,
 }
 
 pub(crate) struct Inner {
@@ -122,6 +134,8 @@ pub(crate) struct Inner {
     pub(crate) pipeline: Option<Pipeline>,
     /// The configuration, kept current by SET GLOBAL.
     pub(crate) config: Mutex<Config>,
+    /// Optimizer statistics (stats.rs).
+    pub(crate) stats: StatsRegistry,
 }
 
 /// An open engine (cheap to clone).
@@ -129,6 +143,8 @@ pub(crate) struct Inner {
 pub struct Engine {
     pub(crate) inner: Arc<Inner>,
     flusher: Arc<Mutex<Option<JoinHandle<()>>>>,
+    /// The statistics thread (stats.rs), stopped with the flusher.
+    stats_thread: Arc<Mutex<Option<JoinHandle<()>>>>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -201,6 +217,9 @@ impl Engine {
                 sync_no_delay_count: AtomicU64::new(cfg.binlog_group_commit_sync_no_delay_count),
                 max_binlog_size: AtomicU64::new(cfg.max_binlog_size),
                 prepare_flush_per_trx: AtomicBool::new(cfg.quire_prepare_flush_per_trx),
+                stats_persistent: AtomicBool::new(cfg.innodb_stats_persistent),
+                stats_auto_recalc: AtomicBool::new(cfg.innodb_stats_auto_recalc),
+                stats_sample_pages: AtomicU64::new(cfg.innodb_stats_persistent_sample_pages),
             },
             catalog: RwLock::new(Catalog::default()),
             trees: RwLock::new(HashMap::new()),
@@ -210,6 +229,8 @@ impl Engine {
             snapshots: Snapshots::default(),
             commit: Mutex::new(CommitState {
                 purge: PurgeQueue::default(),
+                stats: HashMap::new(),
+                stat_counts: Vec::new(),
             }),
             // Transaction ids are the binlog's XIDs, so they must never
             // repeat, even across a restart that lost the redo of the
@@ -223,6 +244,7 @@ impl Engine {
             flusher_wake: (Mutex::new(false), Condvar::new()),
             pipeline: None,
             config: Mutex::new(cfg.clone()),
+            stats: StatsRegistry::default(),
         });
         inner.load_catalog()?;
         let mut rec = EngineRecovery {
@@ -323,6 +345,10 @@ impl Engine {
             ));
         }
         inner.drop_orphan_trees()?;
+        {
+            let mut st = inner.commit.lock();
+            inner.stats_load(&mut st.stats, cfg.innodb_stats_persistent)?;
+        }
         inner
             .snapshots
             .visible
@@ -330,6 +356,7 @@ impl Engine {
         let engine = Engine {
             inner: inner.clone(),
             flusher: Arc::new(Mutex::new(None)),
+            stats_thread: Arc::new(Mutex::new(None)),
         };
         let i2 = inner.clone();
         let h = std::thread::Builder::new()
@@ -337,6 +364,12 @@ impl Engine {
             .spawn(move || i2.flusher_loop())
             .map_err(EngineError::internal)?;
         *engine.flusher.lock() = Some(h);
+        let i3 = inner.clone();
+        let h = std::thread::Builder::new()
+            .name("quire-stats".into())
+            .spawn(move || i3.stats_loop())
+            .map_err(EngineError::internal)?;
+        *engine.stats_thread.lock() = Some(h);
         Ok((engine, rec))
     }
 
@@ -403,6 +436,12 @@ impl Engine {
             .store(next.max_binlog_size, Ordering::Release);
         s.prepare_flush_per_trx
             .store(next.quire_prepare_flush_per_trx, Ordering::Release);
+        s.stats_persistent
+            .store(next.innodb_stats_persistent, Ordering::Release);
+        s.stats_auto_recalc
+            .store(next.innodb_stats_auto_recalc, Ordering::Release);
+        s.stats_sample_pages
+            .store(next.innodb_stats_persistent_sample_pages, Ordering::Release);
         if let Some(p) = &self.inner.pipeline {
             p.binlog.set_checksum(next.binlog_checksum);
             p.binlog.set_server_id(next.server_id);
@@ -509,7 +548,7 @@ impl Engine {
             indexes,
             auto_increment,
         } = spec;
-        let _ddl = self.inner.commit.lock();
+        let mut ddl = self.inner.commit.lock();
         let (id, def) = {
             let cat = self.inner.catalog.read();
             if !cat.has_db(db) {
@@ -578,6 +617,7 @@ impl Engine {
         k.extend_from_slice(&id.to_be_bytes());
         cat_tree.put(&k, &def.encode())?;
         let def = Arc::new(def);
+        self.inner.stats_register_new(&mut ddl.stats, id)?;
         let mut cat = self.inner.catalog.write();
         cat.next_table_id = id + 1;
         cat.insert(def.clone());
@@ -725,7 +765,7 @@ impl Engine {
             .mdl
             .enter_ddl(id, self.inner.mdl_timeout(), interrupt)?;
         let t = {
-            let _ddl = self.inner.commit.lock();
+            let mut ddl = self.inner.commit.lock();
             let t = self.table(db, name)?;
             let mut k = b"T".to_vec();
             k.extend_from_slice(&t.id.to_be_bytes());
@@ -734,6 +774,7 @@ impl Engine {
             cat.tables.remove(&Catalog::key(&t.db, &t.name));
             cat.by_id.remove(&t.id);
             drop(cat);
+            self.inner.stats_forget(&mut ddl.stats, t.id)?;
             self.inner.binlog_ddl(
                 &t.db,
                 &format!("DROP TABLE `{}` /* generated by server */", t.name),
@@ -868,7 +909,12 @@ impl Engine {
         if let Some(h) = self.flusher.lock().take() {
             let _ = h.join();
         }
+        self.inner.stats.wake_all();
+        if let Some(h) = self.stats_thread.lock().take() {
+            let _ = h.join();
+        }
         if clean {
+            self.inner.stats_save_counts()?;
             if let Some(p) = &self.inner.pipeline {
                 // A commit-stage leader may still be writing markers after
                 // waking its members: let it finish.
@@ -1016,7 +1062,10 @@ impl Inner {
         // DROP TABLE cannot bring a dropped tree back.
         let t = match self.store.index(name)? {
             Some(t) => t,
-            None if name == CATALOG_TREE || name == AUTOINC_TREE => {
+            None if name == CATALOG_TREE
+                || name == AUTOINC_TREE
+                || name == crate::stats::STATS_TREE =>
+            {
                 self.store.create_index(name)?
             }
             None => {
@@ -1029,6 +1078,10 @@ impl Inner {
         };
         self.trees.write().insert(name.to_string(), t.clone());
         Ok(t)
+    }
+
+    pub(crate) fn is_shutdown(&self) -> bool {
+        self.shutdown.load(Ordering::Acquire)
     }
 
     pub(crate) fn lock_timeout(&self) -> Duration {
@@ -1180,6 +1233,26 @@ impl Inner {
         csn: u64,
         writes: &[ApplyWrite],
     ) -> Result<()> {
+        // Per table of the transaction: (id, net rows, rows changed),
+        // added to its statistics counter once at the end (stats.rs).
+        let mut counts = std::mem::take(&mut st.stat_counts);
+        counts.clear();
+        let r = self.apply_writes(st, csn, writes, &mut counts);
+        for &(id, net, mods) in &counts {
+            self.stats_counter_for_commit(&mut st.stats, id)
+                .add(net, mods);
+        }
+        st.stat_counts = counts;
+        r
+    }
+
+    fn apply_writes(
+        &self,
+        st: &mut CommitState,
+        csn: u64,
+        writes: &[ApplyWrite],
+        counts: &mut Vec<(u32, i64, u64)>,
+    ) -> Result<()> {
         for (t, w, vals) in writes {
             // The table as it is now: an index created after this
             // transaction wrote (CREATE INDEX does not wait for open
@@ -1194,6 +1267,17 @@ impl Inner {
             let ct = self.tree(&t.clustered_tree())?;
             let cur = ct.get(&w.pk)?;
             let cur_parsed = cur.as_deref().and_then(mvcc::split_value);
+            let was_live = matches!(cur_parsed, Some((_, false, _)));
+            let net = i64::from(w.row.is_some()) - i64::from(was_live);
+            if was_live || w.row.is_some() {
+                match counts.iter_mut().find(|c| c.0 == t.id) {
+                    Some(c) => {
+                        c.1 += net;
+                        c.2 += 1;
+                    }
+                    None => counts.push((t.id, net, 1)),
+                }
+            }
             if let Some((ccsn, cdel, crow)) = cur_parsed {
                 self.chains.push(
                     t.id,
@@ -1464,6 +1548,10 @@ impl Drop for Engine {
             *m.lock() = true;
             cv.notify_all();
             if let Some(h) = self.flusher.lock().take() {
+                let _ = h.join();
+            }
+            self.inner.stats.wake_all();
+            if let Some(h) = self.stats_thread.lock().take() {
                 let _ = h.join();
             }
         }

@@ -14,6 +14,7 @@ pub mod interrupt;
 pub mod lock;
 mod mdl;
 pub mod mvcc;
+mod stats;
 mod syncer;
 pub mod txn;
 pub mod types;
@@ -23,6 +24,7 @@ pub use engine::{Engine, EngineRecovery};
 pub use error::{EngineError, Result};
 pub use interrupt::{Interrupt, Kill, Stage};
 pub use lock::LockMode;
+pub use stats::{IndexStats, TableStats};
 pub use txn::{Inserted, Isolation, Row, Savepoint, Scan, Txn};
 pub use types::{ColumnType, Value};
 

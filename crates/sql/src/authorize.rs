@@ -554,6 +554,13 @@ pub(crate) fn check(tg: &Target, cmd: &Command) -> SqlResult<()> {
         Command::Use(db) => check_use(ck, db),
         Command::Describe(n) => check_any_on_table(tg, n, None),
         Command::KeysToggle(n) => tg.table(n, Privs::ALTER),
+        // MySQL: SELECT and INSERT on each table (sql_admin.cc).
+        Command::Analyze { tables, .. } => {
+            for n in tables {
+                tg.table(n, Privs::SELECT.union(Privs::INSERT))?;
+            }
+            Ok(())
+        }
         Command::Show(s) => match &**s {
             Show::Tables { db, .. } => match db.as_deref().or(tg.db) {
                 Some(d) => check_use(ck, d),

@@ -141,6 +141,13 @@ pub enum Command {
         query_only: bool,
         id: Box<Expr>,
     },
+    /// `ANALYZE [NO_WRITE_TO_BINLOG | LOCAL] TABLE t1 [, t2] ...`
+    /// (sqlparser takes one table and not the options).
+    Analyze {
+        tables: Vec<ObjectName>,
+        /// NO_WRITE_TO_BINLOG or LOCAL.
+        local: bool,
+    },
     /// An empty statement (only comments / semicolons).
     Empty,
 }
@@ -335,6 +342,15 @@ fn parse_inner(sql: &str) -> SqlResult<Parsed> {
             })
         }
         "START" => parse_start(&mut p),
+        // InnoDB's OPTIMIZE TABLE is a table rebuild plus ANALYZE; quire
+        // has no rebuild, so it is refused rather than half done.
+        "OPTIMIZE" => return Err(EngineError::not_supported("OPTIMIZE TABLE")),
+        "ANALYZE" => {
+            if sig.iter().any(|&i| is_word(&tokens[i], "HISTOGRAM")) {
+                return Err(EngineError::not_supported("histograms"));
+            }
+            parse_analyze(&mut p)
+        }
         "KILL" => parse_kill(&mut p),
         "COMMIT" => {
             p.next_token();
@@ -387,6 +403,28 @@ fn parse_inner(sql: &str) -> SqlResult<Parsed> {
     }
     parsed.cmd = cmd;
     Ok(parsed)
+}
+
+/// `ANALYZE [NO_WRITE_TO_BINLOG | LOCAL] {TABLE | TABLES} t1 [, t2] ...`
+/// (the leading word not yet consumed).
+fn parse_analyze(p: &mut Parser) -> Result<Command, ParserError> {
+    p.next_token();
+    let local = match p.peek_token().token {
+        Token::Word(ref w)
+            if w.quote_style.is_none()
+                && (w.value.eq_ignore_ascii_case("NO_WRITE_TO_BINLOG")
+                    || w.value.eq_ignore_ascii_case("LOCAL")) =>
+        {
+            p.next_token();
+            true
+        }
+        _ => false,
+    };
+    if !p.parse_keyword(Keyword::TABLE) {
+        p.expect_keyword_is(Keyword::TABLES)?;
+    }
+    let tables = p.parse_comma_separated(|p| p.parse_object_name(false))?;
+    Ok(Command::Analyze { tables, local })
 }
 
 /// `KILL [CONNECTION | QUERY] expr` (the leading word not yet consumed).

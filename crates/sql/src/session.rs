@@ -907,6 +907,11 @@ impl Session {
                 ));
                 Ok(done(0, 0, 1, String::new()))
             }
+            Command::Analyze { tables, local } => {
+                // An implicit commit, as every administrative statement.
+                self.implicit_commit()?;
+                crate::show::analyze(self, tables, *local)
+            }
             Command::Kill { query_only, id } => {
                 let id = self.eval_kill_id(id, params)?;
                 let admin = self.has_global_privilege(crate::privilege::Privs::CONNECTION_ADMIN);

@@ -246,6 +246,67 @@ pub(crate) fn table_db(
     Ok((d, t))
 }
 
+/// `ANALYZE TABLE t1, t2, ...`: one result row per table, as MySQL's
+/// admin statements answer: `db.t | analyze | status | OK`, or, for a
+/// table that cannot be analyzed, an `Error` row with the message and a
+/// `status | Operation failed` row. The statistics are recalculated and
+/// stored (stats.rs in the engine). Unless `local` (NO_WRITE_TO_BINLOG,
+/// LOCAL), the statement goes to the binary log once some table was
+/// analyzed, as MySQL writes it for replicas.
+pub(crate) fn analyze(s: &mut Session, tables: &[ObjectName], local: bool) -> SqlResult<Output> {
+    let mut rows = Vec::new();
+    let mut names: Vec<String> = Vec::new();
+    let mut any_ok = false;
+    for n in tables {
+        let (d, t) = table_db(s, n, None)?;
+        let name = format!("{d}.{t}");
+        let res = s
+            .engine()
+            .table(&d, &t)
+            .and_then(|def| s.engine().analyze_table(&def));
+        names.push(format!(
+            "`{}`.`{}`",
+            d.replace('`', "``"),
+            t.replace('`', "``")
+        ));
+        match res {
+            Ok(_) => {
+                any_ok = true;
+                rows.push(vec![
+                    text(&name),
+                    text("analyze"),
+                    text("status"),
+                    text("OK"),
+                ]);
+            }
+            Err(e) => {
+                let msg = match e.code {
+                    1049 | 1146 => format!("Table '{name}' doesn't exist"),
+                    _ => e.message,
+                };
+                rows.push(vec![
+                    text(&name),
+                    text("analyze"),
+                    text("Error"),
+                    text(&msg),
+                ]);
+                rows.push(vec![
+                    text(&name),
+                    text("analyze"),
+                    text("status"),
+                    text("Operation failed"),
+                ]);
+            }
+        }
+    }
+    if any_ok && !local {
+        let db = s.current_db().unwrap_or_default().to_string();
+        s.engine()
+            .binlog_analyze(&db, &format!("ANALYZE TABLE {}", names.join(", ")))?;
+    }
+    Ok(rows_out(&["Table", "Op", "Msg_type", "Msg_text"], rows))
+}
+
 pub fn describe(s: &Session, n: &ObjectName) -> SqlResult<Output> {
     columns(s, n, None, &Filter::None)
 }
@@ -520,8 +581,20 @@ pub fn show(s: &mut Session, sh: &Show) -> SqlResult<Output> {
         Show::Index(n) => {
             let (d, t) = table_db(s, n, None)?;
             let def = engine.table(&d, &t)?;
+            // Cardinality: the optimizer statistics' distinct values of
+            // each prefix (stats.rs; exact row counts, sampled distincts).
+            let stats = engine.table_stats(&def);
             let mut rows = Vec::new();
-            let mut add = |name: &str, unique: bool, cols: &[usize]| {
+            let mut add = |name: &str, unique: bool, cols: &[usize], ix: usize| {
+                let card = |seq: usize| {
+                    stats
+                        .indexes
+                        .get(ix)
+                        .and_then(|i| i.distinct.get(seq))
+                        .map_or(Value::Null, |&d| {
+                            Value::Int(i64::try_from(d).unwrap_or(i64::MAX))
+                        })
+                };
                 for (seq, &c) in cols.iter().enumerate() {
                     rows.push(vec![
                         text(&def.name),
@@ -530,7 +603,7 @@ pub fn show(s: &mut Session, sh: &Show) -> SqlResult<Output> {
                         Value::Int(seq as i64 + 1),
                         text(&def.columns[c].name),
                         text("A"),
-                        Value::Int(0),
+                        card(seq),
                         Value::Null,
                         Value::Null,
                         text(if def.columns[c].nullable { "YES" } else { "" }),
@@ -543,10 +616,10 @@ pub fn show(s: &mut Session, sh: &Show) -> SqlResult<Output> {
                 }
             };
             if !def.primary.is_empty() {
-                add("PRIMARY", true, &def.primary);
+                add("PRIMARY", true, &def.primary, 0);
             }
-            for i in &def.indexes {
-                add(&i.name, i.unique, &i.columns);
+            for (ix, i) in def.indexes.iter().enumerate() {
+                add(&i.name, i.unique, &i.columns, ix + 1);
             }
             Ok(rows_out(
                 &[

@@ -652,3 +652,28 @@ fn kill_takes_an_expression() {
     let _ = engine.close(true);
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// ANALYZE TABLE needs SELECT and INSERT on each table (MySQL's
+/// sql_admin.cc): either alone is refused with 1142 before any table is
+/// analyzed.
+#[test]
+fn analyze_table_needs_select_and_insert() {
+    let (engine, dir, store, mut root) = setup("priv_analyze");
+    ok(&mut root, "CREATE USER an");
+    ok(&mut root, "GRANT SELECT ON db1.* TO an");
+    let mut a = session(&engine, &store, "an", "%");
+    assert_eq!(code(&mut a, "ANALYZE TABLE db1.t"), 1142);
+    ok(&mut root, "GRANT INSERT ON db1.t TO an");
+    let mut a = session(&engine, &store, "an", "%");
+    assert_eq!(
+        rows(&mut a, "ANALYZE TABLE db1.t"),
+        vec!["db1.t|analyze|status|OK"]
+    );
+    // One table short of INSERT refuses the whole statement.
+    assert_eq!(code(&mut a, "ANALYZE TABLE db1.t, db1.u"), 1142);
+    assert_eq!(code(&mut a, "ANALYZE TABLE db2.t"), 1142);
+    drop(a);
+    drop(root);
+    drop(engine);
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -19,7 +19,7 @@ pub mod space;
 pub mod stats;
 pub mod store;
 
-pub use btree::Tree;
+pub use btree::{LeafSample, Tree};
 pub use error::{Result, StorageError};
 pub use page::{Lsn, PageId};
 pub use stats::Stats;

@@ -538,6 +538,81 @@ impl Tree {
         self.range(Bound::Unbounded, Bound::Unbounded, false)
             .collect()
     }
+
+    /// Optimizer statistics: the number of leaf pages (exact, counted
+    /// from the child pointers of the level-1 nodes) and the entries of at
+    /// most `max_leaves` of them, spread evenly over the key order (every
+    /// leaf when there are no more than that; in key order either way).
+    ///
+    /// The index latch is held shared throughout, so the structure does
+    /// not change under the walk (splits and merges wait); each page is
+    /// read under its own shared latch, which leaf writes do not need to
+    /// wait long for. The cost is one read of every internal page plus
+    /// the sampled leaves: for a tree of N leaves about N/100 + max_leaves
+    /// pages.
+    pub fn sample_leaves(&self, max_leaves: usize) -> Result<LeafSample> {
+        let pool = &self.shared.pool;
+        let _il = self.latch.read();
+        let entries = |p: &[u8]| -> Vec<(Vec<u8>, Vec<u8>)> {
+            (0..node::count(p))
+                .map(|i| (node::key(p, i).to_vec(), node::value(p, i).to_vec()))
+                .collect()
+        };
+        let root = pool.read(self.pid(self.root))?;
+        self.expect_node(root.bytes(), self.root, None)?;
+        if node::is_leaf(root.bytes()) {
+            return Ok(LeafSample {
+                leaf_pages: 1,
+                leaves: vec![entries(root.bytes())],
+            });
+        }
+        // Walk the internal levels top-down: `level` holds the page
+        // numbers of one level, left to right.
+        let mut height = node::level(root.bytes());
+        let children = |p: &[u8]| -> Vec<u32> {
+            std::iter::once(node::leftmost(p))
+                .chain((0..node::count(p)).map(|i| node::child(p, i)))
+                .collect()
+        };
+        let mut level: Vec<u32> = children(root.bytes());
+        drop(root);
+        while height > 1 {
+            let mut next = Vec::new();
+            for &pg in &level {
+                let g = pool.read(self.pid(pg))?;
+                self.expect_node(g.bytes(), pg, Some(height - 1))?;
+                next.extend(children(g.bytes()));
+            }
+            level = next;
+            height -= 1;
+        }
+        // `level` now lists every leaf, in key order.
+        let n = level.len();
+        let take = max_leaves.max(1).min(n);
+        let mut leaves = Vec::with_capacity(take);
+        for i in 0..take {
+            // The middle of the i-th of `take` equal strata.
+            let idx = ((2 * i + 1) * n / (2 * take)).min(n - 1);
+            let pg = level[idx];
+            let g = pool.read(self.pid(pg))?;
+            self.expect_node(g.bytes(), pg, Some(0))?;
+            leaves.push(entries(g.bytes()));
+        }
+        Ok(LeafSample {
+            leaf_pages: n as u64,
+            leaves,
+        })
+    }
+}
+
+/// What [`Tree::sample_leaves`] found.
+#[derive(Debug, Clone, Default)]
+pub struct LeafSample {
+    /// Leaf pages in the tree.
+    pub leaf_pages: u64,
+    /// The (key, value) entries of each sampled leaf; all leaves, in key
+    /// order, when `leaves.len() as u64 == leaf_pages`.
+    pub leaves: Vec<Vec<(Vec<u8>, Vec<u8>)>>,
 }
 
 /// A range cursor. It holds no latch between calls: each refill re-seeks

@@ -318,3 +318,42 @@ fn concurrent_readers_and_writers() {
     let r = check_datadir(&vfs, store.datadir()).expect("check");
     assert!(r.is_ok(), "{:?}", r.errors);
 }
+
+/// `sample_leaves`: every leaf of a small tree in key order (their entries
+/// are the whole tree), an even spread of a few leaves of a larger one,
+/// and the leaf count agrees with a walk of the leaf chain.
+#[test]
+fn sample_leaves_counts_and_spreads() {
+    let sim = SimFs::new(FlushMethod::Fsync);
+    let store = open(&sim, &test_config(4096));
+    let tree = store.create_index("s").expect("create");
+    let one = tree.sample_leaves(20).expect("sample empty");
+    assert_eq!((one.leaf_pages, one.leaves.len()), (1, 1));
+    assert!(one.leaves[0].is_empty());
+    for i in 0..20_000u32 {
+        tree.put(&i.to_be_bytes(), &[7u8; 40]).expect("put");
+    }
+    let all = tree.sample_leaves(usize::MAX).expect("sample all");
+    assert!(all.leaf_pages > 100, "{}", all.leaf_pages);
+    assert_eq!(all.leaves.len() as u64, all.leaf_pages);
+    let keys: Vec<Vec<u8>> = all
+        .leaves
+        .iter()
+        .flatten()
+        .map(|(k, _)| k.clone())
+        .collect();
+    let want: Vec<Vec<u8>> = (0..20_000u32).map(|i| i.to_be_bytes().to_vec()).collect();
+    assert_eq!(keys, want);
+    let some = tree.sample_leaves(10).expect("sample 10");
+    assert_eq!(some.leaf_pages, all.leaf_pages);
+    assert_eq!(some.leaves.len(), 10);
+    let firsts: Vec<u32> = some
+        .leaves
+        .iter()
+        .map(|l| u32::from_be_bytes(l[0].0.as_slice().try_into().expect("4 bytes")))
+        .collect();
+    assert!(firsts.windows(2).all(|w| w[0] < w[1]), "{firsts:?}");
+    // Spread: the first sampled leaf is in the first tenth of the keys,
+    // the last in the last tenth.
+    assert!(firsts[0] < 2_000 && firsts[9] >= 18_000, "{firsts:?}");
+}
