@@ -1008,7 +1008,7 @@ pub fn time_format(t: &Value, f: &Value) -> Value {
     let mut out = String::new();
     let mut it = fmt.chars();
     let h = tm.hours;
-    let h12 = if h % 12 == 0 { 12 } else { h % 12 };
+    let h12 = if h.is_multiple_of(12) { 12 } else { h % 12 };
     if tm.neg {
         out.push('-');
     }
@@ -1067,7 +1067,7 @@ pub fn unix_timestamp(v: &Value) -> Value {
     };
     let us = dt_micros(&t) - i128::from(EPOCH_DAYNR) * 86_400_000_000;
     // MySQL 8.0.28+: 1970-01-01 00:00:00 .. 3001-01-18 23:59:59.999999 UTC.
-    if us < 0 || us > 32_536_771_199_999_999 {
+    if !(0..=32_536_771_199_999_999).contains(&us) {
         return Value::Int(0);
     }
     if t.micro == 0 {
@@ -1153,7 +1153,7 @@ fn ordinal_suffix(d: u32) -> &'static str {
 pub fn format(t: &DateTime, fmt: &str) -> String {
     let mut out = String::new();
     let mut it = fmt.chars();
-    let h12 = |h: u8| if h % 12 == 0 { 12 } else { h % 12 };
+    let h12 = |h: u8| if h.is_multiple_of(12) { 12 } else { h % 12 };
     while let Some(c) = it.next() {
         if c != '%' {
             out.push(c);

@@ -849,7 +849,7 @@ fn locate_mut<'a>(j: &'a mut J, p: &[Leg]) -> Option<&'a mut J> {
 
 pub fn modify(kind: Modify, args: &[Value], json_mask: u64) -> SqlResult<Value> {
     let f = kind.name();
-    if args.len() < 3 || args.len() % 2 == 0 {
+    if args.len() < 3 || args.len().is_multiple_of(2) {
         return Err(EngineError::new(
             1582,
             "42000",
@@ -1211,7 +1211,7 @@ pub fn pretty(v: &Value) -> SqlResult<Value> {
 
 pub fn array_insert(args: &[Value], json_mask: u64) -> SqlResult<Value> {
     let f = "json_array_insert";
-    if args.len() < 3 || args.len() % 2 == 0 {
+    if args.len() < 3 || args.len().is_multiple_of(2) {
         return Err(EngineError::new(
             1582,
             "42000",

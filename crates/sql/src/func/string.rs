@@ -97,7 +97,7 @@ pub fn insert(s: &Value, pos: &Value, len: &Value, new: &Value, max: Option<&Val
         return Value::Bytes(val::bytes(s));
     }
     let start = (p - 1) as usize;
-    let end = if l < 0 || l >= n - p + 1 {
+    let end = if l < 0 || l > n - p {
         c.len()
     } else {
         start + l as usize
@@ -153,7 +153,7 @@ fn group_thousands(s: &str) -> String {
     };
     let mut out = String::new();
     for (i, ch) in int.chars().enumerate() {
-        if i > 0 && (int.len() - i) % 3 == 0 {
+        if i > 0 && (int.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(ch);
@@ -210,7 +210,7 @@ pub fn to_base64(v: &Value) -> Value {
     let enc = base64::engine::general_purpose::STANDARD.encode(val::bytes(v));
     let mut out = String::with_capacity(enc.len() + enc.len() / 76);
     for (i, c) in enc.chars().enumerate() {
-        if i > 0 && i % 76 == 0 {
+        if i > 0 && i.is_multiple_of(76) {
             out.push('\n');
         }
         out.push(c);
@@ -448,7 +448,7 @@ pub fn conv(n: &Value, from: i64, to: i64) -> Value {
             mag
         }
     };
-    let to_b = to.unsigned_abs() as u64;
+    let to_b = to.unsigned_abs();
     let (neg_out, mut mag) = if to < 0 && (value as i64) < 0 {
         (true, (value as i64).unsigned_abs())
     } else {
