@@ -242,10 +242,11 @@ impl Conn {
     /// EOF, or the OK packet that replaces it under CLIENT_DEPRECATE_EOF.
     fn send_end(&mut self, more: bool) {
         let s = self.status() | if more { status::MORE_RESULTS_EXISTS } else { 0 };
+        let warnings = self.session.as_ref().map_or(0, Session::warning_count);
         if self.deprecate_eof() {
-            write_ok(self.w.begin(), 0xFE, 0, 0, s, 0, "");
+            write_ok(self.w.begin(), 0xFE, 0, 0, s, warnings, "");
         } else {
-            write_eof(self.w.begin(), 0, s);
+            write_eof(self.w.begin(), warnings, s);
         }
         self.w.finish();
     }

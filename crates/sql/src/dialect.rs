@@ -258,6 +258,19 @@ impl Dialect for QuireDialect {
         false
     }
 
+    // An addition: MySQL's compound INTERVAL / EXTRACT units (`DAY_HOUR`,
+    // `YEAR_MONTH`, `MINUTE_SECOND`, ...) are no sqlparser keywords, so a
+    // word that is no keyword in a unit's place is read as a custom unit;
+    // `expr.rs` accepts MySQL's units only (anything else is 1064).
+
+    fn is_interval_qualifier(&self, kw: Keyword) -> bool {
+        kw == Keyword::NoKeyword || MySqlDialect {}.is_interval_qualifier(kw)
+    }
+
+    fn allow_extract_custom(&self) -> bool {
+        true
+    }
+
     // Forwarded: every other method MySqlDialect overrides (sqlparser 0.64.0).
 
     fn supports_string_literal_table_alias(&self, explicit: bool) -> bool {

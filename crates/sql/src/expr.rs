@@ -33,6 +33,9 @@ use sqlparser::ast::{
 };
 
 use crate::dialect::RunClass;
+use crate::func::date::Unit as DateUnit;
+use crate::func::math::BitOp;
+use crate::func::Func;
 use crate::parse::Scope;
 use crate::SqlResult;
 
@@ -227,18 +230,17 @@ pub enum F {
     Greatest,
     Least,
     Hex,
-    Repeat,
     Reverse,
     Locate,
-    Lpad,
-    Rpad,
     Sign,
     Pow,
     Sqrt,
     Rand,
     Crc32,
-    Md5,
     Sleep,
+    /// A function of the library in `func/` (dates, strings, math, JSON,
+    /// hashes, regular expressions, bit operators, INTERVAL arithmetic).
+    Lib(crate::func::Func),
 }
 
 /// A compiled expression.
@@ -466,6 +468,41 @@ fn escape_text(e: &Expr) -> SqlResult<String> {
     }
 }
 
+fn v_first(vals: &[Value]) -> Value {
+    vals.first().cloned().unwrap_or(Value::Null)
+}
+
+fn lib(f: Func, args: Vec<E>) -> E {
+    E::Func(F::Lib(f), args)
+}
+
+/// An INTERVAL / EXTRACT / TIMESTAMPDIFF unit by name.
+fn interval_unit(s: &str) -> SqlResult<DateUnit> {
+    DateUnit::parse(s).ok_or_else(|| crate::parse::syntax_error(s))
+}
+
+/// Whether `e` yields a JSON value (nested as JSON, not as a string, by
+/// JSON_OBJECT, JSON_ARRAY, JSON_SET ...).
+fn is_json_expr(e: &E) -> bool {
+    match e {
+        E::Func(F::Lib(f), _) => f.returns_json(),
+        E::Func(F::IfNull | F::Coalesce | F::NullIf, a) => a.first().is_some_and(is_json_expr),
+        _ => false,
+    }
+}
+
+/// CAST targets evaluated by a library function rather than
+/// [`cast_value`]: JSON (the text of the JSON value) and TIME (quire has
+/// no TIME type; the `hh:mm:ss` text).
+fn cast_special(dt: &DataType) -> Option<Func> {
+    let s = dt.to_string().to_ascii_uppercase();
+    match s.split(['(', ' ']).next().unwrap_or("") {
+        "JSON" => Some(Func::CastJson),
+        "TIME" => Some(Func::Part(crate::func::date::Part::Time)),
+        _ => None,
+    }
+}
+
 fn func_name(f: &ast::Function) -> String {
     f.name
         .0
@@ -682,6 +719,26 @@ impl Compiler<'_> {
                     .collect::<SqlResult<Vec<_>>>()?;
                 E::InList(Box::new(x), l, *negated)
             }
+            Expr::RLike {
+                negated,
+                expr,
+                pattern,
+                ..
+            } => {
+                let m = lib(
+                    Func::RegexpLike,
+                    vec![self.compile(expr)?, self.compile(pattern)?],
+                );
+                if *negated {
+                    E::Not(Box::new(m))
+                } else {
+                    m
+                }
+            }
+            Expr::Extract { field, expr, .. } => {
+                let unit = interval_unit(&field.to_string())?;
+                lib(Func::Extract(unit), vec![self.compile(expr)?])
+            }
             Expr::Between {
                 expr,
                 negated,
@@ -721,6 +778,21 @@ impl Compiler<'_> {
                     esc,
                 )
             }
+            Expr::BinaryOp {
+                left,
+                op: op @ (BinaryOperator::Plus | BinaryOperator::Minus),
+                right,
+            } if matches!(**right, Expr::Interval(_))
+                || (*op == BinaryOperator::Plus && matches!(**left, Expr::Interval(_))) =>
+            {
+                let sub = *op == BinaryOperator::Minus;
+                match (&**left, &**right) {
+                    (d, Expr::Interval(iv)) | (Expr::Interval(iv), d) => {
+                        self.date_add(d, iv, sub)?
+                    }
+                    _ => return Err(EngineError::not_supported("INTERVAL expressions")),
+                }
+            }
             Expr::BinaryOp { op, .. }
                 if matches!(
                     crate::dialect::op_class(op),
@@ -750,6 +822,16 @@ impl Compiler<'_> {
                     BinaryOperator::Or => E::Or(l, r),
                     BinaryOperator::Xor => E::Xor(l, r),
                     BinaryOperator::StringConcat => E::Or(l, r),
+                    BinaryOperator::BitwiseAnd => lib(Func::Bit(BitOp::And), vec![*l, *r]),
+                    BinaryOperator::BitwiseOr => lib(Func::Bit(BitOp::Or), vec![*l, *r]),
+                    BinaryOperator::BitwiseXor => lib(Func::Bit(BitOp::Xor), vec![*l, *r]),
+                    BinaryOperator::PGBitwiseShiftLeft => lib(Func::Bit(BitOp::Shl), vec![*l, *r]),
+                    BinaryOperator::PGBitwiseShiftRight => lib(Func::Bit(BitOp::Shr), vec![*l, *r]),
+                    BinaryOperator::Arrow => lib(Func::JsonExtract, vec![*l, *r]),
+                    BinaryOperator::LongArrow => lib(
+                        Func::JsonUnquote,
+                        vec![lib(Func::JsonExtract, vec![*l, *r])],
+                    ),
                     other => return Err(EngineError::not_supported(format!("operator {other}"))),
                 }
             }
@@ -763,6 +845,7 @@ impl Compiler<'_> {
                     },
                     UnaryOperator::Plus => *x,
                     UnaryOperator::Not => E::Not(x),
+                    UnaryOperator::BitwiseNot => lib(Func::BitNot, vec![*x]),
                     other => return Err(EngineError::not_supported(format!("operator {other}"))),
                 }
             }
@@ -798,14 +881,21 @@ impl Compiler<'_> {
                 ) {
                     return Err(EngineError::not_supported("this CAST form"));
                 }
-                E::Cast(Box::new(self.compile(expr)?), cast_type(data_type)?)
+                let x = self.compile(expr)?;
+                match cast_special(data_type) {
+                    Some(f) => lib(f, vec![x]),
+                    None => E::Cast(Box::new(x), cast_type(data_type)?),
+                }
             }
             Expr::Convert {
                 expr, data_type, ..
             } => {
                 let x = self.compile(expr)?;
                 match data_type {
-                    Some(dt) => E::Cast(Box::new(x), cast_type(dt)?),
+                    Some(dt) => match cast_special(dt) {
+                        Some(f) => lib(f, vec![x]),
+                        None => E::Cast(Box::new(x), cast_type(dt)?),
+                    },
                     None => x,
                 }
             }
@@ -1181,6 +1271,9 @@ impl Compiler<'_> {
             });
             return Ok(E::Agg(list.len() - 1));
         }
+        if let Some(e) = self.special_call(&name, &raw)? {
+            return Ok(e);
+        }
         let mut args = Vec::with_capacity(raw.len());
         for a in &raw {
             match a {
@@ -1352,28 +1445,9 @@ impl Compiler<'_> {
                 want(1, 1)?;
                 F::Hex
             }
-            "REPEAT" => {
-                want(2, 2)?;
-                F::Repeat
-            }
             "REVERSE" => {
                 want(1, 1)?;
                 F::Reverse
-            }
-            "LOCATE" | "INSTR" => {
-                want(2, 2)?;
-                if name == "INSTR" {
-                    args.swap(0, 1);
-                }
-                F::Locate
-            }
-            "LPAD" => {
-                want(3, 3)?;
-                F::Lpad
-            }
-            "RPAD" => {
-                want(3, 3)?;
-                F::Rpad
             }
             "SIGN" => {
                 want(1, 1)?;
@@ -1387,33 +1461,170 @@ impl Compiler<'_> {
                 want(1, 1)?;
                 F::Sqrt
             }
+            "RAND" if n == 1 => {
+                let constant = matches!(args[0], E::Lit(_));
+                F::Lib(Func::RandSeed(constant))
+            }
             "RAND" => {
                 want(0, 1)?;
                 F::Rand
+            }
+            "INSTR" => {
+                want(2, 2)?;
+                args.swap(0, 1);
+                F::Lib(Func::Locate)
+            }
+            "CURTIME" | "CURRENT_TIME" | "UTC_TIME" => {
+                want(0, 1)?;
+                return Ok(E::Lit(Value::text(&self.now.format_fsp(0)[11..])));
             }
             "CRC32" => {
                 want(1, 1)?;
                 F::Crc32
             }
-            "MD5" => {
-                want(1, 1)?;
-                F::Md5
-            }
             "SLEEP" => {
                 want(1, 1)?;
                 F::Sleep
             }
-            _ => {
-                return Err(EngineError::new(
-                    1305,
-                    "42000",
-                    format!("FUNCTION {name} does not exist"),
-                ))
-            }
+            _ => match crate::func::lookup(&name) {
+                Some((f, lo, hi)) => {
+                    want(lo, hi)?;
+                    self.lib_call(f, &mut args)
+                }
+                None if crate::func::known_unsupported(&name) => {
+                    return Err(EngineError::not_supported(format!("{name}()")))
+                }
+                None => {
+                    return Err(EngineError::new(
+                        1305,
+                        "42000",
+                        format!("FUNCTION {name} does not exist"),
+                    ))
+                }
+            },
         };
         Ok(E::Func(fun, args))
     }
+
+    /// A library call's final form: JSON-valued arguments marked, the
+    /// session's `max_allowed_packet` appended where a result may grow.
+    fn lib_call(&self, f: Func, args: &mut Vec<E>) -> F {
+        if f.builds_json() {
+            for a in args.iter_mut() {
+                if matches!(
+                    a,
+                    E::Cmp(..)
+                        | E::Not(_)
+                        | E::And(..)
+                        | E::Or(..)
+                        | E::Xor(..)
+                        | E::IsNull(..)
+                        | E::IsBool(..)
+                        | E::Between(..)
+                        | E::InList(..)
+                        | E::Like(..)
+                ) {
+                    let inner = std::mem::replace(a, E::Lit(Value::Null));
+                    *a = lib(Func::JsonBool, vec![inner]);
+                }
+            }
+        }
+        let mut mask = 0u64;
+        for (i, a) in args.iter().enumerate().take(64) {
+            if is_json_expr(a) {
+                mask |= 1 << i;
+            }
+        }
+        if f.wants_packet_limit() {
+            let max = self
+                .env
+                .sysvar("max_allowed_packet", Scope::Session)
+                .unwrap_or(Value::Int(67_108_864));
+            args.push(E::Lit(max));
+        }
+        F::Lib(f.with_json_mask(mask))
+    }
+
+    /// `d ± INTERVAL n unit`, DATE_ADD(d, INTERVAL n unit), ...
+    fn date_add(&mut self, d: &Expr, iv: &ast::Interval, sub: bool) -> SqlResult<E> {
+        let unit = match (&iv.leading_field, &iv.last_field) {
+            (Some(a), Some(b)) => interval_unit(&format!("{a}_{b}"))?,
+            (Some(a), None) => interval_unit(&a.to_string())?,
+            _ => return Err(crate::parse::syntax_error("INTERVAL")),
+        };
+        let d = self.compile(d)?;
+        let n = self.compile(&iv.value)?;
+        Ok(lib(Func::DateAdd(unit, sub), vec![d, n]))
+    }
+
+    /// Calls whose arguments are not all expressions: DATE_ADD and
+    /// friends (an INTERVAL), TIMESTAMPDIFF/TIMESTAMPADD (a unit word).
+    fn special_call(&mut self, name: &str, raw: &[FunctionArgExpr]) -> SqlResult<Option<E>> {
+        let exprs: Vec<&Expr> = raw
+            .iter()
+            .filter_map(|a| match a {
+                FunctionArgExpr::Expr(x) => Some(x),
+                _ => None,
+            })
+            .collect();
+        let count_err = || {
+            EngineError::new(
+                1582,
+                "42000",
+                format!("Incorrect parameter count in the call to native function '{name}'"),
+            )
+        };
+        match name {
+            "DATE_ADD" | "DATE_SUB" | "ADDDATE" | "SUBDATE" => {
+                let [d, amount] = exprs.as_slice() else {
+                    return Err(count_err());
+                };
+                let sub = name == "DATE_SUB" || name == "SUBDATE";
+                match amount {
+                    Expr::Interval(iv) => Ok(Some(self.date_add(d, iv, sub)?)),
+                    x if name.ends_with("DATE") && !name.starts_with("DATE") => {
+                        let d = self.compile(d)?;
+                        let n = self.compile(x)?;
+                        Ok(Some(lib(Func::DateAdd(DateUnit::Day, sub), vec![d, n])))
+                    }
+                    x => Err(crate::parse::syntax_error(&x.to_string())),
+                }
+            }
+            "TIMESTAMPDIFF" | "TIMESTAMPADD" => {
+                let [u, a, b] = exprs.as_slice() else {
+                    return Err(count_err());
+                };
+                let word = u.to_string().to_ascii_uppercase();
+                let unit = interval_unit(word.trim_start_matches("SQL_TSI_"))?;
+                if !matches!(
+                    unit,
+                    DateUnit::Microsecond
+                        | DateUnit::Second
+                        | DateUnit::Minute
+                        | DateUnit::Hour
+                        | DateUnit::Day
+                        | DateUnit::Week
+                        | DateUnit::Month
+                        | DateUnit::Quarter
+                        | DateUnit::Year
+                ) {
+                    return Err(crate::parse::syntax_error(&word));
+                }
+                let a = self.compile(a)?;
+                let b = self.compile(b)?;
+                Ok(Some(if name == "TIMESTAMPDIFF" {
+                    lib(Func::TimestampDiff(unit), vec![a, b])
+                } else {
+                    lib(Func::DateAdd(unit, false), vec![b, a])
+                }))
+            }
+            _ => Ok(None),
+        }
+    }
 }
+
+/// The length CAST(x AS CHAR) without a length reports: no truncation.
+const CAST_CHAR_ANY: u32 = 16_383;
 
 /// Target type of CAST/CONVERT.
 pub fn cast_type(dt: &DataType) -> SqlResult<ColumnType> {
@@ -1428,8 +1639,20 @@ pub fn cast_type(dt: &DataType) -> SqlResult<ColumnType> {
             }
         }
         "UNSIGNED" => ColumnType::BigInt { unsigned: true },
-        "CHAR" | "VARCHAR" | "NCHAR" | "TEXT" => ColumnType::Varchar { len: 16_383 },
-        "BINARY" | "VARBINARY" | "BLOB" => ColumnType::VarBinary { len: 65_535 },
+        "CHAR" | "VARCHAR" | "NCHAR" | "TEXT" => match crate::ddl::paren_numbers(&s).0 {
+            Some(n) => ColumnType::Varchar {
+                len: n.min(u64::from(CAST_CHAR_ANY - 1)) as u32,
+            },
+            None => ColumnType::Varchar { len: CAST_CHAR_ANY },
+        },
+        "BINARY" => match crate::ddl::paren_numbers(&s).0 {
+            Some(n) => ColumnType::Binary {
+                len: n.min(65_535) as u32,
+            },
+            None => ColumnType::VarBinary { len: 65_535 },
+        },
+        "VARBINARY" | "BLOB" => ColumnType::VarBinary { len: 65_535 },
+        "FLOAT" if crate::ddl::paren_numbers(&s).0.is_none_or(|p| p <= 24) => ColumnType::Float,
         "DECIMAL" | "NUMERIC" | "DEC" => {
             let (p, sc) = crate::ddl::paren_numbers(&s);
             ColumnType::Decimal {
@@ -1497,10 +1720,6 @@ fn bytes_of(v: &Value) -> Vec<u8> {
     }
 }
 
-fn is_intlike(v: &Value) -> bool {
-    matches!(v, Value::Int(_) | Value::UInt(_))
-}
-
 fn int128(v: &Value) -> Option<i128> {
     match v {
         Value::Int(i) => Some(i128::from(*i)),
@@ -1554,6 +1773,7 @@ pub fn arith(op: Arith, a: &Value, b: &Value) -> SqlResult<Value> {
                 .and_then(|r| from_i128(r, &what())),
             Arith::IntDiv => {
                 if y == 0 {
+                    crate::func::warn::division_by_zero();
                     Ok(Value::Null)
                 } else {
                     from_i128(x / y, &what())
@@ -1561,6 +1781,7 @@ pub fn arith(op: Arith, a: &Value, b: &Value) -> SqlResult<Value> {
             }
             Arith::Mod => {
                 if y == 0 {
+                    crate::func::warn::division_by_zero();
                     Ok(Value::Null)
                 } else {
                     from_i128(x % y, &what())
@@ -1568,6 +1789,7 @@ pub fn arith(op: Arith, a: &Value, b: &Value) -> SqlResult<Value> {
             }
             Arith::Div => {
                 if y == 0 {
+                    crate::func::warn::division_by_zero();
                     return Ok(Value::Null);
                 }
                 Decimal::from_mantissa(x, 0)
@@ -1586,12 +1808,14 @@ pub fn arith(op: Arith, a: &Value, b: &Value) -> SqlResult<Value> {
             Arith::Mul => x * y,
             Arith::Div => {
                 if y == 0.0 {
+                    crate::func::warn::division_by_zero();
                     return Ok(Value::Null);
                 }
                 x / y
             }
             Arith::IntDiv => {
                 if y == 0.0 {
+                    crate::func::warn::division_by_zero();
                     return Ok(Value::Null);
                 }
                 let q = (x / y).trunc();
@@ -1599,6 +1823,7 @@ pub fn arith(op: Arith, a: &Value, b: &Value) -> SqlResult<Value> {
             }
             Arith::Mod => {
                 if y == 0.0 {
+                    crate::func::warn::division_by_zero();
                     return Ok(Value::Null);
                 }
                 x % y
@@ -1622,6 +1847,7 @@ pub fn arith(op: Arith, a: &Value, b: &Value) -> SqlResult<Value> {
         Arith::Mul => Value::Decimal(x.checked_mul(&y).map_err(dec_err)?),
         Arith::Div => {
             if y.is_zero() {
+                crate::func::warn::division_by_zero();
                 return Ok(Value::Null);
             }
             let sc = (x.scale() + 4).min(30);
@@ -1629,6 +1855,7 @@ pub fn arith(op: Arith, a: &Value, b: &Value) -> SqlResult<Value> {
         }
         Arith::IntDiv => {
             if y.is_zero() {
+                crate::func::warn::division_by_zero();
                 return Ok(Value::Null);
             }
             let q = x.checked_div_scale(&y, 0).map_err(dec_err)?;
@@ -1640,6 +1867,7 @@ pub fn arith(op: Arith, a: &Value, b: &Value) -> SqlResult<Value> {
         }
         Arith::Mod => {
             if y.is_zero() {
+                crate::func::warn::division_by_zero();
                 return Ok(Value::Null);
             }
             let exact = x.checked_div_scale(&y, 6).map_err(dec_err)?;
@@ -1729,37 +1957,6 @@ fn num_arg(v: &Value) -> Option<i64> {
     }
 }
 
-fn round_val(v: &Value, d: i64, truncate: bool) -> Value {
-    match v {
-        Value::Null => Value::Null,
-        Value::Int(_) | Value::UInt(_) if d >= 0 => v.clone(),
-        Value::Decimal(x) => {
-            let s = d.clamp(0, 30) as u8;
-            if truncate {
-                Value::Decimal(x.truncate_to_scale(s))
-            } else {
-                Value::Decimal(x.round_to_scale(s))
-            }
-        }
-        other => {
-            let f = other.to_f64().unwrap_or(0.0);
-            let m = 10f64.powi(d.clamp(-30, 30) as i32);
-            let r = if truncate {
-                (f * m).trunc() / m
-            } else {
-                let x = f * m;
-                let r = x.round();
-                r / m
-            };
-            if is_intlike(other) {
-                Value::Int(r as i64)
-            } else {
-                Value::Double(r)
-            }
-        }
-    }
-}
-
 fn substr(s: &[u8], pos: i64, len: Option<i64>) -> Vec<u8> {
     let chars: Vec<char> = String::from_utf8_lossy(s).chars().collect();
     let n = chars.len() as i64;
@@ -1794,19 +1991,68 @@ fn cast_value(v: Value, ty: &ColumnType) -> SqlResult<Value> {
                 Value::Int(i) => i128::from(*i),
                 Value::UInt(u) => i128::from(*u),
                 Value::Decimal(d) => d.to_i128_round().unwrap_or(0),
-                Value::Bytes(b) => Decimal::parse_prefix(b)
-                    .ok()
-                    .and_then(|p| p.value.truncate_to_scale(0).to_i128_round())
-                    .unwrap_or(0),
+                Value::Bytes(b) => {
+                    let p = Decimal::parse_prefix(b).ok();
+                    let end = b.trim_ascii_end().len();
+                    if end == 0 || p.as_ref().is_none_or(|p| p.consumed < end) {
+                        crate::func::warn::warn(
+                            1292,
+                            format!(
+                                "Truncated incorrect INTEGER value: '{}'",
+                                String::from_utf8_lossy(b)
+                            ),
+                        );
+                    }
+                    p.and_then(|p| p.value.truncate_to_scale(0).to_i128_round())
+                        .unwrap_or(0)
+                }
                 other => other.to_f64().map(|f| f.round() as i128).unwrap_or(0),
             };
             if *unsigned {
-                Value::UInt(x.clamp(0, i128::from(u64::MAX)) as u64)
+                // CAST(-1 AS UNSIGNED) wraps to 18446744073709551615.
+                if x < 0 && x >= i128::from(i64::MIN) {
+                    Value::UInt(x as i64 as u64)
+                } else {
+                    Value::UInt(x.clamp(0, i128::from(u64::MAX)) as u64)
+                }
+            } else if matches!(v, Value::UInt(_)) {
+                // CAST(18446744073709551615 AS SIGNED) wraps to -1.
+                Value::Int(x as u64 as i64)
             } else {
                 Value::Int(x.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64)
             }
         }
         ColumnType::Double => Value::Double(v.to_f64().unwrap_or(0.0)),
+        ColumnType::Float => Value::Float(v.to_f64().unwrap_or(0.0) as f32),
+        ColumnType::Varchar { len } if *len < CAST_CHAR_ANY => {
+            let b = bytes_of(&v);
+            let text = String::from_utf8_lossy(&b);
+            if text.chars().count() > *len as usize {
+                crate::func::warn::warn(
+                    1292,
+                    format!("Truncated incorrect CHAR({len}) value: '{text}'"),
+                );
+                Value::text(&text.chars().take(*len as usize).collect::<String>())
+            } else {
+                Value::Bytes(b)
+            }
+        }
+        ColumnType::Binary { len } => {
+            let mut b = bytes_of(&v);
+            let len = *len as usize;
+            if b.len() > len {
+                crate::func::warn::warn(
+                    1292,
+                    format!(
+                        "Truncated incorrect BINARY({len}) value: '{}'",
+                        String::from_utf8_lossy(&b)
+                    ),
+                );
+                b.truncate(len);
+            }
+            b.resize(len, 0);
+            Value::Bytes(b)
+        }
         ColumnType::Varchar { .. } | ColumnType::VarBinary { .. } => Value::Bytes(bytes_of(&v)),
         ColumnType::Decimal { precision, scale } => {
             let d = match &v {
@@ -1821,9 +2067,13 @@ fn cast_value(v: Value, ty: &ColumnType) -> SqlResult<Value> {
             )
         }
         ColumnType::Date | ColumnType::DateTime { .. } => {
+            let shown = v.to_string();
             match quire_engine::types::coerce(v, ty, true, "CAST", 1) {
                 Ok(x) => x,
-                Err(_) => Value::Null,
+                Err(_) => {
+                    crate::func::warn::bad_datetime(&shown);
+                    Value::Null
+                }
             }
         }
         _ => v,
@@ -2016,12 +2266,41 @@ impl E {
                     args[2].eval(r)
                 };
             }
+            F::Lib(Func::Benchmark) => {
+                // BENCHMARK(n, expr): expr evaluated n times, result 0;
+                // a negative count is NULL with a warning, as MySQL.
+                let n = args[0].eval(r)?;
+                let Some(count) = crate::func::val::int(&n) else {
+                    return Ok(Value::Null);
+                };
+                if count < 0 {
+                    crate::func::warn::warn(
+                        1210,
+                        format!("Incorrect count value: '{count}' for function benchmark"),
+                    );
+                    return Ok(Value::Null);
+                }
+                for i in 0..count {
+                    if i % 1024 == 0 {
+                        crate::process::check_interrupt()?;
+                    }
+                    args[1].eval(r)?;
+                }
+                return Ok(Value::Int(0));
+            }
             _ => {}
         }
         let vals = args
             .iter()
             .map(|a| a.eval(r))
             .collect::<SqlResult<Vec<Value>>>()?;
+        if let F::Lib(fun) = f {
+            if fun == Func::RandSeed(true) {
+                let site = self as *const E as usize;
+                return Ok(crate::func::math::rand_at(site, &v_first(&vals)));
+            }
+            return crate::func::call(fun, &vals);
+        }
         let null_in = vals.iter().any(|v| v.is_null());
         let v0 = vals.first().cloned().unwrap_or(Value::Null);
         Ok(match f {
@@ -2071,8 +2350,11 @@ impl E {
                 Value::Decimal(d) => Value::Decimal(d.abs()),
                 other => Value::Double(other.to_f64().unwrap_or(0.0).abs()),
             },
-            F::Round => round_val(&v0, vals.get(1).and_then(num_arg).unwrap_or(0), false),
-            F::Truncate => round_val(&v0, vals.get(1).and_then(num_arg).unwrap_or(0), true),
+            F::Round | F::Truncate => crate::func::math::round(
+                &v0,
+                vals.get(1).and_then(crate::func::val::int).unwrap_or(0),
+                f == F::Truncate,
+            )?,
             F::Floor | F::Ceil => match &v0 {
                 Value::Int(_) | Value::UInt(_) => v0,
                 Value::Decimal(d) => {
@@ -2149,15 +2431,6 @@ impl E {
                 Value::UInt(u) => Value::text(&format!("{u:X}")),
                 other => Value::text(&hex(&bytes_of(other))),
             },
-            F::Repeat => {
-                let n = num_arg(&vals[1]).unwrap_or(0).clamp(0, 1 << 20) as usize;
-                let s = bytes_of(&v0);
-                if s.len().saturating_mul(n) > 16 << 20 {
-                    Value::Null
-                } else {
-                    Value::Bytes(s.repeat(n))
-                }
-            }
             F::Reverse => Value::text(
                 &String::from_utf8_lossy(&bytes_of(&v0))
                     .chars()
@@ -2172,30 +2445,6 @@ impl E {
                     None => Value::Int(0),
                 }
             }
-            F::Lpad | F::Rpad => {
-                let s: Vec<char> = String::from_utf8_lossy(&bytes_of(&v0)).chars().collect();
-                let n = num_arg(&vals[1]).unwrap_or(0);
-                if n < 0 {
-                    return Ok(Value::Null);
-                }
-                let n = (n as usize).min(1 << 20);
-                let pad: Vec<char> = String::from_utf8_lossy(&bytes_of(&vals[2]))
-                    .chars()
-                    .collect();
-                if s.len() >= n {
-                    Value::text(&s[..n].iter().collect::<String>())
-                } else if pad.is_empty() {
-                    Value::Null
-                } else {
-                    let fill: String = pad.iter().cycle().take(n - s.len()).collect();
-                    let body: String = s.iter().collect();
-                    Value::text(&if f == F::Lpad {
-                        fill + &body
-                    } else {
-                        body + &fill
-                    })
-                }
-            }
             F::Sign => {
                 let x = v0.to_f64().unwrap_or(0.0);
                 Value::Int(if x > 0.0 {
@@ -2206,11 +2455,7 @@ impl E {
                     0
                 })
             }
-            F::Pow => Value::Double(
-                v0.to_f64()
-                    .unwrap_or(0.0)
-                    .powf(vals[1].to_f64().unwrap_or(0.0)),
-            ),
+            F::Pow => crate::func::math::pow(&v0, &vals[1])?,
             F::Sqrt => {
                 let x = v0.to_f64().unwrap_or(0.0);
                 if x < 0.0 {
@@ -2240,9 +2485,8 @@ impl E {
                 }
                 Value::UInt(u64::from(!c))
             }
-            F::Md5 => return Err(EngineError::not_supported("MD5()")),
             F::Sleep => crate::process::sleep(v0.to_f64().unwrap_or(f64::NAN))?,
-            F::Coalesce | F::IfNull | F::If => Value::Null,
+            F::Coalesce | F::IfNull | F::If | F::Lib(_) => Value::Null,
         })
     }
 
@@ -2488,12 +2732,36 @@ fn infer_inner(e: &E, cols: &[ColInfo], aggs: &[AggSpec]) -> ColumnType {
                 F::Length | F::CharLength | F::Locate | F::Sign => int,
                 F::Crc32 => ColumnType::BigInt { unsigned: true },
                 F::Sleep => ColumnType::BigInt { unsigned: false },
-                F::Coalesce | F::IfNull | F::NullIf | F::Greatest | F::Least | F::Abs => args
+                F::Coalesce | F::IfNull | F::Greatest | F::Least => merge_types(args, cols, aggs),
+                F::If => merge_types(args.get(1..).unwrap_or(&[]), cols, aggs),
+                F::NullIf | F::Abs => args
                     .iter()
                     .find(|a| !matches!(a, E::Lit(Value::Null)))
                     .map_or(VARCHAR_ANY, |a| infer(a, cols, aggs)),
-                F::If => args.get(1).map_or(VARCHAR_ANY, |a| infer(a, cols, aggs)),
-                F::Round | F::Truncate | F::Floor | F::Ceil | F::Mod => {
+                F::Round | F::Truncate => {
+                    let d = match args.get(1) {
+                        Some(E::Lit(v)) => crate::func::val::int(v),
+                        Some(_) => None,
+                        None => Some(0),
+                    };
+                    crate::func::round_type(&first(), d, *f == F::Truncate)
+                }
+                F::Lib(fun) => {
+                    let tys: Vec<ColumnType> = args.iter().map(|a| infer(a, cols, aggs)).collect();
+                    let info: Vec<crate::func::ArgInfo> = args
+                        .iter()
+                        .zip(tys)
+                        .map(|(a, ty)| crate::func::ArgInfo {
+                            ty,
+                            lit: match a {
+                                E::Lit(v) => Some(v),
+                                _ => None,
+                            },
+                        })
+                        .collect();
+                    crate::func::ret_type(*fun, &info)
+                }
+                F::Floor | F::Ceil | F::Mod => {
                     let t = first();
                     if t.is_integer() {
                         int
@@ -2511,6 +2779,101 @@ fn infer_inner(e: &E, cols: &[ColInfo], aggs: &[AggSpec]) -> ColumnType {
                 _ => VARCHAR_ANY,
             }
         }
+    }
+}
+
+/// The type of a result that is one of `args` (IF, IFNULL, COALESCE,
+/// GREATEST, LEAST), after MySQL's type aggregation: integers stay
+/// integers, DECIMAL absorbs integers, a double absorbs exact numbers, a
+/// string absorbs everything, DATE and DATETIME give DATETIME; NULL
+/// literals do not count.
+fn merge_types(args: &[E], cols: &[ColInfo], aggs: &[AggSpec]) -> ColumnType {
+    let ts: Vec<ColumnType> = args
+        .iter()
+        .filter(|a| !matches!(a, E::Lit(Value::Null)))
+        .map(|a| infer(a, cols, aggs))
+        .collect();
+    let Some(first) = ts.first().copied() else {
+        return ColumnType::Binary { len: 0 };
+    };
+    if ts.iter().all(|t| *t == first) {
+        return first;
+    }
+    let str_len = |t: &ColumnType| -> u32 {
+        match t {
+            ColumnType::Char { len }
+            | ColumnType::Varchar { len }
+            | ColumnType::Binary { len }
+            | ColumnType::VarBinary { len } => *len,
+            ColumnType::Decimal { precision, .. } => u32::from(*precision) + 2,
+            ColumnType::Date => 10,
+            ColumnType::DateTime { .. } | ColumnType::Timestamp { .. } => 26,
+            ColumnType::Float | ColumnType::Double => 23,
+            _ => 21,
+        }
+    };
+    if ts.iter().any(|t| t.is_string()) {
+        if ts
+            .iter()
+            .any(|t| matches!(t, ColumnType::Text { .. } | ColumnType::Blob { .. }))
+        {
+            return ColumnType::Text {
+                max_bytes: ColumnType::LONG_BYTES,
+            };
+        }
+        return ColumnType::Varchar {
+            len: ts.iter().map(str_len).max().unwrap_or(255),
+        };
+    }
+    if ts.iter().all(|t| t.is_temporal()) {
+        if ts.iter().all(|t| *t == ColumnType::Date) {
+            return ColumnType::Date;
+        }
+        let fsp = ts
+            .iter()
+            .map(|t| match t {
+                ColumnType::DateTime { fsp } | ColumnType::Timestamp { fsp } => *fsp,
+                _ => 0,
+            })
+            .max()
+            .unwrap_or(0);
+        return ColumnType::DateTime { fsp };
+    }
+    if ts.iter().any(|t| t.is_temporal()) {
+        return ColumnType::Varchar {
+            len: ts.iter().map(str_len).max().unwrap_or(255),
+        };
+    }
+    if ts.iter().all(|t| t.is_integer()) {
+        let unsigned = ts.iter().all(|t| t.is_unsigned());
+        let widest = ts
+            .iter()
+            .copied()
+            .max_by_key(int_precision)
+            .unwrap_or(first);
+        return match widest {
+            ColumnType::TinyInt { .. } => ColumnType::TinyInt { unsigned },
+            ColumnType::SmallInt { .. } => ColumnType::SmallInt { unsigned },
+            ColumnType::MediumInt { .. } => ColumnType::MediumInt { unsigned },
+            ColumnType::Int { .. } => ColumnType::Int { unsigned },
+            _ => ColumnType::BigInt { unsigned },
+        };
+    }
+    if ts
+        .iter()
+        .any(|t| matches!(t, ColumnType::Double | ColumnType::Float))
+    {
+        return ColumnType::Double;
+    }
+    let scale = ts.iter().map(scale_of).max().unwrap_or(0);
+    let int_digits = ts
+        .iter()
+        .map(|t| int_precision(t).saturating_sub(scale_of(t)))
+        .max()
+        .unwrap_or(1);
+    ColumnType::Decimal {
+        precision: (int_digits + scale).clamp(1, 65),
+        scale,
     }
 }
 

@@ -25,6 +25,7 @@ mod ddl;
 mod dialect;
 mod exec;
 mod expr;
+mod func;
 mod login_state;
 mod parse;
 pub mod privilege;

@@ -501,6 +501,15 @@ fn current() -> Option<(Interrupt, Option<Arc<Proc>>)> {
     CURRENT.with(|c| c.borrow().clone())
 }
 
+/// Fails with the statement's interrupt error once it is killed or past
+/// `max_execution_time` (BENCHMARK's loop, `func/`).
+pub(crate) fn check_interrupt() -> SqlResult<()> {
+    match current() {
+        Some((i, _)) => i.check(),
+        None => Ok(()),
+    }
+}
+
 /// Longest SLEEP() honoured (MySQL caps it near a year too).
 const MAX_SLEEP: f64 = 365.0 * 24.0 * 3600.0;
 

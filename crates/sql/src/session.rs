@@ -598,7 +598,7 @@ impl Session {
         }
         self.hint_ms = process::hint_max_execution_time(sql);
         let _cur = process::enter_statement(&self.interrupt, self.proc.as_ref());
-        self.run(&parsed, &[])
+        self.run_with_func_warnings(&parsed, &[])
     }
     /// `SHUTDOWN` / COM_SHUTDOWN: needs the SHUTDOWN privilege.
     pub fn shutdown(&mut self) -> SqlResult<Output> {
@@ -666,7 +666,7 @@ impl Session {
         }
         self.interrupt.reset_query();
         let _cur = process::enter_statement(&self.interrupt, self.proc.as_ref());
-        self.run(&parsed, &params)
+        self.run_with_func_warnings(&parsed, &params)
     }
     /// COM_STMT_CLOSE.
     pub fn close_prepared(&mut self, id: u32) {
@@ -852,6 +852,24 @@ impl Session {
     }
 
     // ---------------------------------------------------------- dispatch
+
+    // ---- hook of the expression warning channel (func/warn.rs) ----
+    /// [`Session::run`] with the evaluation warning sink emptied first and
+    /// drained into the statement's warnings after (division by zero,
+    /// bad dates, ... raised while evaluating expressions).
+    fn run_with_func_warnings(&mut self, p: &Parsed, params: &[Value]) -> SqlResult<Output> {
+        crate::func::warn::begin();
+        let mut r = self.run(p, params);
+        let (list, n) = crate::func::warn::drain();
+        if n > 0 {
+            self.warnings.extend(list);
+            if let Ok(Output::Done { warnings, .. }) = &mut r {
+                *warnings = warnings.saturating_add(u16::try_from(n).unwrap_or(u16::MAX));
+            }
+        }
+        r
+    }
+    // ---- end of the hook ----
 
     fn run(&mut self, p: &Parsed, params: &[Value]) -> SqlResult<Output> {
         let is_show_warnings = matches!(
@@ -1677,6 +1695,12 @@ impl Session {
 
     pub(crate) fn warnings(&self) -> &[(String, u16, String)] {
         &self.warnings
+    }
+
+    /// The last statement's warning count (the EOF packet after a result
+    /// set carries it, as MySQL's).
+    pub fn warning_count(&self) -> u16 {
+        u16::try_from(self.warnings.len()).unwrap_or(u16::MAX)
     }
 
     /// The running SELECT's time limit in ms: its MAX_EXECUTION_TIME hint,

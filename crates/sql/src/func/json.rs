@@ -1,0 +1,1288 @@
+//! # JSON functions
+//!
+//! Owns JSON_EXTRACT (and `->`, `->>`), JSON_UNQUOTE, JSON_QUOTE,
+//! JSON_OBJECT, JSON_ARRAY, JSON_SET/JSON_INSERT/JSON_REPLACE,
+//! JSON_REMOVE, JSON_ARRAY_APPEND, JSON_CONTAINS, JSON_LENGTH, JSON_KEYS,
+//! JSON_VALID, JSON_TYPE, JSON_DEPTH and CAST(... AS JSON).
+//!
+//! quire has no JSON column type yet, so a JSON value travels as its text
+//! in a LONGTEXT result; a function that takes JSON parses the text again.
+//! Which arguments of JSON_OBJECT/JSON_ARRAY/JSON_SET... are themselves
+//! JSON (the result of a JSON function or CAST AS JSON, to be nested
+//! rather than quoted as a string) is decided when the call is compiled
+//! and passed as a bit mask.
+//!
+//! Rules followed (MySQL 8.0):
+//! * output as MySQL prints a JSON value: `{"a": 1, "b": [1, 2]}`, one
+//!   space after `:` and `,`; object keys sorted by length, then by bytes,
+//!   a duplicate key keeping its last value; non-ASCII characters printed
+//!   as they are;
+//! * numbers: integers stay integers (signed or unsigned 64-bit), other
+//!   numbers of a JSON text are doubles, DECIMAL arguments stay decimals;
+//! * invalid JSON text is error 3141 `Invalid JSON text in argument N to
+//!   function F: "why" at position P.`; an invalid path is 3143; a
+//!   wildcard path where one is not allowed is 3149; `$` in JSON_REMOVE
+//!   is 3153; a NULL key in JSON_OBJECT is 3158; nesting beyond 100 is
+//!   3157;
+//! * paths: `$`, `.key`, `."quoted key"`, `.*`, `[n]`, `[last]`,
+//!   `[last-n]`, `[*]`, `**`; a scalar is its own `[0]`.
+
+use quire_engine::{EngineError, Value};
+
+use super::val;
+use crate::SqlResult;
+
+const MAX_DEPTH: usize = 100;
+
+/// A JSON value. Objects keep MySQL's key order (length, then bytes).
+#[derive(Debug, Clone, PartialEq)]
+pub enum J {
+    Null,
+    Bool(bool),
+    Int(i64),
+    UInt(u64),
+    Double(f64),
+    /// A DECIMAL from SQL, kept as its text.
+    Dec(String),
+    Str(String),
+    Arr(Vec<J>),
+    Obj(Vec<(String, J)>),
+}
+
+fn key_order(a: &str, b: &str) -> std::cmp::Ordering {
+    a.len()
+        .cmp(&b.len())
+        .then_with(|| a.as_bytes().cmp(b.as_bytes()))
+}
+
+impl J {
+    /// Inserts or replaces a member, keeping the order.
+    fn put(members: &mut Vec<(String, J)>, k: String, v: J) {
+        match members.binary_search_by(|(x, _)| key_order(x, &k)) {
+            Ok(i) => members[i].1 = v,
+            Err(i) => members.insert(i, (k, v)),
+        }
+    }
+
+    fn type_name(&self) -> &'static str {
+        match self {
+            J::Null => "NULL",
+            J::Bool(_) => "BOOLEAN",
+            J::Int(_) => "INTEGER",
+            J::UInt(_) => "UNSIGNED INTEGER",
+            J::Double(_) => "DOUBLE",
+            J::Dec(_) => "DECIMAL",
+            J::Str(_) => "STRING",
+            J::Arr(_) => "ARRAY",
+            J::Obj(_) => "OBJECT",
+        }
+    }
+
+    fn depth(&self) -> i64 {
+        match self {
+            J::Arr(a) if !a.is_empty() => 1 + a.iter().map(J::depth).max().unwrap_or(0),
+            J::Obj(o) if !o.is_empty() => 1 + o.iter().map(|(_, v)| v.depth()).max().unwrap_or(0),
+            _ => 1,
+        }
+    }
+
+    fn num(&self) -> Option<f64> {
+        match self {
+            J::Int(i) => Some(*i as f64),
+            J::UInt(u) => Some(*u as f64),
+            J::Double(d) => Some(*d),
+            J::Dec(s) => s.parse().ok(),
+            _ => None,
+        }
+    }
+}
+
+// ------------------------------------------------------------- printing
+
+fn quote_into(s: &str, out: &mut String) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+fn double_text(d: f64) -> String {
+    if d.is_finite() && d.fract() == 0.0 && d.abs() < 1e15 {
+        format!("{d:.1}")
+    } else {
+        quire_engine::types::format_double(d)
+    }
+}
+
+pub fn print(j: &J) -> String {
+    let mut out = String::new();
+    print_into(j, &mut out);
+    out
+}
+
+fn print_into(j: &J, out: &mut String) {
+    match j {
+        J::Null => out.push_str("null"),
+        J::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        J::Int(i) => out.push_str(&i.to_string()),
+        J::UInt(u) => out.push_str(&u.to_string()),
+        J::Double(d) => out.push_str(&double_text(*d)),
+        J::Dec(s) => out.push_str(s),
+        J::Str(s) => quote_into(s, out),
+        J::Arr(a) => {
+            out.push('[');
+            for (i, x) in a.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                print_into(x, out);
+            }
+            out.push(']');
+        }
+        J::Obj(o) => {
+            out.push('{');
+            for (i, (k, v)) in o.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                quote_into(k, out);
+                out.push_str(": ");
+                print_into(v, out);
+            }
+            out.push('}');
+        }
+    }
+}
+
+// -------------------------------------------------------------- parsing
+
+struct Parser<'a> {
+    s: &'a [u8],
+    i: usize,
+}
+
+type PResult<T> = Result<T, (&'static str, usize)>;
+
+impl Parser<'_> {
+    fn ws(&mut self) {
+        while self.i < self.s.len() && matches!(self.s[self.i], b' ' | b'\t' | b'\n' | b'\r') {
+            self.i += 1;
+        }
+    }
+
+    fn value(&mut self, depth: usize) -> PResult<J> {
+        if depth > MAX_DEPTH {
+            return Err(("depth", self.i));
+        }
+        self.ws();
+        let Some(&c) = self.s.get(self.i) else {
+            return Err(if self.i == 0 {
+                ("The document is empty.", 0)
+            } else {
+                ("Invalid value.", self.i)
+            });
+        };
+        match c {
+            b'{' => {
+                self.i += 1;
+                let mut m: Vec<(String, J)> = Vec::new();
+                self.ws();
+                if self.s.get(self.i) == Some(&b'}') {
+                    self.i += 1;
+                    return Ok(J::Obj(m));
+                }
+                loop {
+                    self.ws();
+                    if self.s.get(self.i) != Some(&b'"') {
+                        return Err(("Missing a name for object member.", self.i));
+                    }
+                    let k = self.string()?;
+                    self.ws();
+                    if self.s.get(self.i) != Some(&b':') {
+                        return Err(("Missing a colon after a name of object member.", self.i));
+                    }
+                    self.i += 1;
+                    let v = self.value(depth + 1)?;
+                    J::put(&mut m, k, v);
+                    self.ws();
+                    match self.s.get(self.i) {
+                        Some(b',') => self.i += 1,
+                        Some(b'}') => {
+                            self.i += 1;
+                            return Ok(J::Obj(m));
+                        }
+                        _ => {
+                            return Err(("Missing a comma or '}' after an object member.", self.i))
+                        }
+                    }
+                }
+            }
+            b'[' => {
+                self.i += 1;
+                let mut a = Vec::new();
+                self.ws();
+                if self.s.get(self.i) == Some(&b']') {
+                    self.i += 1;
+                    return Ok(J::Arr(a));
+                }
+                loop {
+                    a.push(self.value(depth + 1)?);
+                    self.ws();
+                    match self.s.get(self.i) {
+                        Some(b',') => self.i += 1,
+                        Some(b']') => {
+                            self.i += 1;
+                            return Ok(J::Arr(a));
+                        }
+                        _ => {
+                            return Err(("Missing a comma or ']' after an array element.", self.i))
+                        }
+                    }
+                }
+            }
+            b'"' => Ok(J::Str(self.string()?)),
+            b't' => self.word("true", J::Bool(true)),
+            b'f' => self.word("false", J::Bool(false)),
+            b'n' => self.word("null", J::Null),
+            b'-' | b'0'..=b'9' => self.number(),
+            _ => Err(("Invalid value.", self.i)),
+        }
+    }
+
+    fn word(&mut self, w: &str, j: J) -> PResult<J> {
+        if self.s[self.i..].starts_with(w.as_bytes()) {
+            self.i += w.len();
+            Ok(j)
+        } else {
+            Err(("Invalid value.", self.i))
+        }
+    }
+
+    fn number(&mut self) -> PResult<J> {
+        let st = self.i;
+        if self.s.get(self.i) == Some(&b'-') {
+            self.i += 1;
+        }
+        let digits = |p: &mut Self| {
+            let s = p.i;
+            while p.i < p.s.len() && p.s[p.i].is_ascii_digit() {
+                p.i += 1;
+            }
+            p.i - s
+        };
+        if digits(self) == 0 {
+            return Err(("Invalid value.", st));
+        }
+        let mut float = false;
+        if self.s.get(self.i) == Some(&b'.') {
+            self.i += 1;
+            float = true;
+            if digits(self) == 0 {
+                return Err(("Missing fraction part in number.", self.i));
+            }
+        }
+        if matches!(self.s.get(self.i), Some(b'e' | b'E')) {
+            self.i += 1;
+            float = true;
+            if matches!(self.s.get(self.i), Some(b'+' | b'-')) {
+                self.i += 1;
+            }
+            if digits(self) == 0 {
+                return Err(("Missing exponent in number.", self.i));
+            }
+        }
+        let t = std::str::from_utf8(&self.s[st..self.i]).map_err(|_| ("Invalid value.", st))?;
+        if !float {
+            if let Ok(i) = t.parse::<i64>() {
+                return Ok(J::Int(i));
+            }
+            if let Ok(u) = t.parse::<u64>() {
+                return Ok(J::UInt(u));
+            }
+        }
+        match t.parse::<f64>() {
+            Ok(d) if d.is_finite() => Ok(J::Double(d)),
+            _ => Err(("Number too big to be stored in double.", st)),
+        }
+    }
+
+    fn string(&mut self) -> PResult<String> {
+        let st = self.i;
+        self.i += 1;
+        let mut out: Vec<u8> = Vec::new();
+        loop {
+            let Some(&c) = self.s.get(self.i) else {
+                return Err(("Missing a closing quotation mark in string.", st));
+            };
+            self.i += 1;
+            match c {
+                b'"' => break,
+                b'\\' => {
+                    let Some(&e) = self.s.get(self.i) else {
+                        return Err(("Invalid escape character in string.", self.i));
+                    };
+                    self.i += 1;
+                    match e {
+                        b'"' => out.push(b'"'),
+                        b'\\' => out.push(b'\\'),
+                        b'/' => out.push(b'/'),
+                        b'b' => out.push(8),
+                        b'f' => out.push(12),
+                        b'n' => out.push(b'\n'),
+                        b'r' => out.push(b'\r'),
+                        b't' => out.push(b'\t'),
+                        b'u' => {
+                            let mut cp = self.hex4()?;
+                            if (0xD800..0xDC00).contains(&cp) {
+                                if self.s.get(self.i) == Some(&b'\\')
+                                    && self.s.get(self.i + 1) == Some(&b'u')
+                                {
+                                    self.i += 2;
+                                    let lo = self.hex4()?;
+                                    if !(0xDC00..0xE000).contains(&lo) {
+                                        return Err((
+                                            "The surrogate pair in string is invalid.",
+                                            self.i,
+                                        ));
+                                    }
+                                    cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+                                } else {
+                                    return Err((
+                                        "The surrogate pair in string is invalid.",
+                                        self.i,
+                                    ));
+                                }
+                            }
+                            let ch = char::from_u32(cp).ok_or((
+                                "Incorrect hex digit after \\u escape in string.",
+                                self.i,
+                            ))?;
+                            let mut buf = [0u8; 4];
+                            out.extend_from_slice(ch.encode_utf8(&mut buf).as_bytes());
+                        }
+                        _ => return Err(("Invalid escape character in string.", self.i - 1)),
+                    }
+                }
+                c if c < 0x20 => return Err(("Invalid encoding in string.", self.i - 1)),
+                c => out.push(c),
+            }
+        }
+        String::from_utf8(out).map_err(|_| ("Invalid encoding in string.", st))
+    }
+
+    fn hex4(&mut self) -> PResult<u32> {
+        let h = self
+            .s
+            .get(self.i..self.i + 4)
+            .ok_or(("Incorrect hex digit after \\u escape in string.", self.i))?;
+        let t = std::str::from_utf8(h)
+            .map_err(|_| ("Incorrect hex digit after \\u escape in string.", self.i))?;
+        let v = u32::from_str_radix(t, 16)
+            .map_err(|_| ("Incorrect hex digit after \\u escape in string.", self.i))?;
+        self.i += 4;
+        Ok(v)
+    }
+}
+
+fn parse_text(s: &[u8]) -> PResult<J> {
+    let mut p = Parser { s, i: 0 };
+    let v = p.value(0)?;
+    p.ws();
+    if p.i < s.len() {
+        return Err((
+            "The document root must not be followed by other values.",
+            p.i,
+        ));
+    }
+    Ok(v)
+}
+
+fn invalid(arg: usize, func: &str, why: &str, pos: usize) -> EngineError {
+    if why == "depth" {
+        return EngineError::new(
+            3157,
+            "22032",
+            "The JSON document exceeds the maximum depth of 100.",
+        );
+    }
+    EngineError::new(
+        3141,
+        "22032",
+        format!(
+            "Invalid JSON text in argument {arg} to function {func}: \"{why}\" at position {pos}."
+        ),
+    )
+}
+
+/// Reads a JSON document argument (1-based `arg` for the message).
+fn doc(v: &Value, arg: usize, func: &str) -> SqlResult<Option<J>> {
+    match v {
+        Value::Null => Ok(None),
+        Value::Bytes(b) => parse_text(b)
+            .map(Some)
+            .map_err(|(w, p)| invalid(arg, func, w, p)),
+        Value::Int(_) | Value::UInt(_) | Value::Decimal(_) | Value::Double(_) | Value::Float(_) => {
+            // A number is not JSON text (MySQL's error 3146).
+            Err(EngineError::new(
+                3146,
+                "22032",
+                format!("Invalid data type for JSON data in argument {arg} to function {func}; a JSON string or JSON type is required."),
+            ))
+        }
+        other => parse_text(other.to_string().as_bytes())
+            .map(Some)
+            .map_err(|(w, p)| invalid(arg, func, w, p)),
+    }
+}
+
+/// An SQL value as a JSON value: `is_json` when the argument is itself
+/// JSON (a JSON function's result), otherwise strings become JSON
+/// strings.
+pub fn from_sql(v: &Value, is_json: bool, arg: usize, func: &str) -> SqlResult<J> {
+    Ok(match v {
+        Value::Null => J::Null,
+        Value::Int(i) => J::Int(*i),
+        Value::UInt(u) => J::UInt(*u),
+        Value::Decimal(d) => J::Dec(d.to_string()),
+        Value::Double(d) => J::Double(*d),
+        Value::Float(f) => J::Double(f64::from(*f)),
+        Value::Bytes(b) if is_json => parse_text(b).map_err(|(w, p)| invalid(arg, func, w, p))?,
+        Value::Bytes(b) => J::Str(String::from_utf8_lossy(b).into_owned()),
+        Value::Date(d) => J::Str(d.to_string()),
+        Value::DateTime(t) => J::Str(t.format_fsp(if t.micro != 0 { 6 } else { 0 })),
+    })
+}
+
+fn out(j: &J) -> Value {
+    Value::text(&print(j))
+}
+
+// ---------------------------------------------------------------- paths
+
+#[derive(Debug, Clone, PartialEq)]
+enum Leg {
+    Key(String),
+    AnyKey,
+    Index(Idx),
+    AnyIndex,
+    Range(Idx, Idx),
+    Deep,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Idx {
+    From(u64),
+    Last(u64),
+}
+
+impl Idx {
+    fn resolve(self, len: usize) -> Option<usize> {
+        match self {
+            Idx::From(n) => usize::try_from(n).ok(),
+            Idx::Last(k) => (len as u64).checked_sub(1 + k).map(|x| x as usize),
+        }
+    }
+}
+
+fn bad_path(pos: usize) -> EngineError {
+    EngineError::new(
+        3143,
+        "42000",
+        format!("Invalid JSON path expression. The error is around character position {pos}."),
+    )
+}
+
+fn parse_path(v: &Value) -> SqlResult<Vec<Leg>> {
+    let s = val::text(v);
+    let b = s.as_bytes();
+    let mut i = 0;
+    let skip_ws = |i: &mut usize| {
+        while *i < b.len() && b[*i].is_ascii_whitespace() {
+            *i += 1;
+        }
+    };
+    skip_ws(&mut i);
+    if b.get(i) != Some(&b'$') {
+        return Err(bad_path(i + 1));
+    }
+    i += 1;
+    let mut legs = Vec::new();
+    loop {
+        skip_ws(&mut i);
+        let Some(&c) = b.get(i) else { break };
+        match c {
+            b'.' => {
+                i += 1;
+                skip_ws(&mut i);
+                match b.get(i) {
+                    Some(b'*') => {
+                        i += 1;
+                        legs.push(Leg::AnyKey);
+                    }
+                    Some(b'"') => {
+                        let mut p = Parser { s: b, i };
+                        let k = p.string().map_err(|_| bad_path(i + 1))?;
+                        i = p.i;
+                        legs.push(Leg::Key(k));
+                    }
+                    Some(_) => {
+                        let st = i;
+                        while i < b.len()
+                            && (b[i].is_ascii_alphanumeric()
+                                || b[i] == b'_'
+                                || b[i] == b'$'
+                                || b[i] >= 0x80)
+                        {
+                            i += 1;
+                        }
+                        if i == st || b[st].is_ascii_digit() {
+                            return Err(bad_path(st + 1));
+                        }
+                        legs.push(Leg::Key(s[st..i].to_string()));
+                    }
+                    None => return Err(bad_path(i)),
+                }
+            }
+            b'[' => {
+                i += 1;
+                skip_ws(&mut i);
+                if b.get(i) == Some(&b'*') {
+                    i += 1;
+                    skip_ws(&mut i);
+                    if b.get(i) != Some(&b']') {
+                        return Err(bad_path(i + 1));
+                    }
+                    i += 1;
+                    legs.push(Leg::AnyIndex);
+                    continue;
+                }
+                let read_idx = |i: &mut usize| -> SqlResult<Idx> {
+                    skip_ws(i);
+                    if b[*i..].starts_with(b"last") {
+                        *i += 4;
+                        skip_ws(i);
+                        if b.get(*i) == Some(&b'-') {
+                            *i += 1;
+                            skip_ws(i);
+                            let st = *i;
+                            while *i < b.len() && b[*i].is_ascii_digit() {
+                                *i += 1;
+                            }
+                            let n: u64 = s[st..*i].parse().map_err(|_| bad_path(st + 1))?;
+                            return Ok(Idx::Last(n));
+                        }
+                        return Ok(Idx::Last(0));
+                    }
+                    let st = *i;
+                    while *i < b.len() && b[*i].is_ascii_digit() {
+                        *i += 1;
+                    }
+                    let n: u64 = s[st..*i].parse().map_err(|_| bad_path(st + 1))?;
+                    Ok(Idx::From(n))
+                };
+                let a = read_idx(&mut i)?;
+                skip_ws(&mut i);
+                let leg = if b[i..].starts_with(b"to") {
+                    i += 2;
+                    let z = read_idx(&mut i)?;
+                    Leg::Range(a, z)
+                } else {
+                    Leg::Index(a)
+                };
+                skip_ws(&mut i);
+                if b.get(i) != Some(&b']') {
+                    return Err(bad_path(i + 1));
+                }
+                i += 1;
+                legs.push(leg);
+            }
+            b'*' if b.get(i + 1) == Some(&b'*') => {
+                i += 2;
+                if i >= b.len() {
+                    return Err(bad_path(i));
+                }
+                legs.push(Leg::Deep);
+            }
+            _ => return Err(bad_path(i + 1)),
+        }
+    }
+    Ok(legs)
+}
+
+fn has_wildcard(p: &[Leg]) -> bool {
+    p.iter()
+        .any(|l| matches!(l, Leg::AnyKey | Leg::AnyIndex | Leg::Deep | Leg::Range(..)))
+}
+
+fn collect<'a>(j: &'a J, p: &[Leg], out: &mut Vec<&'a J>) {
+    let Some((leg, rest)) = p.split_first() else {
+        out.push(j);
+        return;
+    };
+    match leg {
+        Leg::Key(k) => {
+            if let J::Obj(o) = j {
+                if let Some((_, v)) = o.iter().find(|(x, _)| x == k) {
+                    collect(v, rest, out);
+                }
+            }
+        }
+        Leg::AnyKey => {
+            if let J::Obj(o) = j {
+                for (_, v) in o {
+                    collect(v, rest, out);
+                }
+            }
+        }
+        Leg::Index(ix) => match j {
+            J::Arr(a) => {
+                if let Some(v) = ix.resolve(a.len()).and_then(|i| a.get(i)) {
+                    collect(v, rest, out);
+                }
+            }
+            other => {
+                if ix.resolve(1) == Some(0) {
+                    collect(other, rest, out);
+                }
+            }
+        },
+        Leg::AnyIndex => {
+            if let J::Arr(a) = j {
+                for v in a {
+                    collect(v, rest, out);
+                }
+            }
+        }
+        Leg::Range(x, y) => {
+            if let J::Arr(a) = j {
+                if let (Some(s), Some(e)) = (x.resolve(a.len()), y.resolve(a.len())) {
+                    for v in a.iter().take(e.saturating_add(1)).skip(s) {
+                        collect(v, rest, out);
+                    }
+                }
+            }
+        }
+        Leg::Deep => {
+            collect(j, rest, out);
+            match j {
+                J::Arr(a) => {
+                    for v in a {
+                        collect(v, p, out);
+                    }
+                }
+                J::Obj(o) => {
+                    for (_, v) in o {
+                        collect(v, p, out);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+// ------------------------------------------------------------ functions
+
+pub fn extract(args: &[Value]) -> SqlResult<Value> {
+    let Some(d) = doc(&args[0], 1, "json_extract")? else {
+        return Ok(Value::Null);
+    };
+    let mut paths = Vec::new();
+    for p in &args[1..] {
+        if p.is_null() {
+            return Ok(Value::Null);
+        }
+        paths.push(parse_path(p)?);
+    }
+    let mut found = Vec::new();
+    for p in &paths {
+        collect(&d, p, &mut found);
+    }
+    if paths.len() == 1 && !has_wildcard(&paths[0]) {
+        return Ok(found.first().map_or(Value::Null, |j| out(j)));
+    }
+    if found.is_empty() {
+        return Ok(Value::Null);
+    }
+    Ok(out(&J::Arr(found.into_iter().cloned().collect())))
+}
+
+pub fn unquote(v: &Value) -> SqlResult<Value> {
+    if v.is_null() {
+        return Ok(Value::Null);
+    }
+    let b = val::bytes(v);
+    if b.len() >= 2 && b[0] == b'"' && b[b.len() - 1] == b'"' {
+        let mut p = Parser { s: &b, i: 0 };
+        return match p.string() {
+            Ok(s) if p.i == b.len() => Ok(Value::text(&s)),
+            Ok(_) => Err(invalid(
+                1,
+                "json_unquote",
+                "The document root must not be followed by other values.",
+                p.i,
+            )),
+            Err((w, pos)) => Err(invalid(1, "json_unquote", w, pos)),
+        };
+    }
+    Ok(Value::Bytes(b))
+}
+
+pub fn quote(v: &Value) -> Value {
+    if v.is_null() {
+        return Value::Null;
+    }
+    let mut s = String::new();
+    quote_into(&val::text(v), &mut s);
+    Value::text(&s)
+}
+
+pub fn object(args: &[Value], json_mask: u64) -> SqlResult<Value> {
+    let mut m = Vec::new();
+    for (i, pair) in args.chunks(2).enumerate() {
+        let [k, v] = pair else {
+            return Err(EngineError::new(
+                1582,
+                "42000",
+                "Incorrect parameter count in the call to native function 'json_object'",
+            ));
+        };
+        if k.is_null() {
+            return Err(EngineError::new(
+                3158,
+                "22032",
+                "JSON documents may not contain NULL member names.",
+            ));
+        }
+        let j = from_sql(v, mask_bit(json_mask, 2 * i + 1), 2 * i + 2, "json_object")?;
+        J::put(&mut m, val::text(k), j);
+    }
+    Ok(out(&J::Obj(m)))
+}
+
+fn mask_bit(mask: u64, i: usize) -> bool {
+    i < 64 && mask & (1 << i) != 0
+}
+
+pub fn array(args: &[Value], json_mask: u64) -> SqlResult<Value> {
+    let mut a = Vec::with_capacity(args.len());
+    for (i, v) in args.iter().enumerate() {
+        a.push(from_sql(v, mask_bit(json_mask, i), i + 1, "json_array")?);
+    }
+    Ok(out(&J::Arr(a)))
+}
+
+pub fn cast(v: &Value) -> SqlResult<Value> {
+    if v.is_null() {
+        return Ok(Value::Null);
+    }
+    let j = match v {
+        Value::Bytes(b) => parse_text(b).map_err(|(w, p)| {
+            EngineError::new(
+                3141,
+                "22032",
+                format!("Invalid JSON text in argument 1 to function cast_as_json: \"{w}\" at position {p}."),
+            )
+        })?,
+        other => from_sql(other, false, 1, "cast_as_json")?,
+    };
+    Ok(out(&j))
+}
+
+/// How JSON_SET, JSON_INSERT, JSON_REPLACE treat a path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Modify {
+    Set,
+    Insert,
+    Replace,
+    ArrayAppend,
+}
+
+impl Modify {
+    fn name(self) -> &'static str {
+        match self {
+            Modify::Set => "json_set",
+            Modify::Insert => "json_insert",
+            Modify::Replace => "json_replace",
+            Modify::ArrayAppend => "json_array_append",
+        }
+    }
+}
+
+fn wildcard_err() -> EngineError {
+    EngineError::new(
+        3149,
+        "42000",
+        "In this situation, path expressions may not contain the * and ** tokens or an array range.",
+    )
+}
+
+/// The value at `p` (no wildcards), mutable.
+fn locate_mut<'a>(j: &'a mut J, p: &[Leg]) -> Option<&'a mut J> {
+    let Some((leg, rest)) = p.split_first() else {
+        return Some(j);
+    };
+    match (leg, j) {
+        (Leg::Key(k), J::Obj(o)) => {
+            let i = o.iter().position(|(x, _)| x == k)?;
+            locate_mut(&mut o[i].1, rest)
+        }
+        (Leg::Index(ix), J::Arr(a)) => {
+            let i = ix.resolve(a.len())?;
+            locate_mut(a.get_mut(i)?, rest)
+        }
+        (Leg::Index(ix), other) if ix.resolve(1) == Some(0) => locate_mut(other, rest),
+        _ => None,
+    }
+}
+
+pub fn modify(kind: Modify, args: &[Value], json_mask: u64) -> SqlResult<Value> {
+    let f = kind.name();
+    if args.len() < 3 || args.len().is_multiple_of(2) {
+        return Err(EngineError::new(
+            1582,
+            "42000",
+            format!("Incorrect parameter count in the call to native function '{f}'"),
+        ));
+    }
+    let Some(mut d) = doc(&args[0], 1, f)? else {
+        return Ok(Value::Null);
+    };
+    for (i, pair) in args[1..].chunks(2).enumerate() {
+        let (pv, vv) = (&pair[0], &pair[1]);
+        if pv.is_null() {
+            return Ok(Value::Null);
+        }
+        let p = parse_path(pv)?;
+        if has_wildcard(&p) {
+            return Err(wildcard_err());
+        }
+        let newv = from_sql(vv, mask_bit(json_mask, 2 * i + 2), 2 * i + 3, f)?;
+        if kind == Modify::ArrayAppend {
+            if let Some(t) = locate_mut(&mut d, &p) {
+                match t {
+                    J::Arr(a) => a.push(newv),
+                    other => {
+                        let old = std::mem::replace(other, J::Null);
+                        *other = J::Arr(vec![old, newv]);
+                    }
+                }
+            }
+            continue;
+        }
+        let Some((last, parent_path)) = p.split_last() else {
+            // `$` itself.
+            if kind != Modify::Insert {
+                d = newv;
+            }
+            continue;
+        };
+        let Some(parent) = locate_mut(&mut d, parent_path) else {
+            continue;
+        };
+        match (last, parent) {
+            (Leg::Key(k), J::Obj(o)) => {
+                let exists = o.iter().any(|(x, _)| x == k);
+                if (exists && kind != Modify::Insert) || (!exists && kind != Modify::Replace) {
+                    J::put(o, k.clone(), newv);
+                }
+            }
+            (Leg::Index(ix), J::Arr(a)) => match ix.resolve(a.len()).filter(|&i| i < a.len()) {
+                Some(i) => {
+                    if kind != Modify::Insert {
+                        a[i] = newv;
+                    }
+                }
+                None => {
+                    if kind != Modify::Replace && matches!(ix, Idx::From(_)) {
+                        a.push(newv);
+                    }
+                }
+            },
+            (Leg::Index(ix), other) => {
+                if ix.resolve(1) == Some(0) {
+                    if kind != Modify::Insert {
+                        *other = newv;
+                    }
+                } else if kind != Modify::Replace && matches!(ix, Idx::From(_)) {
+                    let old = std::mem::replace(other, J::Null);
+                    *other = J::Arr(vec![old, newv]);
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(out(&d))
+}
+
+pub fn remove(args: &[Value]) -> SqlResult<Value> {
+    let Some(mut d) = doc(&args[0], 1, "json_remove")? else {
+        return Ok(Value::Null);
+    };
+    for pv in &args[1..] {
+        if pv.is_null() {
+            return Ok(Value::Null);
+        }
+        let p = parse_path(pv)?;
+        if has_wildcard(&p) {
+            return Err(wildcard_err());
+        }
+        let Some((last, parent_path)) = p.split_last() else {
+            return Err(EngineError::new(
+                3153,
+                "42000",
+                "The path expression '$' is not allowed in this context.",
+            ));
+        };
+        if let Some(parent) = locate_mut(&mut d, parent_path) {
+            match (last, parent) {
+                (Leg::Key(k), J::Obj(o)) => o.retain(|(x, _)| x != k),
+                (Leg::Index(ix), J::Arr(a)) => {
+                    if let Some(i) = ix.resolve(a.len()).filter(|&i| i < a.len()) {
+                        a.remove(i);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    Ok(out(&d))
+}
+
+fn contains(t: &J, c: &J) -> bool {
+    match (t, c) {
+        (J::Arr(ta), J::Arr(ca)) => ca.iter().all(|x| ta.iter().any(|y| contains(y, x))),
+        (J::Arr(ta), other) => ta.iter().any(|y| contains(y, other)),
+        (J::Obj(to), J::Obj(co)) => co.iter().all(|(k, v)| {
+            to.iter()
+                .find(|(x, _)| x == k)
+                .is_some_and(|(_, tv)| contains(tv, v))
+        }),
+        (a, b) => match (a.num(), b.num()) {
+            (Some(x), Some(y)) => x == y,
+            _ => a == b,
+        },
+    }
+}
+
+pub fn contains_fn(args: &[Value]) -> SqlResult<Value> {
+    let Some(t) = doc(&args[0], 1, "json_contains")? else {
+        return Ok(Value::Null);
+    };
+    let Some(c) = doc(&args[1], 2, "json_contains")? else {
+        return Ok(Value::Null);
+    };
+    let target = match args.get(2) {
+        Some(Value::Null) => return Ok(Value::Null),
+        Some(p) => {
+            let p = parse_path(p)?;
+            if has_wildcard(&p) {
+                return Err(wildcard_err());
+            }
+            let mut f = Vec::new();
+            collect(&t, &p, &mut f);
+            match f.first() {
+                Some(j) => (*j).clone(),
+                None => return Ok(Value::Null),
+            }
+        }
+        None => t,
+    };
+    Ok(Value::Int(i64::from(contains(&target, &c))))
+}
+
+/// The value at the optional path argument, or the document.
+fn at_path(args: &[Value], func: &str) -> SqlResult<Option<J>> {
+    let Some(d) = doc(&args[0], 1, func)? else {
+        return Ok(None);
+    };
+    match args.get(1) {
+        None => Ok(Some(d)),
+        Some(Value::Null) => Ok(None),
+        Some(p) => {
+            let p = parse_path(p)?;
+            if has_wildcard(&p) {
+                return Err(wildcard_err());
+            }
+            let mut f = Vec::new();
+            collect(&d, &p, &mut f);
+            Ok(f.first().map(|j| (*j).clone()))
+        }
+    }
+}
+
+pub fn length(args: &[Value]) -> SqlResult<Value> {
+    Ok(match at_path(args, "json_length")? {
+        None => Value::Null,
+        Some(J::Arr(a)) => Value::Int(a.len() as i64),
+        Some(J::Obj(o)) => Value::Int(o.len() as i64),
+        Some(_) => Value::Int(1),
+    })
+}
+
+pub fn keys(args: &[Value]) -> SqlResult<Value> {
+    Ok(match at_path(args, "json_keys")? {
+        Some(J::Obj(o)) => out(&J::Arr(o.into_iter().map(|(k, _)| J::Str(k)).collect())),
+        _ => Value::Null,
+    })
+}
+
+pub fn valid(v: &Value) -> Value {
+    match v {
+        Value::Null => Value::Null,
+        Value::Bytes(b) => Value::Int(i64::from(parse_text(b).is_ok())),
+        _ => Value::Int(0),
+    }
+}
+
+pub fn type_of(v: &Value) -> SqlResult<Value> {
+    Ok(match doc(v, 1, "json_type")? {
+        None => Value::Null,
+        Some(j) => Value::text(j.type_name()),
+    })
+}
+
+pub fn depth(v: &Value) -> SqlResult<Value> {
+    Ok(match doc(v, 1, "json_depth")? {
+        None => Value::Null,
+        Some(j) => Value::Int(j.depth()),
+    })
+}
+
+pub fn contains_path(args: &[Value]) -> SqlResult<Value> {
+    let Some(d) = doc(&args[0], 1, "json_contains_path")? else {
+        return Ok(Value::Null);
+    };
+    if args[1..].iter().any(Value::is_null) {
+        return Ok(Value::Null);
+    }
+    let all = match val::text(&args[1]).to_ascii_lowercase().as_str() {
+        "all" => true,
+        "one" => false,
+        _ => return Err(EngineError::new(
+            3150,
+            "42000",
+            "The oneOrAll argument to json_contains_path may take these values: 'one' or 'all'.",
+        )),
+    };
+    let mut hits = Vec::new();
+    for pv in &args[2..] {
+        let p = parse_path(pv)?;
+        let mut f = Vec::new();
+        collect(&d, &p, &mut f);
+        hits.push(!f.is_empty());
+    }
+    let r = if all {
+        hits.iter().all(|h| *h)
+    } else {
+        hits.iter().any(|h| *h)
+    };
+    Ok(Value::Int(i64::from(r)))
+}
+
+fn merge_preserve(a: J, b: J) -> J {
+    match (a, b) {
+        (J::Obj(mut x), J::Obj(y)) => {
+            for (k, v) in y {
+                match x.iter().position(|(kk, _)| *kk == k) {
+                    Some(i) => {
+                        let old = std::mem::replace(&mut x[i].1, J::Null);
+                        x[i].1 = merge_preserve(old, v);
+                    }
+                    None => J::put(&mut x, k, v),
+                }
+            }
+            J::Obj(x)
+        }
+        (a, b) => {
+            let mut xs = match a {
+                J::Arr(v) => v,
+                other => vec![other],
+            };
+            match b {
+                J::Arr(v) => xs.extend(v),
+                other => xs.push(other),
+            }
+            J::Arr(xs)
+        }
+    }
+}
+
+fn merge_patch(a: J, b: J) -> J {
+    let J::Obj(patch) = b else {
+        return b;
+    };
+    let mut target = match a {
+        J::Obj(x) => x,
+        _ => Vec::new(),
+    };
+    for (k, v) in patch {
+        if v == J::Null {
+            target.retain(|(kk, _)| *kk != k);
+            continue;
+        }
+        let old = target
+            .iter()
+            .position(|(kk, _)| *kk == k)
+            .map(|i| target.remove(i).1)
+            .unwrap_or(J::Null);
+        J::put(&mut target, k, merge_patch(old, v));
+    }
+    J::Obj(target)
+}
+
+/// JSON_MERGE_PRESERVE (`patch` false) / JSON_MERGE_PATCH.
+pub fn merge(args: &[Value], patch: bool) -> SqlResult<Value> {
+    let f = if patch {
+        "json_merge_patch"
+    } else {
+        "json_merge_preserve"
+    };
+    let mut acc: Option<J> = None;
+    for (i, v) in args.iter().enumerate() {
+        let Some(j) = doc(v, i + 1, f)? else {
+            return Ok(Value::Null);
+        };
+        acc = Some(match acc {
+            None => j,
+            Some(a) if patch => merge_patch(a, j),
+            Some(a) => merge_preserve(a, j),
+        });
+    }
+    Ok(acc.map_or(Value::Null, |j| out(&j)))
+}
+
+fn pretty_into(j: &J, indent: usize, out: &mut String) {
+    let pad = |n: usize, out: &mut String| out.extend(std::iter::repeat_n(' ', n));
+    match j {
+        J::Arr(a) if !a.is_empty() => {
+            out.push_str("[\n");
+            for (i, x) in a.iter().enumerate() {
+                pad(indent + 2, out);
+                pretty_into(x, indent + 2, out);
+                if i + 1 < a.len() {
+                    out.push(',');
+                }
+                out.push('\n');
+            }
+            pad(indent, out);
+            out.push(']');
+        }
+        J::Obj(o) if !o.is_empty() => {
+            out.push_str("{\n");
+            for (i, (k, v)) in o.iter().enumerate() {
+                pad(indent + 2, out);
+                quote_into(k, out);
+                out.push_str(": ");
+                pretty_into(v, indent + 2, out);
+                if i + 1 < o.len() {
+                    out.push(',');
+                }
+                out.push('\n');
+            }
+            pad(indent, out);
+            out.push('}');
+        }
+        other => print_into(other, out),
+    }
+}
+
+pub fn pretty(v: &Value) -> SqlResult<Value> {
+    Ok(match doc(v, 1, "json_pretty")? {
+        None => Value::Null,
+        Some(j) => {
+            let mut s = String::new();
+            pretty_into(&j, 0, &mut s);
+            Value::text(&s)
+        }
+    })
+}
+
+pub fn array_insert(args: &[Value], json_mask: u64) -> SqlResult<Value> {
+    let f = "json_array_insert";
+    if args.len() < 3 || args.len().is_multiple_of(2) {
+        return Err(EngineError::new(
+            1582,
+            "42000",
+            format!("Incorrect parameter count in the call to native function '{f}'"),
+        ));
+    }
+    let Some(mut d) = doc(&args[0], 1, f)? else {
+        return Ok(Value::Null);
+    };
+    for (i, pair) in args[1..].chunks(2).enumerate() {
+        if pair[0].is_null() {
+            return Ok(Value::Null);
+        }
+        let p = parse_path(&pair[0])?;
+        if has_wildcard(&p) {
+            return Err(wildcard_err());
+        }
+        let Some((Leg::Index(ix), parent_path)) = p.split_last() else {
+            return Err(EngineError::new(
+                3165,
+                "42000",
+                "A path expression is not a path to a cell in an array.",
+            ));
+        };
+        let newv = from_sql(&pair[1], mask_bit(json_mask, 2 * i + 2), 2 * i + 3, f)?;
+        if let Some(J::Arr(a)) = locate_mut(&mut d, parent_path) {
+            let at = match ix {
+                Idx::From(n) => usize::try_from(*n).unwrap_or(usize::MAX).min(a.len()),
+                Idx::Last(_) => ix.resolve(a.len()).unwrap_or(0).min(a.len()),
+            };
+            a.insert(at, newv);
+        }
+    }
+    Ok(out(&d))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(s: &str) -> Value {
+        Value::text(s)
+    }
+
+    #[test]
+    fn printing_and_paths() {
+        let d = t(r#"{"b": [1, 2], "a": 1, "aa": {"x": "y\n"}}"#);
+        assert_eq!(
+            cast(&d).unwrap(),
+            t(r#"{"a": 1, "b": [1, 2], "aa": {"x": "y\n"}}"#)
+        );
+        assert_eq!(extract(&[d.clone(), t("$.b[1]")]).unwrap(), t("2"));
+        assert_eq!(extract(&[d.clone(), t("$.b[*]")]).unwrap(), t("[1, 2]"));
+        assert_eq!(extract(&[d.clone(), t("$.zz")]).unwrap(), Value::Null);
+        assert_eq!(extract(&[d.clone(), t("$.b[last]")]).unwrap(), t("2"));
+        assert_eq!(
+            modify(Modify::Set, &[t("[1]"), t("$[5]"), Value::Int(2)], 0).unwrap(),
+            t("[1, 2]")
+        );
+        assert_eq!(
+            modify(Modify::Insert, &[t("1"), t("$[1]"), Value::Int(2)], 0).unwrap(),
+            t("[1, 2]")
+        );
+        assert_eq!(remove(&[t("[1, 2, 3]"), t("$[1]")]).unwrap(), t("[1, 3]"));
+        assert_eq!(
+            contains_fn(&[t(r#"{"a": 1, "b": [1, 2]}"#), t("[2]"), t("$.b")]).unwrap(),
+            Value::Int(1)
+        );
+        assert_eq!(extract(&[t("[1"), t("$")]).unwrap_err().code, 3141);
+        assert_eq!(extract(&[t("[1]"), t("a")]).unwrap_err().code, 3143);
+        assert_eq!(unquote(&t("\"a\\tb\"")).unwrap(), t("a\tb"));
+        assert_eq!(extract(&[t("1.0"), t("$")]).unwrap(), t("1.0"));
+    }
+}
