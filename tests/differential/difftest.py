@@ -846,7 +846,7 @@ PROFILES = {
     "ci": {
         "without": {
             "subquery": "F-19: subqueries run since the query engine (issue 10), but derived tables let ONLY_FULL_GROUP_BY violations through (F-18) and subquery result types differ",
-            "union": "F-20: UNION runs, but its column types are not MySQL's type aggregation (INT+string stays INT, DECIMAL scale of AVG)",
+            "union": "F-20: UNION runs, but NULL-typed items (NULL, MIN(NULL)) type a column differently (F-7 through set operations)",
             "cte": "F-19/F-20: as subquery and union",
             "window": "F-21: window functions run; not yet compared at scale",
             "padspace": "F-1: trailing spaces are significant in quire's utf8mb4_bin (PAD SPACE in MySQL)",
