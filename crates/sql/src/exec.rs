@@ -171,6 +171,13 @@ fn run_access(
         };
         out.extend(txn.scan(def, &s)?);
     }
+    if many {
+        // A bound the engine cannot encode exactly widens its range, so
+        // the ranges of an IN list may overlap: each row once (an UPDATE
+        // must not apply twice).
+        let mut seen = std::collections::HashSet::new();
+        out.retain(|r| seen.insert(r.key.clone()));
+    }
     Ok(out)
 }
 

@@ -449,6 +449,10 @@ enum Cands {
         range_done: bool,
         batch_rows: usize,
         max_batch_rows: usize,
+        /// Several ranges (IN): rows already produced, by primary key. A
+        /// bound the engine cannot encode exactly widens its range, so two
+        /// ranges may overlap; a row is still produced once.
+        seen: Option<HashSet<Vec<u8>>>,
     },
 }
 
@@ -568,7 +572,9 @@ impl<'p> JoinOp<'p> {
             (None, _) if self.j.limit.is_some() => (16, MAX_BATCH_ROWS),
             (None, _) => (256, MAX_BATCH_ROWS),
         };
+        let seen = (ranges.len() > 1).then(HashSet::new);
         Ok(Cands::Scan {
+            seen,
             ranges,
             ri: 0,
             batch: VecDeque::new(),
@@ -599,6 +605,7 @@ impl<'p> JoinOp<'p> {
                 range_done,
                 batch_rows,
                 max_batch_rows,
+                seen,
             } => loop {
                 if let Some(r) = batch.pop_front() {
                     return Ok(Some(r));
@@ -638,7 +645,16 @@ impl<'p> JoinOp<'p> {
                 } else {
                     *range_done = true;
                 }
-                batch.extend(got.into_iter().map(|(_, r)| r.values));
+                match seen.as_mut() {
+                    None => batch.extend(got.into_iter().map(|(_, r)| r.values)),
+                    Some(seen) => {
+                        for (_, r) in got {
+                            if seen.insert(r.key) {
+                                batch.push_back(r.values);
+                            }
+                        }
+                    }
+                }
             },
         }
     }
