@@ -49,7 +49,7 @@ use crate::expr::{truth, ColInfo, Compiler, Row, E};
 use crate::SqlResult;
 
 pub use crate::ctx::{no_db, split_name, Ctx, ResultSet, Virtual};
-use crate::query::access::{choose_access, column_preds, exact, Access, Pred};
+use crate::query::access::{choose_access, column_preds, exact, key_ranges, Access};
 use crate::query::bind::{self, eval_limit, is_desc, table_cols, Binder};
 use crate::query::ops::{Ex, Shared};
 use crate::query::optimize::table_estimate;
@@ -70,69 +70,21 @@ fn run_access(
     lock: Option<LockMode>,
     limit: Option<usize>,
 ) -> SqlResult<Vec<quire_engine::Row>> {
-    let r = Row::new(row, &[]);
-    // Equality prefixes (IN multiplies them).
-    let mut prefixes: Vec<Vec<Value>> = vec![Vec::new()];
-    for p in &acc.eq {
-        match p {
-            Pred::Eq(e) => {
-                let v = e.eval(&r)?;
-                if v.is_null() {
-                    return Ok(Vec::new());
-                }
-                for pr in prefixes.iter_mut() {
-                    pr.push(v.clone());
-                }
-            }
-            Pred::In(list) => {
-                let mut vals = Vec::new();
-                for e in list {
-                    let v = e.eval(&r)?;
-                    if !v.is_null() && !vals.iter().any(|x| compare(x, &v) == Some(Ordering::Equal))
-                    {
-                        vals.push(v);
-                    }
-                }
-                let mut next = Vec::new();
-                for pr in &prefixes {
-                    for v in &vals {
-                        let mut p = pr.clone();
-                        p.push(v.clone());
-                        next.push(p);
-                    }
-                }
-                prefixes = next;
-            }
-            _ => {}
-        }
-    }
-    let lo = match &acc.lo {
-        Some((e, inc)) => {
-            let v = e.eval(&r)?;
-            if v.is_null() {
-                return Ok(Vec::new());
-            }
-            Some((v, *inc))
-        }
-        None => None,
-    };
-    let hi = match &acc.hi {
-        Some((e, inc)) => {
-            let v = e.eval(&r)?;
-            if v.is_null() {
-                return Ok(Vec::new());
-            }
-            Some((v, *inc))
-        }
-        None => None,
+    // The same key ranges the query engine reads (IN multiplies them).
+    let Some(ranges) = key_ranges(acc, &Row::new(row, &[]))? else {
+        return Ok(Vec::new());
     };
     let mut out = Vec::new();
-    let many = prefixes.len() > 1;
-    for pr in prefixes {
+    let many = ranges.len() > 1;
+    for range in ranges {
         if acc.point && acc.index.is_none() {
             let tys = def.pk_types();
-            let exact_vals: Option<Vec<Value>> =
-                pr.iter().zip(&tys).map(|(v, t)| exact(v, t)).collect();
+            let exact_vals: Option<Vec<Value>> = range
+                .prefix
+                .iter()
+                .zip(&tys)
+                .map(|(v, t)| exact(v, t))
+                .collect();
             if let Some(pk) = exact_vals {
                 let got = match lock {
                     Some(m) => txn.get_for(def, &pk, m)?,
@@ -145,26 +97,10 @@ fn run_access(
                 continue;
             }
         }
-        // Prefix values plus an optional range end on the next column.
-        let bound = |end: &Option<(Value, bool)>| match end {
-            Some((v, inc)) => {
-                let mut k = pr.clone();
-                k.push(v.clone());
-                if *inc {
-                    Bound::Included(k)
-                } else {
-                    Bound::Excluded(k)
-                }
-            }
-            None if !pr.is_empty() => Bound::Included(pr.clone()),
-            None => Bound::Unbounded,
-        };
-        let lower = bound(&lo);
-        let upper = bound(&hi);
         let s = Scan {
             index: acc.index.clone(),
-            lower,
-            upper,
+            lower: range.lower,
+            upper: range.upper,
             reverse: false,
             lock,
             limit: if many { None } else { limit },
