@@ -455,6 +455,12 @@ impl Engine {
         self.inner.config.lock().clone()
     }
 
+    /// One variable's value as `SHOW VARIABLES` prints it, without copying
+    /// the whole configuration (sessions read variables per statement).
+    pub fn config_value(&self, name: &str) -> Option<String> {
+        self.inner.config.lock().get(name).ok()
+    }
+
     pub fn begin(&self, isolation: Isolation, read_only: bool) -> Txn {
         Txn::new(self.inner.clone(), isolation, read_only)
     }

@@ -344,7 +344,7 @@ impl Txn {
     }
 
     fn decode(t: &TableDef, row: &[u8]) -> Result<Vec<Value>> {
-        types::decode_row(row, &t.types()).map_err(EngineError::internal)
+        types::decode_row_typed(row, t.columns.iter().map(|c| &c.ty)).map_err(EngineError::internal)
     }
 
     /// Latest committed row (current read, caller holds the row lock).
@@ -865,7 +865,7 @@ impl Txn {
                 None => k.clone(),
                 Some(_) => v.clone(),
             };
-            if self.writes.contains_key(&(t.id, pk.clone())) {
+            if !own.is_empty() && self.writes.contains_key(&(t.id, pk.clone())) {
                 continue; // own write decides; merged below
             }
             let row = match (s.lock, snap) {

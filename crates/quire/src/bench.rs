@@ -29,6 +29,9 @@ pub enum BenchCmd {
     /// Small write transactions (sysbench-like) on the engine: TPS,
     /// latency percentiles, redo fsyncs and commits per fsync.
     Commit(crate::bench_commit::CommitArgs),
+    /// sysbench's oltp_read_write statement mix through the SQL layer
+    /// (prepared statements, no network): latency and CPU per statement.
+    Sql(crate::bench_sql::SqlArgs),
 }
 
 #[derive(clap::Args, Debug)]
@@ -64,6 +67,7 @@ pub fn run(cmd: BenchCmd, cfg: Config) -> Result<ExitCode, Box<dyn std::error::E
     match cmd {
         BenchCmd::Btree(a) => btree(a, cfg),
         BenchCmd::Commit(a) => crate::bench_commit::run(a, cfg),
+        BenchCmd::Sql(a) => crate::bench_sql::run(a, cfg),
     }
 }
 

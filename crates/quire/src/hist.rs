@@ -57,7 +57,6 @@ impl Histogram {
         self.total += o.total;
         self.max = self.max.max(o.max);
     }
-    #[allow(dead_code)]
     pub fn count(&self) -> u64 {
         self.total
     }

@@ -14,6 +14,7 @@
 
 mod bench;
 mod bench_commit;
+mod bench_sql;
 mod check;
 mod crashtest;
 mod crashtest_engine;

@@ -304,7 +304,7 @@ impl Env for Session {
                 return Ok(var_value(v));
             }
         }
-        if let Ok(v) = self.engine.config().get(&n) {
+        if let Some(v) = self.engine.config_value(&n) {
             return Ok(var_value(&v));
         }
         if let Some(v) = global_overrides()

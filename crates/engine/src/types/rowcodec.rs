@@ -150,26 +150,34 @@ pub fn row_column_count(buf: &[u8]) -> Result<usize, String> {
 
 /// Decodes a row image written by [`encode_row`] for the same `types`.
 pub fn decode_row(buf: &[u8], types: &[ColumnType]) -> Result<Vec<Value>, String> {
+    decode_row_typed(buf, types.iter())
+}
+
+/// [`decode_row`] over any sequence of column types (a table's columns
+/// without collecting their types first: this runs once per row read).
+pub fn decode_row_typed<'a>(
+    buf: &[u8],
+    types: impl ExactSizeIterator<Item = &'a ColumnType>,
+) -> Result<Vec<Value>, String> {
+    let n = types.len();
     let mut pos = 0;
     let count = get_varint(buf, &mut pos)?;
-    if count != types.len() as u64 {
-        return Err(format!(
-            "row has {count} columns, table has {}",
-            types.len()
-        ));
+    if count != n as u64 {
+        return Err(format!("row has {count} columns, table has {n}"));
     }
-    let bitmap = take(buf, &mut pos, types.len().div_ceil(8))?;
-    if !types.len().is_multiple_of(8) {
+    let bm_start = pos;
+    let bitmap_len = n.div_ceil(8);
+    let bitmap = take(buf, &mut pos, bitmap_len)?;
+    if !n.is_multiple_of(8) {
         if let Some(&last) = bitmap.last() {
-            if last >> (types.len() % 8) != 0 {
+            if last >> (n % 8) != 0 {
                 return Err("bad null bitmap padding".to_string());
             }
         }
     }
-    let bitmap = bitmap.to_vec();
-    let mut values = Vec::with_capacity(types.len());
-    for (i, ty) in types.iter().enumerate() {
-        if bitmap[i / 8] & (1 << (i % 8)) != 0 {
+    let mut values = Vec::with_capacity(n);
+    for (i, ty) in types.enumerate() {
+        if buf[bm_start + i / 8] & (1 << (i % 8)) != 0 {
             values.push(Value::Null);
         } else {
             values.push(decode_payload(buf, &mut pos, ty)?);

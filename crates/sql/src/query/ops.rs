@@ -661,7 +661,16 @@ impl<'p> JoinOp<'p> {
 
     fn set_source(&mut self, k: usize, vals: Option<Vec<Value>>) {
         let src = &self.j.sources[self.j.steps[k].source];
+        if self.row.len() != self.j.width {
+            // The single-table output path moved the row out (see next).
+            self.row.clear();
+            self.row.resize(self.j.width, Value::Null);
+        }
         match vals {
+            // One table: its row is the whole join row; moved, not copied.
+            Some(v) if src.offset == 0 && src.width == self.j.width && v.len() == src.width => {
+                self.row = v;
+            }
             Some(v) => {
                 for (i, x) in v.into_iter().enumerate().take(src.width) {
                     self.row[src.offset + i] = x;
@@ -742,6 +751,11 @@ impl<'p> Operator<'p> for JoinOp<'p> {
             if self.advance(k, ex)? {
                 if k == last {
                     self.produced += 1;
+                    if last == 0 {
+                        // Nothing reads the row again before the next
+                        // set_source refills it: hand it over.
+                        return Ok(Some(std::mem::take(&mut self.row)));
+                    }
                     return Ok(Some(self.row.clone()));
                 }
                 self.depth += 1;

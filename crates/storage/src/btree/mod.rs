@@ -751,9 +751,14 @@ impl Iterator for Cursor<'_> {
                 self.done = true;
                 return Some(Err(e));
             }
+            // The next fill resumes after the last key of this batch (the
+            // batch is drained before the next fill): one copy per batch,
+            // not one per key.
+            if let Some((k, _)) = self.buf.back() {
+                self.last = Some(k.clone());
+            }
         }
         let item = self.buf.pop_front()?;
-        self.last = Some(item.0.clone());
         Some(Ok(item))
     }
 }
