@@ -344,7 +344,13 @@ impl Txn {
     }
 
     fn decode(t: &TableDef, row: &[u8]) -> Result<Vec<Value>> {
-        types::decode_row_typed(row, t.columns.iter().map(|c| &c.ty)).map_err(EngineError::internal)
+        Self::decode_cols(t, row, None)
+    }
+
+    /// Decodes the columns in `wanted` (None = all); the rest are NULL.
+    fn decode_cols(t: &TableDef, row: &[u8], wanted: Option<&[bool]>) -> Result<Vec<Value>> {
+        types::decode_row_typed(row, t.columns.iter().map(|c| &c.ty), wanted)
+            .map_err(EngineError::internal)
     }
 
     /// Latest committed row (current read, caller holds the row lock).
@@ -357,12 +363,14 @@ impl Txn {
     }
 
     /// The version visible at `snap` given the tree value `v`.
-    fn resolve(
+    /// (`wanted`: the columns to decode, None = all; the rest are NULL.)
+    fn resolve_cols(
         &self,
         t: &TableDef,
         pk: &[u8],
         v: Option<&[u8]>,
         snap: u64,
+        wanted: Option<&[bool]>,
     ) -> Result<Option<Vec<Value>>> {
         match v.and_then(mvcc::split_value) {
             None => Ok(None),
@@ -370,11 +378,11 @@ impl Txn {
                 if del {
                     Ok(None)
                 } else {
-                    Ok(Some(Self::decode(t, row)?))
+                    Ok(Some(Self::decode_cols(t, row, wanted)?))
                 }
             }
             Some(_) => match self.e.chains.visible(t.id, pk, snap) {
-                Some(ver) if !ver.deleted => Ok(Some(Self::decode(t, &ver.row)?)),
+                Some(ver) if !ver.deleted => Ok(Some(Self::decode_cols(t, &ver.row, wanted)?)),
                 _ => Ok(None),
             },
         }
@@ -387,12 +395,36 @@ impl Txn {
     }
 
     pub fn get_by_key(&mut self, t: &TableDef, key: &[u8]) -> Result<Option<Vec<Value>>> {
-        if let Some(w) = self.writes.get(&(t.id, key.to_vec())) {
-            return Ok(w.row.clone());
+        self.get_by_key_cols(t, key, None)
+    }
+
+    /// Consistent read of one row by primary key values, decoding only the
+    /// `wanted` columns (None = all; the others are NULL). A row this
+    /// transaction wrote comes back whole.
+    pub fn get_cols(
+        &mut self,
+        t: &TableDef,
+        pk: &[Value],
+        wanted: Option<&[bool]>,
+    ) -> Result<Option<Vec<Value>>> {
+        let k = Self::encode_pk(t, pk)?;
+        self.get_by_key_cols(t, &k, wanted)
+    }
+
+    fn get_by_key_cols(
+        &mut self,
+        t: &TableDef,
+        key: &[u8],
+        wanted: Option<&[bool]>,
+    ) -> Result<Option<Vec<Value>>> {
+        if !self.writes.is_empty() {
+            if let Some(w) = self.writes.get(&(t.id, key.to_vec())) {
+                return Ok(w.row.clone());
+            }
         }
         let snap = self.snap();
         let v = self.e.tree(&t.clustered_tree())?.get(key)?;
-        self.resolve(t, key, v.as_deref(), snap)
+        self.resolve_cols(t, key, v.as_deref(), snap, wanted)
     }
 
     /// Locking read of one row (FOR SHARE / FOR UPDATE).
@@ -727,6 +759,21 @@ impl Txn {
         s: &Scan,
         after: Option<&[u8]>,
     ) -> Result<Vec<(Vec<u8>, Row)>> {
+        self.scan_after_cols(t, s, after, None)
+    }
+
+    /// [`Txn::scan_after`] decoding only the `wanted` columns of rows read
+    /// from the tree (None = all; the others are NULL). A secondary index
+    /// scan decodes its index and primary key columns too (it checks each
+    /// entry against its row). Locking reads and this transaction's own
+    /// writes come back whole.
+    pub fn scan_after_cols(
+        &mut self,
+        t: &TableDef,
+        s: &Scan,
+        after: Option<&[u8]>,
+        wanted: Option<&[bool]>,
+    ) -> Result<Vec<(Vec<u8>, Row)>> {
         let idx = match &s.index {
             None => None,
             Some(n) => Some(t.index(n).cloned().ok_or_else(|| {
@@ -750,6 +797,20 @@ impl Txn {
                 ));
             }
         }
+        // A secondary entry is checked against its row's index columns.
+        let wanted: Option<Vec<bool>> = wanted.map(|w| {
+            let mut w = w.to_vec();
+            w.resize(t.columns.len(), true);
+            if let Some(i) = &idx {
+                for &c in &i.columns {
+                    if let Some(x) = w.get_mut(c) {
+                        *x = true;
+                    }
+                }
+            }
+            w
+        });
+        let wanted = wanted.as_deref();
         let key_types: Vec<ColumnType> = match &idx {
             None if t.has_hidden_pk() => Vec::new(),
             None => t.pk_types(),
@@ -877,10 +938,10 @@ impl Txn {
                     self.current(t, &pk, mode)?
                 }
                 (None, Some(sn)) => match &idx {
-                    None => self.resolve(t, &pk, Some(&v), sn)?,
+                    None => self.resolve_cols(t, &pk, Some(&v), sn, wanted)?,
                     Some(_) => {
                         let cv = self.e.tree(&t.clustered_tree())?.get(&pk)?;
-                        self.resolve(t, &pk, cv.as_deref(), sn)?
+                        self.resolve_cols(t, &pk, cv.as_deref(), sn, wanted)?
                     }
                 },
                 (None, None) => None,

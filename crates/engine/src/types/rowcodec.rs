@@ -150,14 +150,20 @@ pub fn row_column_count(buf: &[u8]) -> Result<usize, String> {
 
 /// Decodes a row image written by [`encode_row`] for the same `types`.
 pub fn decode_row(buf: &[u8], types: &[ColumnType]) -> Result<Vec<Value>, String> {
-    decode_row_typed(buf, types.iter())
+    decode_row_typed(buf, types.iter(), None)
 }
 
 /// [`decode_row`] over any sequence of column types (a table's columns
 /// without collecting their types first: this runs once per row read).
+///
+/// `wanted`: the columns the reader uses (None = all). A column not wanted
+/// comes back as NULL; its bytes are stepped over (bounds still checked)
+/// without building a value, which saves a copy per long string a query
+/// never looks at.
 pub fn decode_row_typed<'a>(
     buf: &[u8],
     types: impl ExactSizeIterator<Item = &'a ColumnType>,
+    wanted: Option<&[bool]>,
 ) -> Result<Vec<Value>, String> {
     let n = types.len();
     let mut pos = 0;
@@ -178,6 +184,9 @@ pub fn decode_row_typed<'a>(
     let mut values = Vec::with_capacity(n);
     for (i, ty) in types.enumerate() {
         if buf[bm_start + i / 8] & (1 << (i % 8)) != 0 {
+            values.push(Value::Null);
+        } else if wanted.is_some_and(|w| !w.get(i).copied().unwrap_or(true)) {
+            skip_payload(buf, &mut pos, ty)?;
             values.push(Value::Null);
         } else {
             values.push(decode_payload(buf, &mut pos, ty)?);
@@ -221,6 +230,28 @@ fn max_string_bytes(ty: &ColumnType) -> u64 {
         ColumnType::Binary { len } | ColumnType::VarBinary { len } => u64::from(len),
         ColumnType::Text { max_bytes } | ColumnType::Blob { max_bytes } => u64::from(max_bytes),
         _ => 0,
+    }
+}
+
+/// Steps over one column's bytes: strings by their length, everything
+/// else (fixed width, no allocation) by decoding it.
+fn skip_payload(buf: &[u8], pos: &mut usize, ty: &ColumnType) -> Result<(), String> {
+    match ty {
+        ColumnType::Char { .. }
+        | ColumnType::Varchar { .. }
+        | ColumnType::Text { .. }
+        | ColumnType::Blob { .. }
+        | ColumnType::Binary { .. }
+        | ColumnType::VarBinary { .. } => {
+            let len = get_varint(buf, pos)?;
+            if len > max_string_bytes(ty) {
+                return Err(format!("string of {len} bytes exceeds {}", ty.name()));
+            }
+            let len = usize::try_from(len).map_err(|_| "string too long".to_string())?;
+            take(buf, pos, len)?;
+            Ok(())
+        }
+        _ => decode_payload(buf, pos, ty).map(drop),
     }
 }
 

@@ -165,6 +165,7 @@ pub fn build<'p>(node: &'p Node) -> BoxOp<'p> {
             agg_width: *agg_width,
             types,
             wins: *wins,
+            moved: movable_cols(exprs, having.as_ref(), *agg_width, *wins),
         }),
         Node::Window {
             input,
@@ -505,7 +506,7 @@ impl<'p> JoinOp<'p> {
                     .access
                     .as_ref()
                     .ok_or_else(|| EngineError::internal("table step without access"))?;
-                self.open_table(def, acc, step.scan_limit, ex)?
+                self.open_table(def, acc, step.scan_limit, step.columns.as_deref(), ex)?
             }
             SourceKind::Rows(rows) => Cands::Rows {
                 rows: rows.clone(),
@@ -528,6 +529,7 @@ impl<'p> JoinOp<'p> {
         def: &TableDef,
         acc: &Access,
         scan_limit: Option<usize>,
+        columns: Option<&[bool]>,
         ex: &mut Ex<'_, 'p>,
     ) -> SqlResult<Cands> {
         let runner = Runner {
@@ -557,7 +559,7 @@ impl<'p> JoinOp<'p> {
             if let Some(pk) = exact_vals {
                 let got = match lock {
                     Some(m) => ex.txn.get_for(def, &pk, m)?,
-                    None => ex.txn.get(def, &pk)?,
+                    None => ex.txn.get_cols(def, &pk, columns)?,
                 };
                 return Ok(Cands::Rows {
                     rows: Arc::new(got.into_iter().collect()),
@@ -635,7 +637,9 @@ impl<'p> JoinOp<'p> {
                     lock,
                     limit: Some(*batch_rows),
                 };
-                let got = ex.txn.scan_after(def, &s, after.as_deref())?;
+                let got =
+                    ex.txn
+                        .scan_after_cols(def, &s, after.as_deref(), step.columns.as_deref())?;
                 if got.len() < *batch_rows {
                     *range_done = true;
                 }
@@ -661,16 +665,20 @@ impl<'p> JoinOp<'p> {
 
     fn set_source(&mut self, k: usize, vals: Option<Vec<Value>>) {
         let src = &self.j.sources[self.j.steps[k].source];
+        match vals {
+            // One table: its row is the whole join row; moved, not copied.
+            Some(v) if src.offset == 0 && src.width == self.j.width && v.len() == src.width => {
+                self.row = v;
+                return;
+            }
+            _ => {}
+        }
         if self.row.len() != self.j.width {
             // The single-table output path moved the row out (see next).
             self.row.clear();
             self.row.resize(self.j.width, Value::Null);
         }
         match vals {
-            // One table: its row is the whole join row; moved, not copied.
-            Some(v) if src.offset == 0 && src.width == self.j.width && v.len() == src.width => {
-                self.row = v;
-            }
             Some(v) => {
                 for (i, x) in v.into_iter().enumerate().take(src.width) {
                     self.row[src.offset + i] = x;
@@ -1007,6 +1015,49 @@ struct ProjectOp<'p> {
     agg_width: Option<usize>,
     types: &'p [ColumnType],
     wins: usize,
+    /// Per select-list item: a plain column nothing else reads, whose
+    /// value is moved out of the input row instead of copied.
+    moved: Vec<bool>,
+}
+
+/// Which select-list items can take their value from the input row by
+/// moving it: a bare column reference, read by no other item, over a
+/// plain row (no HAVING, aggregates or windows sharing the row).
+fn movable_cols(
+    exprs: &[E],
+    having: Option<&E>,
+    agg_width: Option<usize>,
+    wins: usize,
+) -> Vec<bool> {
+    if having.is_some() || agg_width.is_some() || wins > 0 {
+        return vec![false; exprs.len()];
+    }
+    let mut reads: Vec<u32> = Vec::new();
+    let mut see = |c: usize| {
+        if reads.len() <= c {
+            reads.resize(c + 1, 0);
+        }
+        reads[c] += 1;
+    };
+    for e in exprs {
+        e.walk(&mut |x| match x {
+            E::Col(c) => see(*c),
+            E::Subquery {
+                refs, outer_len, ..
+            } => {
+                for &r in refs {
+                    if r >= *outer_len {
+                        see(r - outer_len);
+                    }
+                }
+            }
+            _ => {}
+        });
+    }
+    exprs
+        .iter()
+        .map(|e| matches!(e, E::Col(c) if reads.get(*c) == Some(&1)))
+        .collect()
 }
 
 /// Splits an input row into (row, aggregate values, window values).
@@ -1025,7 +1076,23 @@ pub fn split_row(
 
 impl<'p> Operator<'p> for ProjectOp<'p> {
     fn next(&mut self, ex: &mut Ex<'_, 'p>) -> SqlResult<Option<Vec<Value>>> {
-        while let Some(input) = self.input.next(ex)? {
+        while let Some(mut input) = self.input.next(ex)? {
+            // Moved columns first (nothing else reads them), then the rest
+            // evaluate over the row as it came.
+            let mut taken: Vec<Option<Value>> = Vec::new();
+            if self.moved.iter().any(|&m| m) {
+                taken = self
+                    .exprs
+                    .iter()
+                    .zip(&self.moved)
+                    .map(|(e, &m)| match (e, m) {
+                        (E::Col(c), true) => {
+                            input.get_mut(*c).map(|v| std::mem::replace(v, Value::Null))
+                        }
+                        _ => None,
+                    })
+                    .collect();
+            }
             let (row, aggs, wins) = split_row(&input, self.agg_width, self.wins);
             if let Some(h) = self.having {
                 if truth(&ex.eval_win(h, row, aggs, wins)?) != Some(true) {
@@ -1034,7 +1101,10 @@ impl<'p> Operator<'p> for ProjectOp<'p> {
             }
             let mut out = Vec::with_capacity(self.exprs.len());
             for (i, e) in self.exprs.iter().enumerate() {
-                let v = ex.eval_win(e, row, aggs, wins)?;
+                let v = match taken.get_mut(i).and_then(Option::take) {
+                    Some(v) => v,
+                    None => ex.eval_win(e, row, aggs, wins)?,
+                };
                 out.push(match self.types.get(i) {
                     Some(t) => conform(v, t),
                     None => v,

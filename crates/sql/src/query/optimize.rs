@@ -47,6 +47,141 @@ pub fn optimize(plan: &mut Plan, engine: &Engine) {
     for s in plan.subplans.iter_mut() {
         optimize_node(&mut s.node, engine);
     }
+    prune_columns(&mut plan.root);
+    for s in plan.subplans.iter_mut() {
+        prune_columns(&mut s.node);
+    }
+}
+
+// ------------------------------------------------ rule: columns read
+
+/// The last rule: each base table of a block whose rows go straight into
+/// its select list (`Project` over a `Join`, or over an `Aggregate` over
+/// one) decodes only the columns something in the block reads: the select
+/// list, HAVING, GROUP BY, aggregate arguments, the join's filters and
+/// access keys, and the columns correlated subqueries take from the block
+/// (their `refs`). `SELECT c FROM sbtest1 WHERE id BETWEEN ? AND ?` then
+/// builds no value for `pad` or `k`. Any other shape (windows, a Join
+/// read by something else) keeps every column.
+fn prune_columns(node: &mut Node) {
+    crate::stack::grow(|| prune_inner(node))
+}
+
+fn prune_inner(node: &mut Node) {
+    match node {
+        Node::Project {
+            input,
+            exprs,
+            having,
+            ..
+        } => {
+            let mut used = vec![false; 0];
+            for e in exprs.iter().chain(having.iter()) {
+                mark_cols(e, &mut used);
+            }
+            match &mut **input {
+                Node::Join(j) => prune_join(j, used),
+                Node::Aggregate {
+                    input: inner,
+                    group,
+                    aggs,
+                    ..
+                } if matches!(**inner, Node::Join(_)) => {
+                    for e in group
+                        .iter()
+                        .chain(aggs.iter().filter_map(|a| a.arg.as_ref()))
+                    {
+                        mark_cols(e, &mut used);
+                    }
+                    if let Node::Join(j) = &mut **inner {
+                        prune_join(j, used);
+                    }
+                }
+                other => prune_inner(other),
+            }
+        }
+        Node::Join(j) => prune_sources(j),
+        Node::Aggregate { input, .. }
+        | Node::Window { input, .. }
+        | Node::Distinct { input, .. }
+        | Node::Sort { input, .. }
+        | Node::Limit { input, .. } => prune_inner(input),
+        Node::SetOp { left, right, .. } => {
+            prune_inner(left);
+            prune_inner(right);
+        }
+        Node::Recursive { anchor, step, .. } => {
+            prune_inner(anchor);
+            prune_inner(step);
+        }
+        Node::Values(_) => {}
+    }
+}
+
+/// Derived tables inside a join are blocks of their own.
+fn prune_sources(j: &mut Join) {
+    for s in j.sources.iter_mut() {
+        if let SourceKind::Derived(n) = &mut s.kind {
+            prune_columns(n);
+        }
+    }
+}
+
+/// Sets each table step's column mask from `used` plus the join's own
+/// expressions.
+fn prune_join(j: &mut Join, mut used: Vec<bool>) {
+    prune_sources(j);
+    let own = j.conj.iter().chain(j.gate.iter());
+    let steps = j.steps.iter().flat_map(|s| {
+        let acc = s.access.iter().flat_map(|a| {
+            let eq = a.eq.iter().flat_map(|p| match p {
+                Pred::Eq(e) | Pred::Lo(e, _) | Pred::Hi(e, _) => vec![e],
+                Pred::In(v) => v.iter().collect(),
+            });
+            eq.chain(a.lo.iter().map(|(e, _)| e))
+                .chain(a.hi.iter().map(|(e, _)| e))
+        });
+        s.filter.iter().chain(acc)
+    });
+    let outer = j.sources.iter().flat_map(|s| s.outer_on.iter().flatten());
+    for e in own.chain(steps).chain(outer) {
+        mark_cols(e, &mut used);
+    }
+    used.resize(j.width, false);
+    for st in j.steps.iter_mut() {
+        let src = &j.sources[st.source];
+        if !matches!(src.kind, SourceKind::Table { .. }) {
+            continue;
+        }
+        let mask: Vec<bool> = (src.offset..src.offset + src.width)
+            .map(|c| used.get(c).copied().unwrap_or(true))
+            .collect();
+        st.columns = (!mask.iter().all(|&w| w)).then_some(mask);
+    }
+}
+
+/// Marks the block columns `e` reads (directly, or through a correlated
+/// subquery's references).
+fn mark_cols(e: &E, used: &mut Vec<bool>) {
+    let mut see = |c: usize| {
+        if used.len() <= c {
+            used.resize(c + 1, false);
+        }
+        used[c] = true;
+    };
+    e.walk(&mut |x| match x {
+        E::Col(c) => see(*c),
+        E::Subquery {
+            refs, outer_len, ..
+        } => {
+            for &r in refs {
+                if r >= *outer_len {
+                    see(r - outer_len);
+                }
+            }
+        }
+        _ => {}
+    });
 }
 
 /// Optimizes the subqueries of a write statement.
@@ -323,6 +458,7 @@ fn plan_join(j: &mut Join, engine: &Engine) {
             filter,
             fanout,
             scan_limit: None,
+            columns: None,
         });
     }
     // Every conjunct reads only sources of this block, so all are placed;

@@ -179,6 +179,10 @@ pub struct Step {
     pub fanout: f64,
     /// Rows to ask the engine for at most (LIMIT pushed to the scan).
     pub scan_limit: Option<usize>,
+    /// Base tables only: the columns the block uses (None = all); the
+    /// engine decodes only these, the others read as NULL. Set by the
+    /// optimizer's last rule (`prune_columns`).
+    pub columns: Option<Vec<bool>>,
 }
 
 /// A subquery used as a value, bound once per statement.
