@@ -9,6 +9,7 @@
 //!  "D" db-name              (empty)                 a database
 //!  "T" table-id u32 BE      TableDef (binary)       a table and its indexes
 //!  "N"                      next table id u32 LE
+//!  "V" db 0x00 view         ViewDef (binary)        a view (`view.rs`)
 //! ```
 //!
 //! A table's rows live in its *clustered* tree (`t<id>.0`), keyed by the
@@ -385,6 +386,8 @@ pub struct Catalog {
     pub tables: BTreeMap<(String, String), Arc<TableDef>>,
     pub by_id: BTreeMap<u32, Arc<TableDef>>,
     pub next_table_id: u32,
+    /// (db, view) lower-cased -> definition (`view.rs`).
+    pub views: BTreeMap<(String, String), Arc<crate::view::ViewDef>>,
 }
 
 impl Catalog {

@@ -58,7 +58,7 @@ use crate::stats::{StatsRegistry, TableCounter};
 use crate::txn::{Isolation, Txn};
 use crate::types::{self, ColumnType, Value};
 
-const CATALOG_TREE: &str = "quire:catalog";
+pub(crate) const CATALOG_TREE: &str = "quire:catalog";
 const AUTOINC_TREE: &str = "quire:autoinc";
 const REC_COMMIT: u8 = 1;
 const OP_PUT: u8 = 1;
@@ -564,6 +564,13 @@ impl Engine {
                     format!("Unknown database '{db}'"),
                 ));
             }
+            if cat.views.contains_key(&Catalog::key(db, name)) {
+                return Err(EngineError::new(
+                    1050,
+                    "42S01",
+                    format!("Table '{name}' already exists"),
+                ));
+            }
             if let Ok(t) = cat.table(db, name) {
                 if if_not_exists {
                     return Ok(t);
@@ -802,6 +809,7 @@ impl Engine {
         for t in self.tables(db)? {
             self.drop_table(db, &t.name, interrupt)?;
         }
+        self.drop_views_of(db)?;
         let _ddl = self.inner.commit.lock();
         let mut k = b"D".to_vec();
         k.extend_from_slice(db.to_ascii_lowercase().as_bytes());
@@ -1156,6 +1164,13 @@ impl Inner {
                         EngineError::internal(format!("catalog entry is malformed: {e}"))
                     })?;
                     cat.insert(Arc::new(def));
+                }
+                Some(b'V') => {
+                    let def = crate::view::ViewDef::decode(&v).map_err(|e| {
+                        EngineError::internal(format!("catalog view entry is malformed: {e}"))
+                    })?;
+                    cat.views
+                        .insert(Catalog::key(&def.db, &def.name), Arc::new(def));
                 }
                 Some(b'N') => {
                     cat.next_table_id =

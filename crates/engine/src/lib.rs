@@ -18,6 +18,7 @@ mod stats;
 mod syncer;
 pub mod txn;
 pub mod types;
+pub mod view;
 
 pub use catalog::{ColumnDef, IndexDef, NewTable, TableDef};
 pub use engine::{Engine, EngineRecovery};
@@ -27,6 +28,7 @@ pub use lock::LockMode;
 pub use stats::{IndexStats, TableStats};
 pub use txn::{Inserted, Isolation, Row, Savepoint, Scan, Txn};
 pub use types::{ColumnType, Value};
+pub use view::{CheckOption, ViewAlgorithm, ViewDef};
 
 #[cfg(test)]
 mod tests;

@@ -536,6 +536,14 @@ pub(crate) fn is_account_statement(first: &str, second: &str) -> bool {
     )
 }
 
+/// An account name (`'u'@'h'`, `u@h`, `CURRENT_USER[()]`) at the start
+/// of `tokens` (CREATE VIEW's DEFINER): the account and the tokens it took.
+pub(crate) fn parse_user_prefix(tokens: &[Token]) -> SqlResult<(UserSpec, usize)> {
+    let mut c = Cur { t: tokens, i: 0 };
+    let u = c.user()?;
+    Ok((u, c.i))
+}
+
 /// Parses an account statement from its significant tokens.
 pub(crate) fn parse(tokens: &[Token]) -> SqlResult<AccountCmd> {
     let mut c = Cur { t: tokens, i: 0 };

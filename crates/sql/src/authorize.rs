@@ -39,7 +39,7 @@ use sqlparser::ast::{
 };
 
 use crate::parse::{Command, Scope, SetItem, Show};
-use crate::privilege::{specific_denied, Checker, Privs};
+use crate::privilege::{specific_denied, AccountPrivs, Checker, Privs};
 use crate::SqlResult;
 
 /// What a statement runs against: the current database and the engine
@@ -50,6 +50,12 @@ pub(crate) struct Target<'a> {
     pub engine: &'a Engine,
     /// The statement ended in `LOCK IN SHARE MODE` (cut off by the parser).
     pub share_lock: bool,
+    /// The privileges of a view's definer (SQL SECURITY DEFINER); `None`
+    /// when the account does not exist.
+    pub definer: &'a dyn Fn(&str, &str) -> Option<std::sync::Arc<AccountPrivs>>,
+    /// How many views deep the check is (a view inside itself is the
+    /// binder's 1462; the check stops looking).
+    pub depth: usize,
 }
 
 fn is_open_schema(db: &str) -> bool {
@@ -130,10 +136,95 @@ impl Reads<'_, '_> {
             return Ok(());
         }
         if self.tg.ck.needs_columns(&db, &t, Privs::SELECT) {
-            self.by_column.push((db, t, alias.map(str::to_string)));
+            self.by_column
+                .push((db.clone(), t.clone(), alias.map(str::to_string)));
+        } else {
+            self.tg.ck.table(&db, &t, Privs::SELECT)?;
+        }
+        match self.tg.engine.view(&db, &t) {
+            Some(v) => view_body(self.tg, &v, Privs::NONE),
+            None => Ok(()),
+        }
+    }
+}
+
+/// What a view's SELECT reads (and, for a write through it, `write` on
+/// the table below it), checked in the view's security context: the
+/// invoker's privileges (SQL SECURITY INVOKER) or its definer's. A
+/// missing privilege there is MySQL's 1356; a definer that no longer
+/// exists 1449.
+fn view_body(tg: &Target, v: &quire_engine::ViewDef, write: Privs) -> SqlResult<()> {
+    if tg.depth >= 64 {
+        return Ok(());
+    }
+    let Ok(q) = crate::parse::parse_query(&v.body) else {
+        return Ok(()); // the binder reports the broken view (1356)
+    };
+    let held;
+    let definer_ck;
+    let ck = if v.security_invoker {
+        tg.ck
+    } else {
+        held = (tg.definer)(&v.definer_user, &v.definer_host).ok_or_else(|| {
+            EngineError::new(
+                1449,
+                "HY000",
+                format!(
+                    "The user specified as a definer ('{}'@'{}') does not exist",
+                    v.definer_user, v.definer_host
+                ),
+            )
+        })?;
+        definer_ck = Checker {
+            privs: &held,
+            user: &v.definer_user,
+            account_host: &v.definer_host,
+            client_host: &v.definer_host,
+        };
+        &definer_ck
+    };
+    let inner = Target {
+        ck,
+        db: Some(&v.db),
+        engine: tg.engine,
+        share_lock: false,
+        definer: tg.definer,
+        depth: tg.depth + 1,
+    };
+    let r = check_reads(&inner, &q, &|m| mentions_in(m, &q)).and_then(|_| {
+        if write.is_empty() {
             return Ok(());
         }
-        self.tg.ck.table(&db, &t, Privs::SELECT)
+        let ast::SetExpr::Select(sel) = &*q.body else {
+            return Ok(());
+        };
+        let Some(TableFactor::Table { name, .. }) = sel.from.first().map(|f| &f.relation) else {
+            return Ok(());
+        };
+        let Some((db, t)) = inner.resolve(name)? else {
+            return Ok(());
+        };
+        inner.ck.table(&db, &t, write)?;
+        match inner.engine.view(&db, &t) {
+            Some(iv) => view_body(&inner, &iv, write),
+            None => Ok(()),
+        }
+    });
+    r.map_err(|e| match e.code {
+        1142 | 1143 => crate::query::bind::err_invalid_view(v),
+        _ => e,
+    })
+}
+
+/// A write's target that is a view: `write` on what is below it, in
+/// the view's security context.
+fn view_target(tg: &Target, n: &ObjectName, write: Privs) -> SqlResult<()> {
+    let Some((db, t)) = tg.resolve(n)? else {
+        return Ok(());
+    };
+    match tg.engine.view(&db, &t) {
+        Some(v) => view_body(tg, &v, write),
+        None => Ok(()),
     }
 }
 
@@ -321,6 +412,7 @@ fn check_sql(tg: &Target, stmt: &Statement) -> SqlResult<()> {
                     tg.table_cols(&db, &t, Privs::UPDATE, |_| set)?;
                 }
             }
+            view_target(tg, name, Privs::INSERT)?;
             if let Some(src) = &ins.source {
                 check_reads(tg, &**src, &|m| mentions_in(m, &**src))?;
             }
@@ -344,6 +436,7 @@ fn check_sql(tg: &Target, stmt: &Statement) -> SqlResult<()> {
                         tg.table_cols(&db, &t, Privs::SELECT, |e| m.of(e, &db, &t, alias))?;
                     }
                 }
+                view_target(tg, name, Privs::UPDATE)?;
             }
             for j in &u.table.joins {
                 check_reads(tg, &j.relation, &|m| mentions_in(m, stmt))?;
@@ -373,6 +466,7 @@ fn check_sql(tg: &Target, stmt: &Statement) -> SqlResult<()> {
             }
             for (name, alias) in targets {
                 tg.table(name, Privs::DELETE)?;
+                view_target(tg, name, Privs::DELETE)?;
                 if let Some((db, t)) = tg.resolve(name)? {
                     let reads = d.selection.as_ref().is_some_and(reads_columns);
                     if reads && !ck.privs.on_table(&db, &t).has(Privs::SELECT) {
@@ -418,6 +512,12 @@ fn check_sql(tg: &Target, stmt: &Statement) -> SqlResult<()> {
                 for n in names {
                     let (_, db) = crate::exec::split_name(n)?;
                     ck.db(&db, Privs::DROP)?;
+                }
+                Ok(())
+            }
+            ObjectType::View => {
+                for n in names {
+                    tg.table(n, Privs::DROP)?;
                 }
                 Ok(())
             }
@@ -532,6 +632,17 @@ fn check_any_on_table(tg: &Target, n: &ObjectName, db: Option<&str>) -> SqlResul
     ))
 }
 
+/// CREATE VIEW: CREATE VIEW on the view (and DROP for OR REPLACE or
+/// ALTER, as MySQL), SELECT on what its SELECT reads.
+fn check_create_view(tg: &Target, v: &crate::view::ViewStmt) -> SqlResult<()> {
+    let mut need = Privs::CREATE_VIEW;
+    if v.alter || v.or_replace {
+        need = need.union(Privs::DROP);
+    }
+    tg.table(&v.name, need)?;
+    check_reads(tg, &*v.query, &|m| mentions_in(m, &*v.query))
+}
+
 /// Checks one parsed statement; `Ok` means it may run. Account
 /// statements are checked where they run (`account.rs`, `grant.rs`).
 pub(crate) fn check(tg: &Target, cmd: &Command) -> SqlResult<()> {
@@ -553,6 +664,7 @@ pub(crate) fn check(tg: &Target, cmd: &Command) -> SqlResult<()> {
         }
         Command::Use(db) => check_use(ck, db),
         Command::Describe(n) => check_any_on_table(tg, n, None),
+        Command::View(v) => check_create_view(tg, v),
         Command::KeysToggle(n) => tg.table(n, Privs::ALTER),
         // MySQL: SELECT and INSERT on each table (sql_admin.cc).
         Command::Analyze { tables, .. } => {
@@ -567,7 +679,14 @@ pub(crate) fn check(tg: &Target, cmd: &Command) -> SqlResult<()> {
                 None => Ok(()),
             },
             Show::Columns { table, db, .. } => check_any_on_table(tg, table, db.as_deref()),
-            Show::CreateTable(n) | Show::Index(n) => check_any_on_table(tg, n, None),
+            Show::CreateView(n) => tg.table(n, Privs::SHOW_VIEW.union(Privs::SELECT)),
+            Show::CreateTable(n) => match tg.resolve(n)? {
+                Some((d, t)) if tg.engine.view(&d, &t).is_some() => {
+                    tg.table(n, Privs::SHOW_VIEW.union(Privs::SELECT))
+                }
+                _ => check_any_on_table(tg, n, None),
+            },
+            Show::Index(n) => check_any_on_table(tg, n, None),
             Show::CreateDatabase(d) => check_use(ck, d),
             Show::BinaryLogs | Show::MasterStatus => {
                 if ck.global(Privs::SUPER) || ck.global(Privs::REPL_CLIENT) {

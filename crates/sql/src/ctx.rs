@@ -28,6 +28,18 @@ pub struct Ctx<'a> {
     pub virt: &'a dyn Fn(&str, &str) -> Option<Virtual>,
     /// Only work out the result columns (COM_STMT_PREPARE).
     pub describe: bool,
+    /// A write through a view WITH CHECK OPTION (`view_dml.rs`): what
+    /// every row it writes must satisfy.
+    pub view_check: Option<&'a ViewCheck>,
+}
+
+/// The CHECK OPTION conditions of a write through a view: each
+/// condition (over the base table known as `alias`) with the view named
+/// in its 1369 error (`db.v`).
+#[derive(Debug, Clone)]
+pub struct ViewCheck {
+    pub alias: String,
+    pub conds: Vec<(sqlparser::ast::Expr, String)>,
 }
 
 pub struct ResultSet {

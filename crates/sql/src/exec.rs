@@ -390,6 +390,7 @@ pub fn update(
         ));
     }
     let (conj, keys) = where_and_order(cx, &mut binder, &cols, selection, order)?;
+    let checks = view_checks(cx, &mut binder, &t)?;
     let subplans = finish_subqueries(cx, binder, &t)?;
     let sh = Shared::new(cx, &subplans, false);
     let rows = matching_rows(cx, txn, &sh, &t, &cols, &conj, &keys, limit)?;
@@ -404,6 +405,7 @@ pub fn update(
             continue;
         }
         touch_on_update(&t, &compiled, &mut new, stamp);
+        check_view_row(txn, &sh, &checks, &new)?;
         if txn.update(&t, &r.key, new)? {
             changed += 1;
         }
@@ -445,6 +447,44 @@ pub fn delete(cx: &Ctx, txn: &mut Txn, d: &ast::Delete) -> SqlResult<WriteResult
         last_insert_id: None,
         info: String::new(),
     })
+}
+
+/// The CHECK OPTION conditions of a write through a view
+/// (`Ctx::view_check`, view_dml.rs), compiled over the base table's row.
+fn view_checks(cx: &Ctx, binder: &mut Binder, t: &TableDef) -> SqlResult<Vec<(E, String)>> {
+    let Some(vc) = cx.view_check else {
+        return Ok(Vec::new());
+    };
+    let cols = table_cols(t, &vc.alias);
+    vc.conds
+        .iter()
+        .map(|(e, v)| {
+            Ok((
+                compile_with(cx, binder, &cols, e, "where clause")?,
+                v.clone(),
+            ))
+        })
+        .collect()
+}
+
+/// MySQL 1369 when a row written through a view fails its CHECK OPTION
+/// (NULL fails, as MySQL's check does).
+fn check_view_row(
+    txn: &mut Txn,
+    sh: &Shared,
+    checks: &[(E, String)],
+    row: &[Value],
+) -> SqlResult<()> {
+    for (e, v) in checks {
+        if truth(&eval_in(txn, sh, e, row)?) != Some(true) {
+            return Err(EngineError::new(
+                1369,
+                "HY000",
+                format!("CHECK OPTION failed '{v}'"),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The existing row that conflicts with `vals` on the primary key or a
@@ -615,6 +655,10 @@ pub fn insert(cx: &Ctx, txn: &mut Txn, ins: &ast::Insert) -> SqlResult<WriteResu
             }
         }
     }
+    let mut check_binder = Binder::new(cx);
+    let checks = view_checks(cx, &mut check_binder, &t)?;
+    let check_plans = finish_subqueries(cx, check_binder, &t)?;
+    let check_sh = Shared::new(cx, &check_plans, false);
     let replace = ins.replace_into;
     let n_rows = src_rows.len();
     let mut affected = 0u64;
@@ -627,6 +671,10 @@ pub fn insert(cx: &Ctx, txn: &mut Txn, ins: &ast::Insert) -> SqlResult<WriteResu
             let sp = txn.savepoint();
             match txn.insert(&t, row.clone()) {
                 Ok(ins_res) => {
+                    if !checks.is_empty() {
+                        let stored = txn.get_by_key(&t, &ins_res.key)?.unwrap_or_default();
+                        check_view_row(txn, &check_sh, &checks, &stored)?;
+                    }
                     if first_id.is_none() {
                         first_id = ins_res.auto_id;
                     }
@@ -668,6 +716,7 @@ pub fn insert(cx: &Ctx, txn: &mut Txn, ins: &ast::Insert) -> SqlResult<WriteResu
                         apply_assignments(txn, &no_subqueries, &t, &dup, &old.values, &full)?;
                     if !same_row(&new, &old.values) {
                         touch_on_update(&t, &dup, &mut new, stamp);
+                        check_view_row(txn, &check_sh, &checks, &new)?;
                         txn.update(&t, &old.key, new)?;
                         affected += 2;
                     }

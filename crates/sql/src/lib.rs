@@ -36,6 +36,8 @@ pub mod session;
 mod show;
 mod sort;
 pub mod stack;
+mod view;
+mod view_dml;
 
 pub use account::{
     AccountGrants, AccountOptions, AccountStore, AuthClause, AuthSpec, LockTime, SslRequire,

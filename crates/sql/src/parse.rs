@@ -91,6 +91,7 @@ pub enum Show {
         filter: Filter,
     },
     CreateTable(ObjectName),
+    CreateView(ObjectName),
     CreateDatabase(String),
     Variables {
         global: bool,
@@ -148,6 +149,8 @@ pub enum Command {
         /// NO_WRITE_TO_BINLOG or LOCAL.
         local: bool,
     },
+    /// CREATE [OR REPLACE] VIEW / ALTER VIEW (`view.rs`).
+    View(Box<crate::view::ViewStmt>),
     /// An empty statement (only comments / semicolons).
     Empty,
 }
@@ -179,7 +182,7 @@ pub(crate) fn syntax_error(near: &str) -> EngineError {
     )
 }
 
-fn perr(e: ParserError, sql: &str) -> EngineError {
+pub(crate) fn perr(e: ParserError, sql: &str) -> EngineError {
     if matches!(e, ParserError::RecursionLimitExceeded) {
         // Nesting deeper than this thread's stack allows (stack.rs).
         return crate::stack::overrun(crate::stack::MARGIN);
@@ -221,6 +224,21 @@ fn is_word(t: &Token, kw: &str) -> bool {
 
 fn significant(t: &Token) -> bool {
     !matches!(t, Token::Whitespace(_))
+}
+
+/// Parses a stored query text (a view's SELECT) back into a query.
+pub fn parse_query(text: &str) -> SqlResult<sqlparser::ast::Query> {
+    let dialect = QuireDialect::default();
+    let mut p = Parser::new(&dialect)
+        .with_recursion_limit(crate::stack::parse_depth_limit())
+        .try_with_sql(text)
+        .map_err(|e| perr(e, text))?;
+    let q = p.parse_query().map_err(|e| perr(e, text))?;
+    let t = p.peek_token();
+    if t.token != Token::EOF {
+        return Err(syntax_error(&t.token.to_string()));
+    }
+    Ok(*q)
 }
 
 /// Parses one statement (a trailing `;` is allowed).
@@ -304,6 +322,14 @@ fn parse_inner(sql: &str) -> SqlResult<Parsed> {
     if crate::account::is_account_statement(&first, &second) {
         let sig_tokens: Vec<Token> = sig.iter().filter_map(|&i| tokens.get(i).cloned()).collect();
         parsed.cmd = Command::Account(Box::new(crate::account::parse(&sig_tokens)?));
+        return Ok(parsed);
+    }
+    if (first == "CREATE" || first == "ALTER") && {
+        let sig_tokens: Vec<Token> = sig.iter().take(4).map(|&i| tokens[i].clone()).collect();
+        crate::view::is_view_statement(&sig_tokens)
+    } {
+        let sig_tokens: Vec<Token> = sig.iter().map(|&i| tokens[i].clone()).collect();
+        parsed.cmd = Command::View(Box::new(crate::view::parse(&sig_tokens, sql, depth)?));
         return Ok(parsed);
     }
     // ALTER TABLE name {DISABLE|ENABLE} KEYS
@@ -816,6 +842,8 @@ fn parse_show(p: &mut Parser) -> Result<Show, ParserError> {
         "CREATE" => {
             if p.parse_keyword(Keyword::TABLE) {
                 Show::CreateTable(p.parse_object_name(false)?)
+            } else if p.parse_keyword(Keyword::VIEW) {
+                Show::CreateView(p.parse_object_name(false)?)
             } else if p
                 .parse_one_of_keywords(&[Keyword::DATABASE, Keyword::SCHEMA])
                 .is_some()

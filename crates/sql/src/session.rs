@@ -230,6 +230,8 @@ pub struct Session {
     savepoints: Vec<(u64, String, quire_engine::Savepoint)>,
     /// Login facts the server hands over (`Ssl_*`, sandbox mode).
     login: crate::login_state::LoginState,
+    /// Set while a write through a view runs (`view_dml.rs`).
+    view_check: Option<crate::ctx::ViewCheck>,
 }
 
 fn iso_name(i: Isolation) -> &'static str {
@@ -404,6 +406,7 @@ impl Session {
             hint_ms: None,
             savepoints: Vec::new(),
             login: Default::default(),
+            view_check: None,
         }
     }
     /// The session's interrupt: `KILL` sets it, statements poll it.
@@ -513,13 +516,30 @@ impl Session {
             account_host: &self.account_host,
             client_host: &self.client_host,
         };
+        let definer = |u: &str, h: &str| self.definer_privileges(u, h);
         let tg = crate::authorize::Target {
             ck: &ck,
             db: self.db.as_deref(),
             engine: &self.engine,
             share_lock: p.share_lock,
+            definer: &definer,
+            depth: 0,
         };
         crate::authorize::check(&tg, &p.cmd)
+    }
+    /// The privileges a view's definer acts with: the account's own and
+    /// those of its default roles; `None` when it does not exist.
+    fn definer_privileges(
+        &self,
+        user: &str,
+        host: &str,
+    ) -> Option<Arc<crate::privilege::AccountPrivs>> {
+        let store = self.accounts.as_deref()?;
+        store.privileges(user, host)?;
+        let who = (user.to_string(), host.to_ascii_lowercase());
+        let all = self.engine.config().activate_all_roles_on_login;
+        let roles = account::role::login_roles(store, &who, all);
+        Some(account::role::effective_privileges(store, &who, &roles))
     }
     /// Whether the account holds global privilege `p` (always, for a
     /// session without an account store); for checks made outside the
@@ -763,6 +783,7 @@ impl Session {
                 now: expr::now_utc(),
                 virt: &virt,
                 describe: true,
+                view_check: None,
             };
             exec::select(&cx, &mut txn, q, None)
         };
@@ -842,6 +863,7 @@ impl Session {
                 now: expr::now_utc(),
                 virt: &virt,
                 describe: false,
+                view_check: s.view_check.as_ref(),
             };
             f(&cx, txn)
         })
@@ -962,6 +984,10 @@ impl Session {
                     self.login.password_expired = false;
                 }
                 r
+            }
+            Command::View(v) => {
+                self.implicit_commit()?;
+                crate::view::create(self, v)
             }
             Command::Sql(stmt) => self.run_sql(stmt, p, params),
         }
@@ -1240,6 +1266,9 @@ impl Session {
     }
 
     fn run_sql(&mut self, stmt: &Statement, p: &Parsed, params: &[Value]) -> SqlResult<Output> {
+        if let Some(rw) = crate::view_dml::rewrite(&self.engine, self.db.as_deref(), stmt, p)? {
+            return self.run_through_view(rw, p, params);
+        }
         match stmt {
             Statement::Query(q) => {
                 counters().select.fetch_add(1, Ordering::Relaxed);
@@ -1557,6 +1586,45 @@ impl Session {
 
     /// The named savepoints of the open transaction (those of an ended
     /// one are forgotten here).
+    /// A write through a view, rewritten onto its base table
+    /// (`view_dml.rs`), run with the view's CHECK OPTION conditions.
+    fn run_through_view(
+        &mut self,
+        rw: crate::view_dml::Rewritten,
+        p: &Parsed,
+        params: &[Value],
+    ) -> SqlResult<Output> {
+        let mut p2 = p.clone();
+        p2.update_order = rw.order;
+        p2.update_limit = rw.limit;
+        self.view_check = Some(rw.check);
+        let r = self.run_sql(&rw.stmt, &p2, params);
+        self.view_check = None;
+        r
+    }
+
+    /// The result columns of query `q` (nothing read): CREATE VIEW's
+    /// check and a view's DESCRIBE.
+    pub(crate) fn describe_query(&self, q: &ast::Query) -> SqlResult<Vec<ColumnMeta>> {
+        let virt = self.virt();
+        let cx = Ctx {
+            engine: &self.engine,
+            db: self.db.as_deref(),
+            params: &[],
+            env: self,
+            now: expr::now_utc(),
+            virt: &virt,
+            describe: true,
+            view_check: None,
+        };
+        crate::query::plan(&cx, q, None).map(|(plan, _)| plan.columns)
+    }
+
+    /// Adds warnings to the statement's list (view statements' notes).
+    pub(crate) fn add_warnings(&mut self, w: Vec<(String, u16, String)>) {
+        self.warnings.extend(w);
+    }
+
     fn live_savepoints(&mut self) -> &mut Vec<(u64, String, quire_engine::Savepoint)> {
         let id = self.txn.as_ref().map(Txn::id);
         self.savepoints.retain(|(t, _, _)| Some(*t) == id);
@@ -1686,6 +1754,7 @@ impl Session {
                 }
                 Ok(done(n, 0, 0, String::new()))
             }
+            ObjectType::View => crate::view::drop(self, names, if_exists),
             ObjectType::Index => Err(EngineError::not_supported(
                 "DROP INDEX (the engine cannot drop indexes yet)",
             )),

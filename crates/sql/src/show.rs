@@ -313,6 +313,9 @@ pub fn describe(s: &Session, n: &ObjectName) -> SqlResult<Output> {
 
 fn columns(s: &Session, n: &ObjectName, db: Option<&str>, f: &Filter) -> SqlResult<Output> {
     let (d, t) = table_db(s, n, db)?;
+    if let Some(v) = s.engine().view(&d, &t) {
+        return view_columns(s, &v, f);
+    }
     let def = s.engine().table(&d, &t)?;
     let mut rows = Vec::new();
     for (i, c) in def.columns.iter().enumerate() {
@@ -355,6 +358,28 @@ fn columns(s: &Session, n: &ObjectName, db: Option<&str>, f: &Filter) -> SqlResu
             text(&extra.join(" ")),
         ]);
     }
+    let names = ["Field", "Type", "Null", "Key", "Default", "Extra"];
+    let rows = filter(s, &names, rows, f)?;
+    Ok(rows_out(&names, rows))
+}
+
+/// DESCRIBE / SHOW COLUMNS of a view: its columns as the SELECT types
+/// them now; no keys or defaults (MySQL shows the base column's default
+/// for a plain column; quire shows NULL).
+fn view_columns(s: &Session, v: &quire_engine::ViewDef, f: &Filter) -> SqlResult<Output> {
+    let rows = crate::view::columns(s, v)?
+        .iter()
+        .map(|c| {
+            vec![
+                text(&c.name),
+                text(&c.ty.name()),
+                text(if c.nullable { "YES" } else { "NO" }),
+                text(""),
+                Value::Null,
+                text(""),
+            ]
+        })
+        .collect();
     let names = ["Field", "Type", "Null", "Key", "Default", "Extra"];
     let rows = filter(s, &names, rows, f)?;
     Ok(rows_out(&names, rows))
@@ -434,14 +459,21 @@ pub fn show(s: &mut Session, sh: &Show) -> SqlResult<Output> {
             };
             let col = format!("Tables_in_{db}");
             let privs = s.privileges();
+            let views: Vec<(String, &str)> = engine
+                .views(&db)
+                .iter()
+                .map(|v| (v.name.clone(), "VIEW"))
+                .collect();
             let mut rows: Vec<Vec<Value>> = engine
                 .tables(&db)?
                 .iter()
-                .filter(|t| privs.as_ref().is_none_or(|p| p.any_on_table(&db, &t.name)))
-                .map(|t| {
-                    let mut r = vec![text(&t.name)];
+                .map(|t| (t.name.clone(), "BASE TABLE"))
+                .chain(views)
+                .filter(|(n, _)| privs.as_ref().is_none_or(|p| p.any_on_table(&db, n)))
+                .map(|(n, kind)| {
+                    let mut r = vec![text(&n)];
                     if *full {
-                        r.push(text("BASE TABLE"));
+                        r.push(text(kind));
                     }
                     r
                 })
@@ -461,8 +493,21 @@ pub fn show(s: &mut Session, sh: &Show) -> SqlResult<Output> {
             filter: f,
             ..
         } => columns(s, table, db.as_deref(), f),
+        Show::CreateView(n) => {
+            let (d, t) = table_db(s, n, None)?;
+            match engine.view(&d, &t) {
+                Some(v) => Ok(crate::view::show_create(s, &v)),
+                None if engine.table(&d, &t).is_ok() => {
+                    Err(quire_engine::view::err_wrong_object(&d, &t, "VIEW"))
+                }
+                None => Err(quire_engine::view::err_no_view(&d, &t)),
+            }
+        }
         Show::CreateTable(n) => {
             let (d, t) = table_db(s, n, None)?;
+            if let Some(v) = engine.view(&d, &t) {
+                return Ok(crate::view::show_create(s, &v));
+            }
             let def = engine.table(&d, &t)?;
             // MySQL shows the next auto-increment value once it is past 1.
             let next = match def.auto_increment_column() {

@@ -677,3 +677,79 @@ fn analyze_table_needs_select_and_insert() {
     drop(engine);
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// Views: CREATE VIEW needs CREATE VIEW and SELECT on what it reads;
+/// reading one needs SELECT on the view, and the tables below are
+/// checked as its definer (SQL SECURITY DEFINER) or as the reader
+/// (INVOKER, 1356 when the reader lacks them); SHOW CREATE VIEW needs
+/// SHOW VIEW and SELECT; writing through a view needs the privilege on
+/// the view and, in its security context, on the table below.
+#[test]
+fn views_check_as_definer_or_invoker() {
+    let (engine, _dir, _store, mut root) = setup("views");
+    ok(&mut root, "CREATE USER maker");
+    ok(&mut root, "GRANT SELECT ON db1.t TO maker");
+    ok(&mut root, "CREATE USER reader");
+    let mut m = session(&engine, &_store, "maker", "%");
+    let mut r = session(&engine, &_store, "reader", "%");
+    // No CREATE VIEW privilege yet.
+    assert_eq!(
+        code(&mut m, "CREATE VIEW db1.v AS SELECT id, a FROM db1.t"),
+        1142
+    );
+    ok(&mut root, "GRANT CREATE VIEW ON db1.* TO maker");
+    // Needs SELECT on what the view reads.
+    assert_eq!(
+        code(&mut m, "CREATE VIEW db1.vu AS SELECT id FROM db1.u"),
+        1142
+    );
+    ok(&mut m, "CREATE VIEW db1.v AS SELECT id, a FROM db1.t");
+    // Another account as DEFINER needs SUPER.
+    assert_eq!(
+        msg(&mut m, "CREATE DEFINER = 'root'@'localhost' VIEW db1.v2 AS SELECT id FROM db1.t"),
+        "1227 Access denied; you need (at least one of) the SUPER or SET_USER_ID privilege(s) for this operation"
+    );
+    // Reading needs SELECT on the view itself ...
+    assert_eq!(code(&mut r, "SELECT * FROM db1.v"), 1142);
+    ok(&mut root, "GRANT SELECT ON db1.v TO reader");
+    // ... and no more: the table below is read as the definer.
+    assert_eq!(
+        rows(&mut r, "SELECT a FROM db1.v ORDER BY id"),
+        vec!["10", "20"]
+    );
+    assert_eq!(code(&mut r, "SELECT * FROM db1.t"), 1142);
+    // SQL SECURITY INVOKER: the reader's own privileges, else 1356.
+    ok(
+        &mut root,
+        "CREATE SQL SECURITY INVOKER VIEW db1.vi AS SELECT id, a FROM db1.t",
+    );
+    ok(&mut root, "GRANT SELECT ON db1.vi TO reader");
+    assert_eq!(code(&mut r, "SELECT * FROM db1.vi"), 1356);
+    ok(&mut root, "GRANT SELECT ON db1.t TO reader");
+    assert_eq!(rows(&mut r, "SELECT count(*) FROM db1.vi"), vec!["2"]);
+    // The definer losing its privilege breaks the DEFINER view (1356).
+    ok(&mut root, "REVOKE SELECT ON db1.t FROM maker");
+    assert_eq!(code(&mut r, "SELECT * FROM db1.v"), 1356);
+    ok(&mut root, "GRANT SELECT ON db1.t TO maker");
+    // SHOW CREATE VIEW: SHOW VIEW + SELECT.
+    assert_eq!(code(&mut r, "SHOW CREATE VIEW db1.v"), 1142);
+    ok(&mut root, "GRANT SHOW VIEW ON db1.v TO reader");
+    assert_eq!(rows(&mut r, "SHOW CREATE VIEW db1.v").len(), 1);
+    // Writing through the view: UPDATE on the view, and on the table
+    // below for its definer.
+    assert_eq!(code(&mut r, "UPDATE db1.v SET a = 11 WHERE id = 1"), 1142);
+    ok(&mut root, "GRANT UPDATE ON db1.v TO reader");
+    assert_eq!(code(&mut r, "UPDATE db1.v SET a = 11 WHERE id = 1"), 1356);
+    ok(&mut root, "GRANT UPDATE ON db1.t TO maker");
+    ok(&mut r, "UPDATE db1.v SET a = 11 WHERE id = 1");
+    assert_eq!(
+        rows(&mut root, "SELECT a FROM db1.t WHERE id = 1"),
+        vec!["11"]
+    );
+    // A definer that no longer exists: 1449.
+    ok(&mut root, "DROP USER maker");
+    assert_eq!(code(&mut r, "SELECT * FROM db1.v"), 1449);
+    // DROP VIEW needs DROP.
+    assert_eq!(code(&mut r, "DROP VIEW db1.v"), 1142);
+    ok(&mut root, "DROP VIEW db1.v, db1.vi");
+}

@@ -316,11 +316,23 @@ pub(super) fn execute(
         let Some(engine) = me.engine else {
             return Err(EngineError::not_supported("table grants without an engine"));
         };
-        let def = engine.table(d, t).map_err(|_| {
-            EngineError::new(1146, "42S02", format!("Table '{d}.{t}' doesn't exist"))
-        })?;
+        let is_view = engine.view(d, t).is_some();
+        if is_view && !st.columns.is_empty() {
+            return Err(EngineError::not_supported("column privileges on a view"));
+        }
+        let def = match engine.table(d, t) {
+            Ok(def) => Some(def),
+            Err(_) if is_view => None,
+            Err(_) => {
+                return Err(EngineError::new(
+                    1146,
+                    "42S02",
+                    format!("Table '{d}.{t}' doesn't exist"),
+                ))
+            }
+        };
         for (c, _) in &st.columns {
-            if def.column(c).is_none() {
+            if def.as_ref().is_some_and(|def| def.column(c).is_none()) {
                 return Err(EngineError::new(
                     1054,
                     "42S22",

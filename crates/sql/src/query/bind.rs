@@ -26,7 +26,7 @@
 
 use std::sync::Arc;
 
-use quire_engine::{ColumnType, EngineError, LockMode, Value};
+use quire_engine::{ColumnType, EngineError, LockMode, Value, ViewDef};
 use sqlparser::ast::{
     self, Expr, GroupByExpr, JoinConstraint, JoinOperator, LimitClause, OrderByKind,
     OrderByOptions, OrderBySort, Query, SelectItem, SetExpr, SetOperator, SetQuantifier,
@@ -77,6 +77,25 @@ pub struct Binder<'a> {
     /// Window functions of the select list being compiled (None: not
     /// allowed in the clause being compiled).
     windows: Option<Vec<crate::expr::WinSpec>>,
+    /// Views being expanded around now, (db, name) lower-cased: a view
+    /// met again inside itself is MySQL's 1462.
+    views_open: Vec<(String, String)>,
+}
+
+/// How deep views may nest inside one another.
+const MAX_VIEW_DEPTH: usize = 64;
+
+/// MySQL 1356: a view whose text no longer binds (a table, column or
+/// function it names is gone).
+pub fn err_invalid_view(v: &ViewDef) -> EngineError {
+    EngineError::new(
+        1356,
+        "HY000",
+        format!(
+            "View '{}.{}' references invalid table(s) or column(s) or function(s) or definer/invoker of view lack rights to use them",
+            v.db, v.name
+        ),
+    )
 }
 
 fn err_derived_alias() -> EngineError {
@@ -253,6 +272,7 @@ impl<'a> Binder<'a> {
             base_tables: Vec::new(),
             materialised_depth: 0,
             windows: None,
+            views_open: Vec::new(),
         }
     }
 
@@ -578,9 +598,13 @@ impl<'a> Binder<'a> {
                 if db.is_none() {
                     if let Some(b) = self.cte_ref(&tname, &alias_name)? {
                         b
+                    } else if let Some(v) = self.view_named(db.as_deref(), &tname) {
+                        self.view_ref(&v, &alias_name, lock)?
                     } else {
                         self.base_table(name, &alias_name, index_directives)?
                     }
+                } else if let Some(v) = self.view_named(db.as_deref(), &tname) {
+                    self.view_ref(&v, &alias_name, lock)?
                 } else if let Some((vc, rows)) = (self.cx.virt)(db.as_deref().unwrap_or(""), &tname)
                 {
                     let d = db.clone().unwrap_or_default();
@@ -717,6 +741,56 @@ impl<'a> Binder<'a> {
         }
         let cols = table_cols(&def, alias);
         Ok((alias.to_string(), SourceKind::Table { def, force }, cols))
+    }
+
+    /// The view `db.name` (`db` defaulting to the current database).
+    fn view_named(&self, db: Option<&str>, name: &str) -> Option<Arc<ViewDef>> {
+        let db = db.or(self.cx.db)?;
+        self.cx.engine.view(db, name)
+    }
+
+    /// A reference to a view: its stored SELECT bound as a derived table
+    /// (its text names every table with its database, and the CTEs of
+    /// the referencing query are not visible inside it). Invalid
+    /// references inside are MySQL's 1356, a view inside itself 1462.
+    fn view_ref(
+        &mut self,
+        v: &ViewDef,
+        alias: &str,
+        lock: Option<LockMode>,
+    ) -> SqlResult<(String, SourceKind, Vec<ColInfo>)> {
+        let key = (v.db.to_ascii_lowercase(), v.name.to_ascii_lowercase());
+        if self.views_open.contains(&key) || self.views_open.len() >= MAX_VIEW_DEPTH {
+            return Err(EngineError::new(
+                1462,
+                "HY000",
+                format!("`{}`.`{}` contains view recursion", v.db, v.name),
+            ));
+        }
+        let q = crate::parse::parse_query(&v.body).map_err(|_| err_invalid_view(v))?;
+        self.views_open.push(key);
+        let saved = std::mem::take(&mut self.ctes);
+        let temptable = v.algorithm == quire_engine::ViewAlgorithm::TempTable;
+        self.materialised_depth += usize::from(temptable);
+        let r = self.bind_query(&q, &OuterScope::default(), lock);
+        self.materialised_depth -= usize::from(temptable);
+        self.ctes = saved;
+        self.views_open.pop();
+        let b = r.map_err(|e| match e.code {
+            1146 | 1054 | 1305 | 1049 | 1051 | 1109 => err_invalid_view(v),
+            _ => e,
+        })?;
+        let columns = rename_columns(b.columns, &v.columns)?;
+        let mut cols = exposed_cols(&columns, alias);
+        for c in cols.iter_mut() {
+            c.org_table = v.name.clone();
+            c.db = v.db.clone();
+        }
+        Ok((
+            alias.to_string(),
+            SourceKind::Derived(Box::new(b.node)),
+            cols,
+        ))
     }
 
     /// A reference to a CTE in scope, bound as a derived table (or, inside
