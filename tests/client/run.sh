@@ -1,25 +1,35 @@
 #!/usr/bin/env bash
 # Client integration test: builds quire, starts `quire serve` on a fresh
-# data directory and a free port, runs tests/client/test_pymysql.py
-# (PyMySQL for the text protocol, mysql-connector-python for server-side
-# prepared statements) and tests/client/test_tls.py (TLS against the
-# generated CA with PyMySQL, mysql-connector-python and the mariadb client;
-# caching_sha2_password; account options), then tests/client/test_mysql2.js
-# (node's mysql2: TLS with a verified CA, caching_sha2_password over TLS and
-# with RSA, mysql_native_password, prepared statements), stops the server
-# with SIGTERM (it must exit 0), and runs `quire check` on the data
-# directory it left.
+# data directory and a free port, and runs real client libraries against it:
+#   * tests/client/test_pymysql.py (PyMySQL for the text protocol,
+#     mysql-connector-python for server-side prepared statements),
+#   * tests/client/test_tls.py (TLS against the generated CA with PyMySQL,
+#     mysql-connector-python and the mariadb client; caching_sha2_password;
+#     account options),
+#   * tests/client/test_sqlalchemy.py (the SQLAlchemy 2.x ORM through
+#     PyMySQL and mysql-connector-python),
+#   * tests/client/test_django.py (Django's ORM and migrations through
+#     mysqlclient),
+#   * tests/client/test_mysql2.js (node's mysql2: TLS with a verified CA,
+#     caching_sha2_password over TLS and with RSA, mysql_native_password,
+#     `execute` with `LIMIT ?` and other placeholders),
+#   * tests/client/test_dbd_mariadb.pl (Perl DBI + DBD::MariaDB with
+#     mariadb_server_prepare=1, under prove),
+# stops the server with SIGTERM (it must exit 0), and runs `quire check` on
+# the data directory it left.
 #
 #   tests/client/run.sh                       # everything
-#   tests/client/run.sh test_pymysql.TestAccounts   # unittest names
+#   tests/client/run.sh test_pymysql.TestAccounts   # unittest names only
 #   tests/client/run.sh mysql2                # only the node test
+#   tests/client/run.sh perl                  # only the Perl test
 #
-# Installs pymysql, cryptography (PyMySQL's RSA exchange for
-# caching_sha2_password) and mysql-connector-python with pip, the
-# mariadb client with apt-get, when missing, and mysql2 with npm into
-# $QUIRE_NODE_DIR (default target/node-client, ignored by git; reused
-# when present). Without node/npm the mysql2 test fails unless
-# QUIRE_SKIP_NODE=1.
+# Installs what is missing: with pip, pymysql, cryptography (PyMySQL's RSA
+# exchange for caching_sha2_password), mysql-connector-python, SQLAlchemy 2,
+# Django 5 and mysqlclient (built from source: needs libmariadb-dev and
+# pkg-config); with apt-get, the mariadb client, libmariadb-dev, pkg-config
+# and libdbd-mariadb-perl; with npm, mysql2 into $QUIRE_NODE_DIR (default
+# target/node-client, ignored by git; reused when present). Without
+# node/npm the mysql2 test fails unless QUIRE_SKIP_NODE=1.
 # Honours CARGO_TARGET_DIR. QUIRE_CLIENT_SKIP_BUILD=1 skips the cargo build.
 # Exits non-zero on any failure (build, start-up, a test, an unclean
 # shutdown, a failed check).
@@ -38,23 +48,34 @@ if [ "${QUIRE_CLIENT_SKIP_BUILD:-0}" != 1 ]; then
 fi
 [ -x "$QUIRE" ] || { log "no binary at $QUIRE"; exit 1; }
 
-need_py() { # module pip-package
+need_apt() { # command-or-file-test package...
+    if ! eval "$1" 2>/dev/null && command -v apt-get >/dev/null 2>&1; then
+        shift
+        log "installing $*"
+        DEBIAN_FRONTEND=noninteractive apt-get update -qq &&
+            DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null ||
+            log "could not install $*"
+    fi
+}
+need_apt "command -v mariadb" mariadb-client
+need_apt "perl -MDBD::MariaDB -e1" libdbd-mariadb-perl
+need_apt "pkg-config --exists libmariadb" libmariadb-dev pkg-config
+
+need_py() { # module pip-requirement
     if ! python3 -c "import $1" 2>/dev/null; then
         log "installing $2"
         python3 -m pip install --quiet --disable-pip-version-check "$2" ||
-            python3 -m pip install --quiet --disable-pip-version-check --user "$2"
+            python3 -m pip install --quiet --disable-pip-version-check --user "$2" ||
+            python3 -m pip install --quiet --disable-pip-version-check --break-system-packages "$2"
     fi
     python3 -c "import $1"
 }
 need_py pymysql pymysql
 need_py mysql.connector mysql-connector-python
 need_py cryptography cryptography
-if ! command -v mariadb >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
-    log "installing mariadb-client"
-    DEBIAN_FRONTEND=noninteractive apt-get update -qq &&
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mariadb-client >/dev/null ||
-        log "could not install mariadb-client (its test is skipped)"
-fi
+need_py sqlalchemy "sqlalchemy>=2.0,<2.2"
+need_py MySQLdb "mysqlclient>=2.2"
+need_py django "django>=5.2,<6.1"
 
 DIR=$(mktemp -d "${TMPDIR:-/tmp}/quire-client-test.XXXXXX")
 PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
@@ -98,12 +119,18 @@ python3 -c "import socket; socket.create_connection(('127.0.0.1', $PORT), 1).clo
 }
 
 RUN_NODE=1
+RUN_PERL=1
 if [ $# -eq 0 ]; then
-    set -- test_pymysql test_tls
+    set -- test_pymysql test_tls test_sqlalchemy test_django
 elif [ "$*" = mysql2 ]; then
     set --
+    RUN_PERL=0
+elif [ "$*" = perl ]; then
+    set --
+    RUN_NODE=0
 else
     RUN_NODE=0
+    RUN_PERL=0
 fi
 TESTS=0
 if [ $# -gt 0 ]; then
@@ -135,6 +162,11 @@ if [ "$RUN_NODE" = 1 ] && [ "${QUIRE_SKIP_NODE:-0}" != 1 ]; then
     set -e
 fi
 
+if [ "$RUN_PERL" = 1 ]; then
+    log "running test_dbd_mariadb.pl against 127.0.0.1:$PORT"
+    QUIRE_HOST=127.0.0.1 QUIRE_PORT=$PORT prove -v "$ROOT/tests/client/test_dbd_mariadb.pl" || TESTS=1
+fi
+
 log "stopping the server (SIGTERM)"
 kill -TERM "$SERVER_PID"
 SERVER_EXIT=0
@@ -163,7 +195,7 @@ if [ "$CHECK" != 0 ]; then
 fi
 
 if [ "$TESTS" != 0 ]; then
-    log "FAILED (unittest exit status $TESTS)"
+    log "FAILED (a client test failed: status $TESTS)"
     exit 1
 fi
 STATUS=0

@@ -8,7 +8,8 @@
 //! `DEFAULT CURRENT_TIMESTAMP[(n)]` and `ON UPDATE CURRENT_TIMESTAMP[(n)]`
 //! (and the synonyms NOW(), LOCALTIME, LOCALTIMESTAMP) on DATETIME/TIMESTAMP
 //! with the column's own fsp (1067 / 1294 otherwise, as MySQL; applied by
-//! `exec.rs` at INSERT and UPDATE),
+//! `exec.rs` at INSERT and UPDATE), also written as the expression default
+//! `DEFAULT (NOW())` (SHOW CREATE TABLE then says CURRENT_TIMESTAMP),
 //! AUTO_INCREMENT, PRIMARY KEY, UNIQUE; table constraints give PRIMARY KEY,
 //! UNIQUE and KEY/INDEX. Table options (ENGINE=..., CHARSET=...) are
 //! accepted and ignored: every table is an InnoDB-like clustered table.
@@ -359,7 +360,22 @@ pub fn table_spec(ct: &CreateTable) -> SqlResult<TableSpec> {
         }
         let mut default_now = None;
         if let Some(e) = default_expr {
-            let v = match now_fsp(&e)? {
+            // `DEFAULT (NOW())` is MySQL 8.0's expression default (what
+            // SQLAlchemy writes for a `server_default=func.now()`): on a
+            // DATETIME/TIMESTAMP of the call's own precision it behaves as
+            // DEFAULT CURRENT_TIMESTAMP. Elsewhere (other precision, other
+            // column types) MySQL converts the value; quire refuses it.
+            let (now, in_parens) = match &e {
+                ast::Expr::Nested(x) => (now_fsp(x)?, true),
+                _ => (now_fsp(&e)?, false),
+            };
+            let v = match now {
+                Some(fsp) if in_parens && temporal_fsp(&ty) != Some(fsp) => {
+                    return Err(EngineError::not_supported(format!(
+                        "DEFAULT {e} on column '{}' of another type or precision",
+                        c.name.value
+                    )));
+                }
                 // DEFAULT CURRENT_TIMESTAMP[(n)]: DATETIME/TIMESTAMP with
                 // the same fsp only, as MySQL (1067 otherwise).
                 Some(fsp) => {

@@ -26,6 +26,7 @@ mod dialect;
 mod exec;
 mod expr;
 mod func;
+mod info_schema;
 mod login_state;
 mod parse;
 pub mod privilege;

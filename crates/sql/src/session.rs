@@ -475,7 +475,7 @@ impl Session {
     }
     /// [`Self::privileges`] without updating the cache (for `&self`
     /// callers: the process-list views).
-    fn privileges_now(&self) -> Option<Arc<crate::privilege::AccountPrivs>> {
+    pub(crate) fn privileges_now(&self) -> Option<Arc<crate::privilege::AccountPrivs>> {
         let store = self.accounts.as_ref()?;
         let v = store.privilege_version();
         match &self.privs {

@@ -200,6 +200,9 @@ pub fn virtual_table(s: &Session, db: &str, name: &str) -> Option<Virtual> {
             .collect();
         return Some((cols, rows));
     }
+    if db == "information_schema" && name == "tables" {
+        return Some(crate::info_schema::tables(s));
+    }
     if db == "information_schema" && name == "processlist" {
         let rows = crate::process::visible_rows(s.account().0, s.sees_all_threads());
         return Some(crate::process::information_schema(&rows));
