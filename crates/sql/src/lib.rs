@@ -24,8 +24,10 @@ mod ctx;
 mod ddl;
 mod dialect;
 mod exec;
+mod exec_multi;
 mod expr;
 mod func;
+mod insert_alias;
 mod login_state;
 mod parse;
 pub mod privilege;
@@ -33,9 +35,11 @@ pub mod process;
 mod query;
 pub mod role_graph;
 pub mod session;
+mod session_sql;
 mod show;
 mod sort;
 pub mod stack;
+mod uservars;
 
 pub use account::{
     AccountGrants, AccountOptions, AccountStore, AuthClause, AuthSpec, LockTime, SslRequire,
