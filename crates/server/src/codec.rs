@@ -57,6 +57,7 @@ pub mod cap {
     /// What quire advertises in its handshake: no SSL, no compression, no
     /// LOAD DATA LOCAL, no session tracking.
     pub const SERVER: u32 = LONG_PASSWORD
+        | FOUND_ROWS
         | LONG_FLAG
         | CONNECT_WITH_DB
         | NO_SCHEMA

@@ -374,6 +374,186 @@ fn assign_cols(a: &[ast::Assignment]) -> Vec<String> {
     out
 }
 
+/// The base tables of a FROM list: (name, alias), nested joins included.
+fn factors(list: &[ast::TableWithJoins]) -> Vec<(&ObjectName, Option<&str>)> {
+    fn add<'a>(tf: &'a TableFactor, out: &mut Vec<(&'a ObjectName, Option<&'a str>)>) {
+        match tf {
+            TableFactor::NestedJoin {
+                table_with_joins, ..
+            } => {
+                add(&table_with_joins.relation, out);
+                for j in &table_with_joins.joins {
+                    add(&j.relation, out);
+                }
+            }
+            other => out.extend(target_name(other)),
+        }
+    }
+    let mut out = Vec::new();
+    for twj in list {
+        add(&twj.relation, &mut out);
+        for j in &twj.joins {
+            add(&j.relation, &mut out);
+        }
+    }
+    out
+}
+
+/// The factor a target name refers to: its alias, or its table name
+/// when it has none.
+fn factor_named(fs: &[(&ObjectName, Option<&str>)], name: &str) -> Option<usize> {
+    fs.iter().position(|(n, a)| match a {
+        Some(a) => a.eq_ignore_ascii_case(name),
+        None => {
+            n.0.last()
+                .and_then(|p| p.as_ident())
+                .is_some_and(|i| i.value.eq_ignore_ascii_case(name))
+        }
+    })
+}
+
+/// A multi-table statement: `need` on each target (UPDATE with the
+/// columns it sets, or DELETE), SELECT on the columns of a target the
+/// statement reads, and SELECT on every table it only reads (and on the
+/// tables of its subqueries), as MySQL's `multi_update_precheck` /
+/// `multi_delete_precheck`.
+fn check_targets(
+    tg: &Target,
+    stmt: &Statement,
+    fs: &[(&ObjectName, Option<&str>)],
+    targets: &[(usize, Privs, Vec<String>)],
+    reads: bool,
+) -> SqlResult<()> {
+    for (i, (name, alias)) in fs.iter().enumerate() {
+        let Some((db, t)) = tg.resolve(name)? else {
+            continue;
+        };
+        let mine: Vec<&(usize, Privs, Vec<String>)> = targets.iter().filter(|x| x.0 == i).collect();
+        if mine.is_empty() {
+            let mut r = Reads {
+                tg,
+                ctes: Vec::new(),
+                by_column: Vec::new(),
+            };
+            r.relation(name, *alias)?;
+            for (db, t, alias) in &r.by_column {
+                let mut m = Mentions::default();
+                mentions_in(&mut m, stmt);
+                let cols = m.of(tg.engine, db, t, alias.as_deref());
+                tg.ck
+                    .columns(db, t, Privs::SELECT, cols.iter().map(String::as_str))?;
+            }
+            continue;
+        }
+        for (_, need, cols) in mine {
+            let cols = cols.clone();
+            tg.table_cols(&db, &t, *need, |e| {
+                if cols.is_empty() {
+                    Target::all_columns(e, &db, &t)
+                } else {
+                    cols
+                }
+            })?;
+        }
+        if reads && !tg.ck.privs.on_table(&db, &t).has(Privs::SELECT) {
+            let mut m = Mentions::default();
+            mentions_in(&mut m, stmt);
+            tg.table_cols(&db, &t, Privs::SELECT, |e| m.of(e, &db, &t, *alias))?;
+        }
+    }
+    Ok(())
+}
+
+/// `UPDATE t1 JOIN t2 ... SET ...`.
+fn check_multi_update(tg: &Target, stmt: &Statement, u: &ast::Update) -> SqlResult<()> {
+    let list = std::slice::from_ref(&u.table);
+    let fs = factors(list);
+    let mut targets: Vec<(usize, Privs, Vec<String>)> = Vec::new();
+    for a in &u.assignments {
+        let ast::AssignmentTarget::ColumnName(n) = &a.target else {
+            continue;
+        };
+        let parts: Vec<&str> =
+            n.0.iter()
+                .filter_map(|p| p.as_ident().map(|i| i.value.as_str()))
+                .collect();
+        let (qual, col) = match parts.as_slice() {
+            [c] => (None, *c),
+            [.., q, c] => (Some(*q), *c),
+            [] => continue,
+        };
+        let fi = match qual {
+            Some(q) => factor_named(&fs, q),
+            // Unqualified: the table that has the column.
+            None => fs.iter().position(|(n, _)| {
+                tg.resolve(n).ok().flatten().is_some_and(|(d, t)| {
+                    tg.engine
+                        .table(&d, &t)
+                        .is_ok_and(|def| def.column(col).is_some())
+                })
+            }),
+        };
+        // An unresolvable target fails when the statement runs (1054).
+        let Some(fi) = fi else { continue };
+        match targets.iter_mut().find(|x| x.0 == fi) {
+            Some(x) => x.2.push(col.to_string()),
+            None => targets.push((fi, Privs::UPDATE, vec![col.to_string()])),
+        }
+    }
+    let reads = u.selection.as_ref().is_some_and(reads_columns)
+        || u.assignments.iter().any(|a| reads_columns(&a.value))
+        || u.table.joins.iter().any(|j| {
+            !matches!(
+                j.join_operator,
+                ast::JoinOperator::CrossJoin(ast::JoinConstraint::None)
+            )
+        });
+    check_targets(tg, stmt, &fs, &targets, reads)?;
+    if let Some(s) = &u.selection {
+        check_reads(tg, s, &|m| mentions_in(m, stmt))?;
+    }
+    for a in &u.assignments {
+        check_reads(tg, &a.value, &|m| mentions_in(m, stmt))?;
+    }
+    Ok(())
+}
+
+/// `DELETE t1, t2 FROM ...` / `DELETE FROM t1, t2 USING ...`.
+fn check_multi_delete(tg: &Target, stmt: &Statement, d: &ast::Delete) -> SqlResult<()> {
+    let from = match &d.from {
+        FromTable::WithFromKeyword(v) | FromTable::WithoutKeyword(v) => v,
+    };
+    let (names, list): (Vec<&ObjectName>, &[ast::TableWithJoins]) = match &d.using {
+        Some(using) => (
+            from.iter()
+                .filter_map(|t| target_name(&t.relation).map(|(n, _)| n))
+                .collect(),
+            using,
+        ),
+        None => (d.tables.iter().collect(), from),
+    };
+    let fs = factors(list);
+    let mut targets: Vec<(usize, Privs, Vec<String>)> = Vec::new();
+    for n in names {
+        let last =
+            n.0.last()
+                .and_then(|p| p.as_ident())
+                .map(|i| i.value.as_str());
+        // An unknown target fails when the statement runs (1109).
+        if let Some(fi) = last.and_then(|l| factor_named(&fs, l)) {
+            targets.push((fi, Privs::DELETE, Vec::new()));
+        }
+    }
+    // DELETE needs no column list; `all_columns` is only consulted for
+    // column-level grants, which DELETE does not have.
+    let reads = d.selection.as_ref().is_some_and(reads_columns) || fs.len() > 1;
+    check_targets(tg, stmt, &fs, &targets, reads)?;
+    if let Some(s) = &d.selection {
+        check_reads(tg, s, &|m| mentions_in(m, stmt))?;
+    }
+    Ok(())
+}
+
 /// Checks a SQL statement (sqlparser's AST).
 fn check_sql(tg: &Target, stmt: &Statement) -> SqlResult<()> {
     let ck = tg.ck;
@@ -417,6 +597,10 @@ fn check_sql(tg: &Target, stmt: &Statement) -> SqlResult<()> {
                 check_reads(tg, &**src, &|m| mentions_in(m, &**src))?;
             }
             Ok(())
+        }
+        Statement::Update(u) if !u.table.joins.is_empty() => check_multi_update(tg, stmt, u),
+        Statement::Delete(d) if crate::exec_multi::is_multi_delete(d) => {
+            check_multi_delete(tg, stmt, d)
         }
         Statement::Update(u) => {
             if let Some((name, alias)) = target_name(&u.table.relation) {

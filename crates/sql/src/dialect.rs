@@ -33,6 +33,11 @@
 //! budget; an exhausted budget, like sqlparser's own recursion limit, is
 //! MySQL's 1436.
 //!
+//! A fourth change is MySQL's `@x := expr`: sqlparser gives `:=` the
+//! precedence of `=`, left-associative, so `@x := a = b` would assign `a`;
+//! here the operator binds to the variable before it and takes the whole
+//! expression after it (see [`ASSIGN_PRECEDENCE`]).
+//!
 //! **When upgrading sqlparser**: the forwarding list below must match the
 //! methods `impl Dialect for MySqlDialect` overrides in the new version
 //! (`src/dialect/mysql.rs`); a method it overrides but this file does not
@@ -69,6 +74,25 @@ impl Default for QuireDialect {
             budget: Cell::new(crate::stack::parse_depth_limit()),
         }
     }
+}
+
+/// `@x := expr` binds to the variable before it tighter than any binary
+/// operator (MySQL's grammar has it as a primary expression, so `1 + @x
+/// := 2` is `1 + (@x := 2)`), and its value is the whole expression
+/// after it (`@x := a OR b` assigns `a OR b`).
+const ASSIGN_PRECEDENCE: u8 = 45;
+
+/// The right side of `:=` (the token not yet consumed): everything up to
+/// the end of the expression, so that `@a := @b := 1` nests to the right.
+/// The compiler refuses a left side that is not a user variable.
+fn parse_assignment(parser: &mut Parser, left: &Expr) -> Result<Expr, ParserError> {
+    parser.next_token();
+    let right = parser.parse_subexpr(0)?;
+    Ok(Expr::BinaryOp {
+        left: Box::new(left.clone()),
+        op: BinaryOperator::Assignment,
+        right: Box::new(right),
+    })
 }
 
 /// Runs up to this many terms keep sqlparser's left-deep tree.
@@ -334,6 +358,9 @@ impl Dialect for QuireDialect {
         if self.bypass.replace(false) {
             return self.mysql.parse_infix(parser, expr, precedence);
         }
+        if parser.peek_token_ref().token == Token::Assignment {
+            return Some(parse_assignment(parser, expr));
+        }
         let spine = spine_depth(expr, FREE_SPINE + self.budget.get() + 1);
         if let Some(class) = token_class(&parser.peek_token_ref().token) {
             return Some(self.parse_run(parser, expr.clone(), class, precedence, spine));
@@ -425,6 +452,9 @@ impl Dialect for QuireDialect {
     }
 
     fn get_next_precedence(&self, parser: &Parser) -> Option<Result<u8, ParserError>> {
+        if parser.peek_token_ref().token == Token::Assignment {
+            return Some(Ok(ASSIGN_PRECEDENCE));
+        }
         self.mysql.get_next_precedence(parser)
     }
 

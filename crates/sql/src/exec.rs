@@ -196,6 +196,10 @@ pub struct WriteResult {
     pub affected: u64,
     pub last_insert_id: Option<u64>,
     pub info: String,
+    /// Rows found but left as they were (UPDATE's matched-but-unchanged,
+    /// ODKU's duplicates set to their own values): a client connected
+    /// with CLIENT_FOUND_ROWS counts them as affected.
+    pub unchanged: u64,
 }
 
 fn single_table(cx: &Ctx, twj: &TableWithJoins) -> SqlResult<(Arc<TableDef>, String)> {
@@ -319,7 +323,7 @@ fn assignment_cols(t: &TableDef, a: &Assignment) -> SqlResult<usize> {
         .ok_or_else(|| crate::expr::err_unknown_column(&name, "field list"))
 }
 
-fn same_row(a: &[Value], b: &[Value]) -> bool {
+pub(crate) fn same_row(a: &[Value], b: &[Value]) -> bool {
     a.len() == b.len()
         && a.iter()
             .zip(b)
@@ -339,7 +343,12 @@ fn same_row(a: &[Value], b: &[Value]) -> bool {
 /// ON UPDATE CURRENT_TIMESTAMP: a row that changes gets the statement's
 /// time in each such column the statement does not assign itself (MySQL:
 /// only when some column value actually changes; the caller checks).
-fn touch_on_update(t: &TableDef, assigned: &[(usize, E)], new: &mut [Value], stamp: DateTime) {
+pub(crate) fn touch_on_update(
+    t: &TableDef,
+    assigned: &[(usize, E)],
+    new: &mut [Value],
+    stamp: DateTime,
+) {
     for (i, c) in t.columns.iter().enumerate() {
         if let Some(fsp) = c.on_update_now {
             if !assigned.iter().any(|(ci, _)| *ci == i) {
@@ -414,6 +423,7 @@ pub fn update(
         affected: changed,
         last_insert_id: None,
         info: format!("Rows matched: {matched}  Changed: {changed}  Warnings: 0"),
+        unchanged: matched - changed,
     })
 }
 
@@ -446,6 +456,7 @@ pub fn delete(cx: &Ctx, txn: &mut Txn, d: &ast::Delete) -> SqlResult<WriteResult
         affected: n,
         last_insert_id: None,
         info: String::new(),
+        unchanged: 0,
     })
 }
 
@@ -629,10 +640,24 @@ pub fn insert(cx: &Ctx, txn: &mut Txn, ins: &ast::Insert) -> SqlResult<WriteResu
     // the new one (placed after it).
     let cols = table_cols(&t, &t.name);
     let mut dup: Vec<(usize, E)> = Vec::new();
+    // The row alias (INSERT ... AS new) names the inserted columns in
+    // statement order; only ON DUPLICATE KEY UPDATE reads it.
+    let alias_targets: Vec<usize> = if ins.assignments.is_empty() {
+        targets.clone()
+    } else {
+        ins.assignments
+            .iter()
+            .map(|a| assignment_cols(&t, a))
+            .collect::<SqlResult<_>>()?
+    };
+    if ins.on.is_none() {
+        crate::insert_alias::resolve(ins, &t, &alias_targets, &[])?;
+    }
     if let Some(on) = &ins.on {
         match on {
             ast::OnInsert::DuplicateKeyUpdate(list) => {
-                for a in list {
+                let list = crate::insert_alias::resolve(ins, &t, &alias_targets, list)?;
+                for a in &list {
                     let ci = assignment_cols(&t, a)?;
                     let mut c = cx.compiler(&cols, None, "field list");
                     c.values_offset = Some(ncols);
@@ -664,6 +689,10 @@ pub fn insert(cx: &Ctx, txn: &mut Txn, ins: &ast::Insert) -> SqlResult<WriteResu
     let mut affected = 0u64;
     let mut first_id: Option<u64> = None;
     let mut skipped = 0u64;
+    // Rows REPLACE deleted and rows ON DUPLICATE KEY UPDATE changed
+    // (MySQL's "Duplicates" of the info line).
+    let mut dups = 0u64;
+    let mut unchanged = 0u64;
     for row in src_rows {
         let mut attempts = 0;
         loop {
@@ -709,16 +738,20 @@ pub fn insert(cx: &Ctx, txn: &mut Txn, ins: &ast::Insert) -> SqlResult<WriteResu
                     if replace {
                         txn.delete(&t, &old.key)?;
                         affected += 1;
+                        dups += 1;
                         continue;
                     }
                     let no_subqueries = Shared::new(cx, &[], false);
                     let mut new =
                         apply_assignments(txn, &no_subqueries, &t, &dup, &old.values, &full)?;
-                    if !same_row(&new, &old.values) {
+                    if same_row(&new, &old.values) {
+                        unchanged += 1;
+                    } else {
                         touch_on_update(&t, &dup, &mut new, stamp);
                         check_view_row(txn, &check_sh, &checks, &new)?;
                         txn.update(&t, &old.key, new)?;
                         affected += 2;
+                        dups += 1;
                     }
                     break;
                 }
@@ -726,13 +759,17 @@ pub fn insert(cx: &Ctx, txn: &mut Txn, ins: &ast::Insert) -> SqlResult<WriteResu
             }
         }
     }
-    let info = if n_rows > 1 {
-        format!(
-            "Records: {}  Duplicates: {}  Warnings: {}",
-            affected + skipped,
-            skipped,
-            skipped
-        )
+    // MySQL's info line: for more than one row, and always after
+    // INSERT ... SELECT; IGNORE counts the skipped rows as duplicates
+    // (each was a warning), otherwise rows replaced or updated count.
+    let from_select = ins.assignments.is_empty()
+        && ins
+            .source
+            .as_ref()
+            .is_some_and(|q| !matches!(&*q.body, SetExpr::Values(_)));
+    let info = if n_rows > 1 || from_select {
+        let dup = if ins.ignore { skipped } else { dups };
+        format!("Records: {n_rows}  Duplicates: {dup}  Warnings: {skipped}")
     } else {
         String::new()
     };
@@ -740,6 +777,7 @@ pub fn insert(cx: &Ctx, txn: &mut Txn, ins: &ast::Insert) -> SqlResult<WriteResu
         affected,
         last_insert_id: first_id,
         info,
+        unchanged,
     })
 }
 

@@ -55,13 +55,22 @@ pub struct ColInfo {
 /// Session-derived values an expression may read.
 pub trait Env {
     fn sysvar(&self, name: &str, scope: Scope) -> SqlResult<Value>;
-    fn uservar(&self, name: &str) -> Value;
+    /// User variables and LAST_INSERT_ID (read and written per row).
+    fn live(&self) -> crate::uservars::Live;
+    /// `ROW_COUNT()`: the previous statement's affected rows (-1 after a
+    /// result set or an error).
+    fn row_count(&self) -> i64 {
+        -1
+    }
+    /// `FOUND_ROWS()` (see `session.rs`).
+    fn found_rows(&self) -> u64 {
+        0
+    }
     fn database(&self) -> Option<String>;
     /// `USER()`: user@client host.
     fn user(&self) -> String;
     /// `CURRENT_USER()`: user@host pattern of the authenticated account.
     fn current_user(&self) -> String;
-    fn last_insert_id(&self) -> u64;
     fn connection_id(&self) -> u64;
     /// `CURRENT_ROLE()`: `NONE` or the active roles (`role_graph.rs`).
     fn current_role(&self) -> String {
@@ -243,6 +252,18 @@ pub enum F {
     Lib(crate::func::Func),
 }
 
+/// An expression part that reads or writes session state while rows are
+/// evaluated (`uservars.rs`).
+#[derive(Debug, Clone)]
+pub enum LiveOp {
+    /// `@name`.
+    Get(String),
+    /// `@name := value`.
+    Set(String, E),
+    /// `LAST_INSERT_ID()`, or `LAST_INSERT_ID(expr)` which sets it.
+    LastInsertId(Option<E>),
+}
+
 /// A compiled expression.
 #[derive(Debug, Clone)]
 pub enum E {
@@ -270,6 +291,8 @@ pub enum E {
     Cast(Box<E>, ColumnType),
     /// A column of an enclosing query block (`Row::outer`).
     Outer(usize),
+    /// User variables and LAST_INSERT_ID, evaluated per row.
+    Live(crate::uservars::Live, Box<LiveOp>),
     /// Window function `i` of the select list (`Row::wins`), with its type.
     Win(usize, ColumnType),
     /// A subquery (`SubqueryRunner`). `outer_len` is how many outer
@@ -513,6 +536,27 @@ fn func_name(f: &ast::Function) -> String {
 }
 
 impl Compiler<'_> {
+    fn live(&self, op: LiveOp) -> E {
+        E::Live(self.env.live(), Box::new(op))
+    }
+
+    /// `@name := value`; any other left side is a syntax error, as in
+    /// MySQL.
+    fn assignment(&mut self, left: &Expr, right: &Expr) -> SqlResult<E> {
+        let name = match left {
+            Expr::Identifier(id) if id.quote_style.is_none() => id
+                .value
+                .strip_prefix('@')
+                .filter(|n| !n.starts_with('@') && !n.is_empty()),
+            _ => None,
+        };
+        let Some(name) = name else {
+            return Err(crate::parse::syntax_error(&format!(":= {right}")));
+        };
+        let value = self.compile(right)?;
+        Ok(self.live(LiveOp::Set(name.to_string(), value)))
+    }
+
     fn err_clause(&self, name: &str) -> EngineError {
         err_unknown_column(name, self.clause)
     }
@@ -644,7 +688,7 @@ impl Compiler<'_> {
                         return Ok(E::Lit(self.env.sysvar(rest, Scope::Session)?));
                     }
                     if let Some(rest) = v.strip_prefix('@') {
-                        return Ok(E::Lit(self.env.uservar(rest)));
+                        return Ok(self.live(LiveOp::Get(rest.to_string())));
                     }
                 }
                 match self.column(None, None, v) {
@@ -801,6 +845,11 @@ impl Compiler<'_> {
             {
                 self.arith_run(e)?
             }
+            Expr::BinaryOp {
+                left,
+                op: BinaryOperator::Assignment,
+                right,
+            } => self.assignment(left, right)?,
             Expr::BinaryOp { left, op, right } => {
                 let l = Box::new(self.compile(left)?);
                 let r = Box::new(self.compile(right)?);
@@ -1325,8 +1374,16 @@ impl Compiler<'_> {
                 return Ok(E::Lit(Value::UInt(self.env.connection_id())));
             }
             "LAST_INSERT_ID" => {
+                want(0, 1)?;
+                return Ok(self.live(LiveOp::LastInsertId(args.pop())));
+            }
+            "ROW_COUNT" => {
                 want(0, 0)?;
-                return Ok(E::Lit(Value::UInt(self.env.last_insert_id())));
+                return Ok(E::Lit(Value::Int(self.env.row_count())));
+            }
+            "FOUND_ROWS" => {
+                want(0, 0)?;
+                return Ok(E::Lit(Value::UInt(self.env.found_rows())));
             }
             "NOW" | "CURRENT_TIMESTAMP" | "SYSDATE" | "LOCALTIME" | "LOCALTIMESTAMP"
             | "UTC_TIMESTAMP" => {
@@ -2080,6 +2137,27 @@ fn cast_value(v: Value, ty: &ColumnType) -> SqlResult<Value> {
     })
 }
 
+/// Reads or writes the session state of a [`LiveOp`].
+fn eval_live(live: &crate::uservars::Live, op: &LiveOp, r: &Row) -> SqlResult<Value> {
+    Ok(match op {
+        LiveOp::Get(name) => live.get(name),
+        LiveOp::Set(name, x) => {
+            let v = x.eval(r)?;
+            live.set(name, v.clone());
+            v
+        }
+        LiveOp::LastInsertId(None) => Value::UInt(live.last_insert_id()),
+        // MySQL takes the argument's integer value as unsigned; NULL
+        // returns NULL and remembers 0.
+        LiveOp::LastInsertId(Some(x)) => {
+            let v = x.eval(r)?;
+            let id = crate::func::val::uint_wrapping(&v);
+            live.set_last_insert_id_by_expr(id.unwrap_or(0));
+            id.map_or(Value::Null, Value::UInt)
+        }
+    })
+}
+
 fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02X}")).collect()
 }
@@ -2092,6 +2170,7 @@ impl E {
             E::Col(i) => r.row.get(*i).cloned().unwrap_or(Value::Null),
             E::Agg(i) => r.aggs.get(*i).cloned().unwrap_or(Value::Null),
             E::Outer(i) => r.outer.get(*i).cloned().unwrap_or(Value::Null),
+            E::Live(live, op) => eval_live(live, op, r)?,
             E::Win(i, _) => r.wins.get(*i).cloned().unwrap_or(Value::Null),
             E::Subquery {
                 id,
@@ -2511,10 +2590,19 @@ impl E {
         m
     }
 
-    /// Whether evaluating the expression may run a subquery.
+    /// Whether evaluating the expression may run a subquery, or write
+    /// session state (`@x := ...`, `LAST_INSERT_ID(x)`): either way it
+    /// must not be evaluated ahead of the rows (an index bound, a derived
+    /// equality) as if it were a constant.
     pub fn has_subquery(&self) -> bool {
         let mut any = false;
-        self.walk(&mut |e| any |= matches!(e, E::Subquery { .. }));
+        self.walk(&mut |e| {
+            any |= match e {
+                E::Subquery { .. } => true,
+                E::Live(_, op) => matches!(**op, LiveOp::Set(..) | LiveOp::LastInsertId(Some(_))),
+                _ => false,
+            }
+        });
         any
     }
 
@@ -2526,6 +2614,10 @@ impl E {
         f(self);
         match self {
             E::Lit(_) | E::Col(_) | E::Agg(_) | E::Outer(_) | E::Win(..) => {}
+            E::Live(_, op) => match &**op {
+                LiveOp::Set(_, x) | LiveOp::LastInsertId(Some(x)) => x.walk(f),
+                LiveOp::Get(_) | LiveOp::LastInsertId(None) => {}
+            },
             E::Subquery { lhs, .. } => {
                 if let Some(x) = lhs {
                     x.walk(f);
@@ -2667,6 +2759,11 @@ fn infer_inner(e: &E, cols: &[ColInfo], aggs: &[AggSpec]) -> ColumnType {
         E::Lit(v) => lit_type(v),
         E::Col(i) => cols.get(*i).map_or(VARCHAR_ANY, |c| c.ty),
         E::Outer(_) => VARCHAR_ANY,
+        E::Live(live, op) => match &**op {
+            LiveOp::Get(name) => crate::uservars::var_type(&live.get(name)),
+            LiveOp::Set(_, x) => infer(x, cols, aggs),
+            LiveOp::LastInsertId(_) => ColumnType::BigInt { unsigned: true },
+        },
         E::Win(_, ty) => *ty,
         E::Subquery { kind, ty, .. } => match kind {
             SubKind::Scalar => *ty,

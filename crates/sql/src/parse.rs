@@ -168,6 +168,9 @@ pub struct Parsed {
     /// `Update::order_by`/`limit`, which therefore stay empty here).
     pub update_order: Vec<OrderByExpr>,
     pub update_limit: Option<Expr>,
+    /// `SELECT ... INTO @a, @b`: the user variables (names without `@`),
+    /// cut out of the statement before parsing (see [`cut_select_into`]).
+    pub into: Option<Vec<String>>,
 }
 
 pub(crate) fn syntax_error(near: &str) -> EngineError {
@@ -292,6 +295,7 @@ fn parse_inner(sql: &str) -> SqlResult<Parsed> {
         share_lock: false,
         update_order: Vec::new(),
         update_limit: None,
+        into: None,
     };
     let sig: Vec<usize> = (0..tokens.len())
         .filter(|&i| significant(&tokens[i]))
@@ -312,6 +316,15 @@ fn parse_inner(sql: &str) -> SqlResult<Parsed> {
         Token::Word(w) => w.value.to_ascii_uppercase(),
         _ => String::new(),
     };
+    if matches!(first.as_str(), "SELECT" | "WITH") || tokens[sig[0]] == Token::LParen {
+        parsed.into = cut_select_into(&mut tokens)?;
+    }
+    let sig: Vec<usize> = (0..tokens.len())
+        .filter(|&i| significant(&tokens[i]))
+        .collect();
+    if first == "UPDATE" {
+        commas_to_cross_joins(&mut tokens);
+    }
     let second = sig
         .get(1)
         .and_then(|&i| match &tokens[i] {
@@ -429,6 +442,112 @@ fn parse_inner(sql: &str) -> SqlResult<Parsed> {
     }
     parsed.cmd = cmd;
     Ok(parsed)
+}
+
+/// `SELECT ... INTO @a, @b ...` (after the select list, or at the end of
+/// the statement; MySQL 8.0 takes both): the `INTO` clause at parenthesis
+/// depth 0 is cut out of the tokens and its variables returned, so the
+/// query parses and runs as a plain SELECT whose one row the session
+/// assigns. `INTO OUTFILE` / `INTO DUMPFILE` write files on the server
+/// (FILE privilege, `secure_file_priv`): refused by name. A name without
+/// `@` is a stored-program variable, which only exists inside routines
+/// (1327, as MySQL outside one).
+fn cut_select_into(tokens: &mut Vec<Token>) -> SqlResult<Option<Vec<String>>> {
+    let mut depth = 0i32;
+    let mut at = None;
+    for (i, t) in tokens.iter().enumerate() {
+        match t {
+            Token::LParen => depth += 1,
+            Token::RParen => depth -= 1,
+            _ if depth == 0 && is_word(t, "INTO") => {
+                at = Some(i);
+                break;
+            }
+            _ => {}
+        }
+    }
+    let Some(start) = at else { return Ok(None) };
+    let next_sig = |from: usize| (from..tokens.len()).find(|&i| significant(&tokens[i]));
+    let mut i = start + 1;
+    let mut names = Vec::new();
+    loop {
+        let Some(k) = next_sig(i) else {
+            return Err(syntax_error(""));
+        };
+        let name = match &tokens[k] {
+            t if is_word(t, "OUTFILE") || is_word(t, "DUMPFILE") => {
+                let what = word_upper(t).unwrap_or_default();
+                return Err(EngineError::not_supported(format!(
+                    "SELECT ... INTO {what} (writing files on the server)"
+                )));
+            }
+            Token::Word(w) if w.quote_style.is_none() && w.value.starts_with('@') => {
+                w.value[1..].to_string()
+            }
+            Token::AtSign => {
+                let Some(q) = next_sig(k + 1) else {
+                    return Err(syntax_error("@"));
+                };
+                let n = match &tokens[q] {
+                    Token::Word(w) => w.value.clone(),
+                    Token::SingleQuotedString(v) | Token::DoubleQuotedString(v) => v.clone(),
+                    other => return Err(syntax_error(&other.to_string())),
+                };
+                i = q;
+                n
+            }
+            Token::Word(w) if w.keyword == Keyword::NoKeyword => {
+                return Err(EngineError::new(
+                    1327,
+                    "42000",
+                    format!("Undeclared variable: {}", w.value),
+                ));
+            }
+            other => return Err(syntax_error(&other.to_string())),
+        };
+        if name.is_empty() || name.starts_with('@') {
+            return Err(syntax_error(&format!("@{name}")));
+        }
+        names.push(name);
+        i = i.max(k) + 1;
+        match next_sig(i) {
+            Some(c) if tokens[c] == Token::Comma => i = c + 1,
+            _ => break,
+        }
+    }
+    tokens.drain(start..i);
+    Ok(Some(names))
+}
+
+/// `UPDATE t1, t2 SET ...`: sqlparser reads one table reference before
+/// SET; MySQL's comma there is an inner join, so the top-level commas
+/// before SET become `CROSS JOIN` (the same rows, and the binder flattens
+/// inner joins anyway).
+fn commas_to_cross_joins(tokens: &mut Vec<Token>) {
+    let mut depth = 0i32;
+    let mut i = 0;
+    while i < tokens.len() {
+        match &tokens[i] {
+            Token::LParen => depth += 1,
+            Token::RParen => depth -= 1,
+            t if depth == 0 && is_word(t, "SET") => return,
+            Token::Comma if depth == 0 => {
+                tokens.splice(
+                    i..=i,
+                    [
+                        Token::Whitespace(Whitespace::Space),
+                        Token::make_keyword("CROSS"),
+                        Token::Whitespace(Whitespace::Space),
+                        Token::make_keyword("JOIN"),
+                        Token::Whitespace(Whitespace::Space),
+                    ],
+                );
+                i += 4;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
 }
 
 /// `ANALYZE [NO_WRITE_TO_BINLOG | LOCAL] {TABLE | TABLES} t1 [, t2] ...`

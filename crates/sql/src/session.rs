@@ -214,8 +214,17 @@ pub struct Session {
     next_isolation: Option<Isolation>,
     next_read_only: Option<bool>,
     vars: HashMap<String, String>,
-    user_vars: HashMap<String, Value>,
-    last_insert_id: u64,
+    /// User variables and LAST_INSERT_ID (`uservars.rs`).
+    live: crate::uservars::Live,
+    /// `ROW_COUNT()`: the last statement's affected rows, -1 after a
+    /// result set or an error.
+    row_count: i64,
+    /// `FOUND_ROWS()`: rows of the last SELECT (before its LIMIT with
+    /// SQL_CALC_FOUND_ROWS).
+    found_rows: u64,
+    /// The client connected with CLIENT_FOUND_ROWS: UPDATE and ODKU
+    /// report rows found rather than rows changed.
+    client_found_rows: bool,
     warnings: Vec<(String, u16, String)>,
     prepared: HashMap<u32, Prepared>,
     next_stmt: u32,
@@ -294,7 +303,7 @@ impl Env for Session {
             "transaction_isolation" | "tx_isolation" if scope != Scope::Global => {
                 return Ok(Value::text(iso_name(self.isolation)))
             }
-            "last_insert_id" | "identity" => return Ok(Value::UInt(self.last_insert_id)),
+            "last_insert_id" | "identity" => return Ok(Value::UInt(self.live.last_insert_id())),
             "warning_count" => return Ok(Value::Int(self.warnings.len() as i64)),
             "error_count" => return Ok(Value::Int(0)),
             "pseudo_thread_id" => return Ok(Value::UInt(self.conn_id)),
@@ -325,11 +334,14 @@ impl Env for Session {
             format!("Unknown system variable '{name}'"),
         ))
     }
-    fn uservar(&self, name: &str) -> Value {
-        self.user_vars
-            .get(&name.to_ascii_lowercase())
-            .cloned()
-            .unwrap_or(Value::Null)
+    fn live(&self) -> crate::uservars::Live {
+        self.live.clone()
+    }
+    fn row_count(&self) -> i64 {
+        self.row_count
+    }
+    fn found_rows(&self) -> u64 {
+        self.found_rows
     }
     fn database(&self) -> Option<String> {
         self.db.clone()
@@ -339,9 +351,6 @@ impl Env for Session {
     }
     fn current_user(&self) -> String {
         format!("{}@{}", self.user, self.account_host)
-    }
-    fn last_insert_id(&self) -> u64 {
-        self.last_insert_id
     }
     fn connection_id(&self) -> u64 {
         self.conn_id
@@ -396,8 +405,10 @@ impl Session {
             next_isolation: None,
             next_read_only: None,
             vars,
-            user_vars: HashMap::new(),
-            last_insert_id: 0,
+            live: Default::default(),
+            row_count: -1,
+            found_rows: 0,
+            client_found_rows: false,
             warnings: Vec::new(),
             prepared: HashMap::new(),
             next_stmt: 1,
@@ -407,6 +418,20 @@ impl Session {
             savepoints: Vec::new(),
             login: Default::default(),
             view_check: None,
+        }
+    }
+    /// The client's CLIENT_FOUND_ROWS flag: the affected rows of UPDATE
+    /// and INSERT ... ON DUPLICATE KEY UPDATE (and `ROW_COUNT()`) then
+    /// count rows found, not only rows changed, as MySQL.
+    pub fn set_client_found_rows(&mut self, on: bool) {
+        self.client_found_rows = on;
+    }
+    /// Affected rows of a write as the client asked to count them.
+    fn affected(&self, r: &exec::WriteResult) -> u64 {
+        if self.client_found_rows {
+            r.affected + r.unchanged
+        } else {
+            r.affected
         }
     }
     /// The session's interrupt: `KILL` sets it, statements poll it.
@@ -771,6 +796,10 @@ impl Session {
         let Statement::Query(q) = &**stmt else {
             return Ok(Vec::new());
         };
+        if p.into.is_some() {
+            // SELECT ... INTO answers OK, without a result set.
+            return Ok(Vec::new());
+        }
         let params = vec![Value::Null; p.params];
         let mut txn = self.engine.begin(self.isolation, true);
         let r = {
@@ -881,7 +910,10 @@ impl Session {
     /// bad dates, ... raised while evaluating expressions).
     fn run_with_func_warnings(&mut self, p: &Parsed, params: &[Value]) -> SqlResult<Output> {
         crate::func::warn::begin();
+        self.live.statement_start();
+        crate::session_sql::deprecations(&p.cmd);
         let mut r = self.run(p, params);
+        self.after_statement(&mut r);
         let (list, n) = crate::func::warn::drain();
         if n > 0 {
             self.warnings.extend(list);
@@ -892,6 +924,58 @@ impl Session {
         r
     }
     // ---- end of the hook ----
+
+    /// What the next statement's `ROW_COUNT()` reads (`session_sql.rs`),
+    /// and the OK packet's insert id after `LAST_INSERT_ID(expr)`.
+    fn after_statement(&mut self, r: &mut SqlResult<Output>) {
+        self.row_count = match r {
+            Ok(Output::Done {
+                affected_rows,
+                last_insert_id,
+                ..
+            }) => {
+                if let Some(id) = self.live.set_in_statement() {
+                    *last_insert_id = id;
+                }
+                i64::try_from(*affected_rows).unwrap_or(i64::MAX)
+            }
+            _ => -1,
+        };
+    }
+
+    /// A SELECT: its rows, or with `SELECT ... INTO` the variables set;
+    /// `FOUND_ROWS()` is recorded either way.
+    fn run_query(
+        &mut self,
+        q: &ast::Query,
+        p: &Parsed,
+        params: &[Value],
+        lock: Option<LockMode>,
+    ) -> SqlResult<Output> {
+        let calc = crate::session_sql::strip_calc_found_rows(q);
+        let (rs, found) = self.with_ctx(params, |cx, txn| match &calc {
+            Some(all) => {
+                let mut rs = exec::select(cx, txn, all, lock)?;
+                let found = rs.rows.len() as u64;
+                crate::session_sql::apply_limit(cx, q, &mut rs.rows)?;
+                Ok((rs, found))
+            }
+            None => {
+                let rs = exec::select(cx, txn, q, lock)?;
+                let n = rs.rows.len() as u64;
+                Ok((rs, n))
+            }
+        })?;
+        self.found_rows = found;
+        if let Some(names) = &p.into {
+            let n = crate::session_sql::assign_into(&self.live, names, rs)?;
+            return Ok(done(n, 0, 0, String::new()));
+        }
+        Ok(Output::Rows {
+            columns: rs.columns,
+            rows: rs.rows,
+        })
+    }
 
     fn run(&mut self, p: &Parsed, params: &[Value]) -> SqlResult<Output> {
         let is_show_warnings = matches!(
@@ -909,8 +993,18 @@ impl Session {
             Command::Empty => Err(EngineError::new(1065, "42000", "Query was empty")),
             Command::Set(items) => {
                 counters().set_option.fetch_add(1, Ordering::Relaxed);
+                // MySQL evaluates every value before assigning any
+                // (`sql_set_variables`: check all, then update all), so
+                // `SET @a = 1, @b = @a` reads @a as it was before.
+                let mut values = Vec::with_capacity(items.len());
                 for it in items {
-                    self.set(it, params)?;
+                    values.push(match it {
+                        SetItem::Var { value, .. } => Some(self.eval_set_value(value, params)?),
+                        _ => None,
+                    });
+                }
+                for (it, v) in items.iter().zip(values) {
+                    self.set(it, v)?;
                 }
                 Ok(done(0, 0, self.warnings.len() as u16, String::new()))
             }
@@ -993,7 +1087,8 @@ impl Session {
         }
     }
 
-    fn set(&mut self, it: &SetItem, params: &[Value]) -> SqlResult<()> {
+    /// One SET assignment; `value` is the evaluated value of a `Var`.
+    fn set(&mut self, it: &SetItem, value: Option<Value>) -> SqlResult<()> {
         match it {
             SetItem::Names(cs) => {
                 let cs = cs.to_ascii_lowercase();
@@ -1044,12 +1139,12 @@ impl Session {
                 }
                 Ok(())
             }
-            SetItem::Var { scope, name, value } => {
-                let v = self.eval_set_value(value, params)?;
+            SetItem::Var { scope, name, .. } => {
+                let v = value.unwrap_or(Value::Null);
                 let lname = name.to_ascii_lowercase();
                 match scope {
                     Scope::User => {
-                        self.user_vars.insert(lname, v);
+                        self.live.set(&lname, v);
                         Ok(())
                     }
                     Scope::Global => {
@@ -1142,7 +1237,8 @@ impl Session {
                 Ok(())
             }
             "last_insert_id" | "insert_id" => {
-                self.last_insert_id = v.to_f64().map(|f| f as u64).unwrap_or(0);
+                self.live
+                    .set_last_insert_id(v.to_f64().map(|f| f as u64).unwrap_or(0));
                 Ok(())
             }
             "sql_log_bin"
@@ -1285,13 +1381,9 @@ impl Session {
                 if let Some(pr) = &self.proc {
                     pr.set_phase(Phase::SendingData);
                 }
-                let rs = self.with_ctx(params, |cx, txn| exec::select(cx, txn, q, lock));
+                let r = self.run_query(q, p, params, lock);
                 self.interrupt.set_deadline(None);
-                let rs = rs?;
-                Ok(Output::Rows {
-                    columns: rs.columns,
-                    rows: rs.rows,
-                })
+                r
             }
             Statement::Insert(ins) => {
                 if ins.replace_into {
@@ -1301,20 +1393,26 @@ impl Session {
                 }
                 let r = self.with_ctx(params, |cx, txn| exec::insert(cx, txn, ins))?;
                 if let Some(id) = r.last_insert_id {
-                    self.last_insert_id = id;
+                    self.live.set_last_insert_id(id);
                 }
-                Ok(done(r.affected, r.last_insert_id.unwrap_or(0), 0, r.info))
+                Ok(done(
+                    self.affected(&r),
+                    r.last_insert_id.unwrap_or(0),
+                    0,
+                    r.info,
+                ))
             }
-            Statement::Update(ast::Update {
-                table,
-                assignments,
-                from,
-                selection,
-                returning,
-                order_by,
-                limit,
-                ..
-            }) => {
+            Statement::Update(u) => {
+                let ast::Update {
+                    table,
+                    assignments,
+                    from,
+                    selection,
+                    returning,
+                    order_by,
+                    limit,
+                    ..
+                } = u;
                 if from.is_some() || returning.is_some() {
                     return Err(EngineError::not_supported("UPDATE ... FROM/RETURNING"));
                 }
@@ -1325,6 +1423,18 @@ impl Session {
                     return Err(parse::syntax_error("ORDER BY"));
                 }
                 counters().update.fetch_add(1, Ordering::Relaxed);
+                if !table.joins.is_empty() {
+                    let r = self.with_ctx(params, |cx, txn| {
+                        crate::exec_multi::update(
+                            cx,
+                            txn,
+                            u,
+                            &p.update_order,
+                            p.update_limit.as_ref(),
+                        )
+                    })?;
+                    return Ok(done(self.affected(&r), 0, 0, r.info));
+                }
                 let r = self.with_ctx(params, |cx, txn| {
                     exec::update(
                         cx,
@@ -1336,11 +1446,15 @@ impl Session {
                         p.update_limit.as_ref(),
                     )
                 })?;
-                Ok(done(r.affected, 0, 0, r.info))
+                Ok(done(self.affected(&r), 0, 0, r.info))
             }
             Statement::Delete(d) => {
                 counters().delete.fetch_add(1, Ordering::Relaxed);
-                let r = self.with_ctx(params, |cx, txn| exec::delete(cx, txn, d))?;
+                let r = if crate::exec_multi::is_multi_delete(d) {
+                    self.with_ctx(params, |cx, txn| crate::exec_multi::delete(cx, txn, d))?
+                } else {
+                    self.with_ctx(params, |cx, txn| exec::delete(cx, txn, d))?
+                };
                 Ok(done(r.affected, 0, 0, r.info))
             }
             Statement::CreateDatabase {

@@ -753,3 +753,46 @@ fn views_check_as_definer_or_invoker() {
     assert_eq!(code(&mut r, "DROP VIEW db1.v"), 1142);
     ok(&mut root, "DROP VIEW db1.v, db1.vi");
 }
+
+/// Multi-table UPDATE/DELETE: UPDATE (or DELETE) on each target, SELECT
+/// on the tables only read and on the target columns the statement reads;
+/// a DELETE target named by its alias is checked on its table.
+#[test]
+fn multi_table_update_delete() {
+    let (engine, dir, store, mut root) = setup("priv_multi");
+    ok(&mut root, "CREATE USER mt");
+    let mut m = session(&engine, &store, "mt", "%");
+    let upd = "UPDATE db1.t JOIN db1.u ON u.id = t.id SET t.a = t.a + 1";
+    assert_eq!(code(&mut m, upd), 1142);
+    ok(&mut root, "GRANT UPDATE ON db1.t TO mt");
+    // t's columns are read (ON, SET value): SELECT on t too.
+    let m1 = msg(&mut m, upd);
+    assert!(
+        m1.starts_with("1142 SELECT") && m1.contains("'db1.t'"),
+        "{m1}"
+    );
+    ok(&mut root, "GRANT SELECT ON db1.t TO mt");
+    // u is only read: SELECT on it.
+    let m1 = msg(&mut m, upd);
+    assert!(m1.contains("for table 'db1.u'"), "{m1}");
+    ok(&mut root, "GRANT SELECT ON db1.u TO mt");
+    ok(&mut m, upd);
+    // Setting a column of u needs UPDATE on u.
+    let m2 = msg(
+        &mut m,
+        "UPDATE db1.t JOIN db1.u ON u.id = t.id SET u.id = u.id",
+    );
+    assert!(m2.starts_with("1142 UPDATE command denied"), "{m2}");
+    // DELETE through an alias: DELETE on the aliased table only.
+    let del = "DELETE a FROM db1.t AS a JOIN db1.u AS b ON b.id = a.id WHERE b.id = 99";
+    let m3 = msg(&mut m, del);
+    assert!(
+        m3.starts_with("1142 DELETE command denied") && m3.contains("'db1.t'"),
+        "{m3}"
+    );
+    ok(&mut root, "GRANT DELETE ON db1.t TO mt");
+    ok(&mut m, del);
+    drop((m, root));
+    let _ = engine.close(true);
+    let _ = std::fs::remove_dir_all(dir);
+}

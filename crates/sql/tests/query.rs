@@ -69,3 +69,32 @@ fn order_by_limit_for_update_locks_only_the_first_row() {
         None
     );
 }
+
+/// CLIENT_FOUND_ROWS: UPDATE (single- and multi-table) and ON DUPLICATE
+/// KEY UPDATE report rows found, and ROW_COUNT() follows, as MySQL.
+#[test]
+fn client_found_rows_counts_rows_found() {
+    let (engine, _dir) = setup("q_found_rows");
+    let affected = |s: &mut Session, q: &str| match s.execute(q).expect(q) {
+        quire_sql::Output::Done { affected_rows, .. } => affected_rows,
+        other => panic!("{q}: {other:?}"),
+    };
+    let mut plain = session(&engine);
+    let mut found = session(&engine);
+    found.set_client_found_rows(true);
+    let same = "UPDATE new_orders SET no_o_id = no_o_id WHERE no_w_id = 1 AND no_d_id = 1";
+    assert_eq!(affected(&mut plain, same), 0);
+    assert_eq!(affected(&mut found, same), 3);
+    let rows = |s: &mut Session, q: &str| match s.execute(q).expect(q) {
+        quire_sql::Output::Rows { rows, .. } => format!("{rows:?}"),
+        other => panic!("{q}: {other:?}"),
+    };
+    assert_eq!(rows(&mut found, "SELECT ROW_COUNT()"), "[[Int(3)]]");
+    let multi =
+        "UPDATE new_orders a JOIN new_orders b ON b.no_o_id = a.no_o_id SET a.no_d_id = a.no_d_id";
+    assert_eq!(affected(&mut plain, multi), 0);
+    assert_eq!(affected(&mut found, multi), 4);
+    let odku = "INSERT INTO new_orders VALUES (1, 1, 1) ON DUPLICATE KEY UPDATE no_d_id = 1";
+    assert_eq!(affected(&mut plain, odku), 0);
+    assert_eq!(affected(&mut found, odku), 1);
+}

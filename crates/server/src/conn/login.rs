@@ -288,6 +288,7 @@ impl Conn {
         self.w.seq = self.r.seq;
         let mut session = self.new_session();
         session.set_password_expired(acct.login.password_expired);
+        session.set_client_found_rows(self.caps & cap::FOUND_ROWS != 0);
         if let Some((version, cipher, _)) = &tls_state {
             session.set_tls(version, cipher);
         }

@@ -314,8 +314,6 @@ pub fn known_unsupported(name: &str) -> bool {
             | "IS_FREE_LOCK"
             | "IS_USED_LOCK"
             | "NAME_CONST"
-            | "FOUND_ROWS"
-            | "ROW_COUNT"
             | "ICU_VERSION"
             | "VALIDATE_PASSWORD_STRENGTH"
             | "STD"

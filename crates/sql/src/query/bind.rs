@@ -700,6 +700,8 @@ impl<'a> Binder<'a> {
             width,
             outer_on: None,
             after: Vec::new(),
+            lock: None,
+            key_slot: None,
         });
         Ok(index)
     }
@@ -1015,6 +1017,48 @@ impl<'a> Binder<'a> {
         Ok(from)
     }
 
+    /// The table references and WHERE of a multi-table UPDATE/DELETE as
+    /// one block's `Join` (WHERE and ON conjuncts, outer joins), with the
+    /// block's columns; `exec_multi.rs` compiles the SET list against
+    /// them and marks the targets.
+    pub fn bind_dml_join(
+        &mut self,
+        list: &[TableWithJoins],
+        selection: Option<&Expr>,
+    ) -> SqlResult<(Join, Vec<ColInfo>)> {
+        let from = self.bind_from(list, None)?;
+        let cols = from.cols.clone();
+        let outer = OuterScope::default();
+        let mut refs = Vec::new();
+        let mut conj = Vec::new();
+        if let Some(w) = selection {
+            let e = self.compile(w, &cols, &outer, None, None, "where clause", &mut refs)?;
+            conjuncts(e, &mut conj);
+        }
+        for e in &from.inner_on {
+            let e = self.compile(e, &cols, &outer, None, None, "on clause", &mut refs)?;
+            conjuncts(e, &mut conj);
+        }
+        let mut sources = from.sources;
+        for (i, e) in &from.outer_on {
+            let ce = self.compile(e, &cols, &outer, None, None, "on clause", &mut refs)?;
+            let mut v = Vec::new();
+            conjuncts(ce, &mut v);
+            sources[*i].outer_on = Some(v);
+        }
+        let width = cols.len();
+        let join = Join {
+            sources,
+            width,
+            conj,
+            steps: Vec::new(),
+            gate: Vec::new(),
+            limit: None,
+            lock: None,
+        };
+        Ok((join, cols))
+    }
+
     // ----------------------------------------------------------- SELECT
 
     #[allow(clippy::too_many_arguments)]
@@ -1038,7 +1082,13 @@ impl<'a> Binder<'a> {
             .as_ref()
             .is_some_and(|m| m.sql_calc_found_rows)
         {
-            return Err(EngineError::not_supported("SQL_CALC_FOUND_ROWS"));
+            // The session strips it from the outermost block
+            // (`session_sql.rs`); anywhere else MySQL refuses it.
+            return Err(EngineError::new(
+                1234,
+                "42000",
+                "Incorrect usage/placement of 'SQL_CALC_FOUND_ROWS'",
+            ));
         }
         let from = self.bind_from(&s.from, lock)?;
         let cols = from.cols.clone();

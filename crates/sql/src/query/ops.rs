@@ -506,7 +506,7 @@ impl<'p> JoinOp<'p> {
                     .access
                     .as_ref()
                     .ok_or_else(|| EngineError::internal("table step without access"))?;
-                self.open_table(def, acc, step.scan_limit, step.columns.as_deref(), ex)?
+                self.open_table(k, def, acc, step.scan_limit, step.columns.as_deref(), ex)?
             }
             SourceKind::Rows(rows) => Cands::Rows {
                 rows: rows.clone(),
@@ -524,8 +524,22 @@ impl<'p> JoinOp<'p> {
         Ok(())
     }
 
+    /// The lock step `k`'s rows are read with: its source's own (a
+    /// multi-table UPDATE/DELETE's targets and read tables), else the
+    /// block's FOR UPDATE / FOR SHARE.
+    fn step_lock(&self, k: usize) -> Option<quire_engine::LockMode> {
+        let src = &self.j.sources[self.j.steps[k].source];
+        src.lock.or(self.j.lock)
+    }
+
+    /// Whether step `k`'s rows carry their engine key (`Source::key_slot`).
+    fn keyed(&self, k: usize) -> bool {
+        self.j.sources[self.j.steps[k].source].key_slot.is_some()
+    }
+
     fn open_table(
         &mut self,
+        k: usize,
         def: &TableDef,
         acc: &Access,
         scan_limit: Option<usize>,
@@ -546,7 +560,8 @@ impl<'p> JoinOp<'p> {
         let Some(ranges) = key_ranges(acc, &r)? else {
             return Ok(Cands::Empty);
         };
-        let lock = self.j.lock;
+        let lock = self.step_lock(k);
+        let keyed = self.keyed(k);
         // A full unique key on the primary key: one point read.
         if acc.point && acc.index.is_none() && ranges.len() == 1 {
             let tys = def.pk_types();
@@ -557,10 +572,13 @@ impl<'p> JoinOp<'p> {
                 .map(|(v, t)| exact(v, t))
                 .collect();
             if let Some(pk) = exact_vals {
-                let got = match lock {
+                let mut got = match lock {
                     Some(m) => ex.txn.get_for(def, &pk, m)?,
                     None => ex.txn.get_cols(def, &pk, columns)?,
                 };
+                if let (true, Some(v)) = (keyed, got.as_mut()) {
+                    v.push(Value::Bytes(Txn::encode_pk(def, &pk)?));
+                }
                 return Ok(Cands::Rows {
                     rows: Arc::new(got.into_iter().collect()),
                     pos: 0,
@@ -591,7 +609,8 @@ impl<'p> JoinOp<'p> {
     fn candidate(&mut self, k: usize, ex: &mut Ex<'_, 'p>) -> SqlResult<Option<Vec<Value>>> {
         let step = &self.j.steps[k];
         let scan_limit = step.scan_limit;
-        let lock = self.j.lock;
+        let lock = self.step_lock(k);
+        let keyed = self.keyed(k);
         match &mut self.levels[k].cands {
             Cands::Empty => Ok(None),
             Cands::Rows { rows, pos } => {
@@ -649,12 +668,19 @@ impl<'p> JoinOp<'p> {
                 } else {
                     *range_done = true;
                 }
+                let with_key = |r: quire_engine::Row| {
+                    let mut v = r.values;
+                    if keyed {
+                        v.push(Value::Bytes(r.key));
+                    }
+                    v
+                };
                 match seen.as_mut() {
-                    None => batch.extend(got.into_iter().map(|(_, r)| r.values)),
+                    None => batch.extend(got.into_iter().map(|(_, r)| with_key(r))),
                     Some(seen) => {
                         for (_, r) in got {
-                            if seen.insert(r.key) {
-                                batch.push_back(r.values);
+                            if seen.insert(r.key.clone()) {
+                                batch.push_back(with_key(r));
                             }
                         }
                     }
@@ -667,7 +693,12 @@ impl<'p> JoinOp<'p> {
         let src = &self.j.sources[self.j.steps[k].source];
         match vals {
             // One table: its row is the whole join row; moved, not copied.
-            Some(v) if src.offset == 0 && src.width == self.j.width && v.len() == src.width => {
+            Some(v)
+                if src.key_slot.is_none()
+                    && src.offset == 0
+                    && src.width == self.j.width
+                    && v.len() == src.width =>
+            {
                 self.row = v;
                 return;
             }
@@ -679,7 +710,14 @@ impl<'p> JoinOp<'p> {
             self.row.resize(self.j.width, Value::Null);
         }
         match vals {
-            Some(v) => {
+            Some(mut v) => {
+                if let Some(slot) = src.key_slot {
+                    self.row[slot] = if v.len() > src.width {
+                        v.pop().unwrap_or(Value::Null)
+                    } else {
+                        Value::Null
+                    };
+                }
                 for (i, x) in v.into_iter().enumerate().take(src.width) {
                     self.row[src.offset + i] = x;
                 }
@@ -687,6 +725,9 @@ impl<'p> JoinOp<'p> {
             None => {
                 for i in 0..src.width {
                     self.row[src.offset + i] = Value::Null;
+                }
+                if let Some(slot) = src.key_slot {
+                    self.row[slot] = Value::Null;
                 }
             }
         }

@@ -148,6 +148,15 @@ pub struct Source {
     pub outer_on: Option<Vec<E>>,
     /// Sources that must be read before this one (a LEFT JOIN's left side).
     pub after: Vec<usize>,
+    /// The lock this source's rows are read with, instead of
+    /// `Join::lock` (a multi-table UPDATE/DELETE: its targets exclusive,
+    /// the tables it only reads shared).
+    pub lock: Option<LockMode>,
+    /// A multi-table UPDATE/DELETE target: where in the block's row
+    /// (past its columns, `Join::width` includes it) the engine key of
+    /// this source's current row goes, as `Value::Bytes` (NULL for the
+    /// NULL row of an outer join).
+    pub key_slot: Option<usize>,
 }
 
 #[derive(Debug)]
