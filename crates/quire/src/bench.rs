@@ -29,6 +29,9 @@ pub enum BenchCmd {
     /// Small write transactions (sysbench-like) on the engine: TPS,
     /// latency percentiles, redo fsyncs and commits per fsync.
     Commit(crate::bench_commit::CommitArgs),
+    /// The query engine: a large ORDER BY within sort_buffer_size (wall
+    /// time, RSS growth, spill files) and LIMIT 10 latency over it.
+    Query(crate::bench_query::QueryArgs),
 }
 
 #[derive(clap::Args, Debug)]
@@ -64,6 +67,7 @@ pub fn run(cmd: BenchCmd, cfg: Config) -> Result<ExitCode, Box<dyn std::error::E
     match cmd {
         BenchCmd::Btree(a) => btree(a, cfg),
         BenchCmd::Commit(a) => crate::bench_commit::run(a, cfg),
+        BenchCmd::Query(a) => crate::bench_query::run(a, cfg),
     }
 }
 

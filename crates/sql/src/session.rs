@@ -38,7 +38,7 @@ use crate::exec::{self, Ctx, Virtual};
 use crate::expr::{self, Compiler, Env, Row};
 use crate::parse::{self, Command, Parsed, Scope, SetItem};
 use crate::process::{self, Phase, Proc};
-use crate::{ColumnMeta, Output, PreparedInfo, SqlResult};
+use crate::{ColumnMeta, Output, PreparedInfo, RowSink, SqlResult};
 
 /// Statement counters the SQL layer keeps (SHOW STATUS `Com_*`).
 #[derive(Default)]
@@ -587,6 +587,15 @@ impl Session {
     }
     /// COM_QUERY: one statement (a trailing ';' is allowed).
     pub fn execute(&mut self, sql: &str) -> SqlResult<Output> {
+        self.execute_to(sql, None)
+    }
+    /// COM_QUERY with a SELECT's rows handed to `sink` as they are
+    /// produced ([`Output::Streamed`]); other statements answer as
+    /// [`Session::execute`] does.
+    pub fn execute_streaming(&mut self, sql: &str, sink: &mut dyn RowSink) -> SqlResult<Output> {
+        self.execute_to(sql, Some(sink))
+    }
+    fn execute_to(&mut self, sql: &str, sink: Option<&mut dyn RowSink>) -> SqlResult<Output> {
         counters().questions.fetch_add(1, Ordering::Relaxed);
         self.interrupt.reset_query();
         if process::is_shutdown(sql) {
@@ -598,7 +607,7 @@ impl Session {
         }
         self.hint_ms = process::hint_max_execution_time(sql);
         let _cur = process::enter_statement(&self.interrupt, self.proc.as_ref());
-        self.run_with_func_warnings(&parsed, &[])
+        self.run_with_func_warnings(&parsed, &[], sink)
     }
     /// `SHUTDOWN` / COM_SHUTDOWN: needs the SHUTDOWN privilege.
     pub fn shutdown(&mut self) -> SqlResult<Output> {
@@ -644,6 +653,23 @@ impl Session {
     }
     /// COM_STMT_EXECUTE with the bound parameters (NULL = Value::Null).
     pub fn execute_prepared(&mut self, id: u32, params: Vec<Value>) -> SqlResult<Output> {
+        self.execute_prepared_to(id, params, None)
+    }
+    /// COM_STMT_EXECUTE, a SELECT's rows streamed to `sink`.
+    pub fn execute_prepared_streaming(
+        &mut self,
+        id: u32,
+        params: Vec<Value>,
+        sink: &mut dyn RowSink,
+    ) -> SqlResult<Output> {
+        self.execute_prepared_to(id, params, Some(sink))
+    }
+    fn execute_prepared_to(
+        &mut self,
+        id: u32,
+        params: Vec<Value>,
+        sink: Option<&mut dyn RowSink>,
+    ) -> SqlResult<Output> {
         counters().questions.fetch_add(1, Ordering::Relaxed);
         let Some(p) = self.prepared.get(&id) else {
             return Err(EngineError::new(
@@ -666,7 +692,7 @@ impl Session {
         }
         self.interrupt.reset_query();
         let _cur = process::enter_statement(&self.interrupt, self.proc.as_ref());
-        self.run_with_func_warnings(&parsed, &params)
+        self.run_with_func_warnings(&parsed, &params, sink)
     }
     /// COM_STMT_CLOSE.
     pub fn close_prepared(&mut self, id: u32) {
@@ -857,9 +883,14 @@ impl Session {
     /// [`Session::run`] with the evaluation warning sink emptied first and
     /// drained into the statement's warnings after (division by zero,
     /// bad dates, ... raised while evaluating expressions).
-    fn run_with_func_warnings(&mut self, p: &Parsed, params: &[Value]) -> SqlResult<Output> {
+    fn run_with_func_warnings(
+        &mut self,
+        p: &Parsed,
+        params: &[Value],
+        sink: Option<&mut dyn RowSink>,
+    ) -> SqlResult<Output> {
         crate::func::warn::begin();
-        let mut r = self.run(p, params);
+        let mut r = self.run(p, params, sink);
         let (list, n) = crate::func::warn::drain();
         if n > 0 {
             self.warnings.extend(list);
@@ -871,7 +902,12 @@ impl Session {
     }
     // ---- end of the hook ----
 
-    fn run(&mut self, p: &Parsed, params: &[Value]) -> SqlResult<Output> {
+    fn run(
+        &mut self,
+        p: &Parsed,
+        params: &[Value],
+        sink: Option<&mut dyn RowSink>,
+    ) -> SqlResult<Output> {
         let is_show_warnings = matches!(
             p.cmd,
             Command::Show(ref s) if matches!(**s, parse::Show::Warnings | parse::Show::Errors)
@@ -963,7 +999,7 @@ impl Session {
                 }
                 r
             }
-            Command::Sql(stmt) => self.run_sql(stmt, p, params),
+            Command::Sql(stmt) => self.run_sql(stmt, p, params, sink),
         }
     }
 
@@ -1036,6 +1072,16 @@ impl Session {
                             ));
                         }
                         check_inert(name, &lname, &text)?;
+                        let text = match crate::spill::normalise_var(&lname, &text) {
+                            Some(r) => {
+                                let (value, warning) = r?;
+                                if let Some(w) = warning {
+                                    self.warnings.push(("Warning".into(), 1292, w));
+                                }
+                                value
+                            }
+                            None => text,
+                        };
                         match self.engine.set_global(&lname, &text) {
                             Ok(()) => Ok(()),
                             Err(e) if e.code == 1193 => {
@@ -1059,6 +1105,15 @@ impl Session {
 
     fn set_session(&mut self, lname: &str, name: &str, v: &Value) -> SqlResult<()> {
         let text = set_text(v);
+        // sort_buffer_size, tmp_table_size, ...: clamped as MySQL does.
+        if let Some(r) = crate::spill::normalise_var(lname, &text) {
+            let (value, warning) = r?;
+            if let Some(w) = warning {
+                self.warnings.push(("Warning".into(), 1292, w));
+            }
+            self.vars.insert(lname.to_string(), value);
+            return Ok(());
+        }
         check_inert(name, lname, &text)?;
         match lname {
             // Global-only in MySQL.
@@ -1239,7 +1294,13 @@ impl Session {
         c.compile(e)?.eval(&Row::new(&[], &[]))
     }
 
-    fn run_sql(&mut self, stmt: &Statement, p: &Parsed, params: &[Value]) -> SqlResult<Output> {
+    fn run_sql(
+        &mut self,
+        stmt: &Statement,
+        p: &Parsed,
+        params: &[Value],
+        sink: Option<&mut dyn RowSink>,
+    ) -> SqlResult<Output> {
         match stmt {
             Statement::Query(q) => {
                 counters().select.fetch_add(1, Ordering::Relaxed);
@@ -1256,13 +1317,21 @@ impl Session {
                 if let Some(pr) = &self.proc {
                     pr.set_phase(Phase::SendingData);
                 }
-                let rs = self.with_ctx(params, |cx, txn| exec::select(cx, txn, q, lock));
+                let out = match sink {
+                    Some(sink) => self
+                        .with_ctx(params, |cx, txn| {
+                            crate::query::select_to(cx, txn, q, lock, sink)
+                        })
+                        .map(|rows| Output::Streamed { rows }),
+                    None => self
+                        .with_ctx(params, |cx, txn| exec::select(cx, txn, q, lock))
+                        .map(|rs| Output::Rows {
+                            columns: rs.columns,
+                            rows: rs.rows,
+                        }),
+                };
                 self.interrupt.set_deadline(None);
-                let rs = rs?;
-                Ok(Output::Rows {
-                    columns: rs.columns,
-                    rows: rs.rows,
-                })
+                out
             }
             Statement::Insert(ins) => {
                 if ins.replace_into {
