@@ -232,6 +232,7 @@ fn check_output(r: quire_sql::SqlResult<Output>) {
     if verbose() {
         match &r {
             Ok(Output::Rows { rows, .. }) => eprintln!("  -> {} rows", rows.len()),
+            Ok(Output::Streamed { rows }) => eprintln!("  -> {rows} rows streamed"),
             Ok(Output::Done { affected_rows, .. }) => {
                 eprintln!("  -> ok, {affected_rows} affected")
             }

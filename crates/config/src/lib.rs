@@ -371,6 +371,20 @@ pub struct Config {
     /// 28800, range 1 .. 31536000. Dynamic.
     pub wait_timeout: u64,
 
+    /// `sort_buffer_size`: bytes of rows an ORDER BY keeps in memory
+    /// before writing sorted runs to `<datadir>/#tmp`. Default 256K, range
+    /// 32K .. 2^64-1. Dynamic (global and session).
+    pub sort_buffer_size: u64,
+    /// `join_buffer_size`: MySQL's block/hash join buffer. Default 256K,
+    /// multiple of 128. quire's joins are index nested loops and use no
+    /// join buffer, so no operator reads it yet.
+    pub join_buffer_size: u64,
+    /// `tmp_table_size` and `max_heap_table_size`: the smaller is how many
+    /// bytes a GROUP BY / DISTINCT / set operation hash table holds in
+    /// memory before partitioning to disk. Default 16M each.
+    pub tmp_table_size: u64,
+    pub max_heap_table_size: u64,
+
     /// `ssl_ca`, `ssl_cert`, `ssl_key`: PEM files; None = the data
     /// directory's (auto-generated) ones. Not dynamic.
     pub ssl_ca: Option<PathBuf>,
@@ -441,6 +455,10 @@ impl Default for Config {
             max_connections: 151,
             max_allowed_packet: 67_108_864,
             wait_timeout: 28_800,
+            sort_buffer_size: 262_144,
+            join_buffer_size: 262_144,
+            tmp_table_size: 16_777_216,
+            max_heap_table_size: 16_777_216,
             thread_stack: 8 << 20,
             ssl_ca: None,
             ssl_cert: None,

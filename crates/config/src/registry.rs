@@ -573,6 +573,15 @@ pub static REGISTRY: &[VarInfo] = &[
         set: |c, v| c.innodb_use_fdatasync = v.as_bool(),
     },
     VarInfo {
+        name: "join_buffer_size",
+        kind: bytes(128, 18_446_744_073_709_547_520, 128),
+        default: "262144",
+        dynamic: true,
+        help: "Bytes of the buffer of a join without an index (no operator uses one yet).",
+        get: |c| Value::Uint(c.join_buffer_size),
+        set: |c, v| c.join_buffer_size = v.as_u64(),
+    },
+    VarInfo {
         name: "lock_wait_timeout",
         kind: uint(1, 31_536_000),
         default: "31536000",
@@ -598,6 +607,15 @@ pub static REGISTRY: &[VarInfo] = &[
         help: "Path and base name of the binary log files (empty: DATADIR/binlog).",
         get: |c| Value::Path(c.log_bin_basename.clone()),
         set: |c, v| c.log_bin_basename = v.into_path(),
+    },
+    VarInfo {
+        name: "max_heap_table_size",
+        kind: bytes(16_384, 1_844_674_407_370_954_752, 1024),
+        default: "16777216",
+        dynamic: true,
+        help: "Largest in-memory temporary table, in bytes; with tmp_table_size (the smaller wins) the hash tables of GROUP BY, DISTINCT and set operations spill to disk beyond it.",
+        get: |c| Value::Uint(c.max_heap_table_size),
+        set: |c, v| c.max_heap_table_size = v.as_u64(),
     },
     VarInfo {
         name: "max_allowed_packet",
@@ -685,6 +703,15 @@ pub static REGISTRY: &[VarInfo] = &[
         set: |c, v| c.server_id = v.as_u32(),
     },
     VarInfo {
+        name: "sort_buffer_size",
+        kind: bytes(32_768, u64::MAX, 1),
+        default: "262144",
+        dynamic: true,
+        help: "Bytes of rows an ORDER BY sorts in memory; beyond, sorted runs go to temporary files and are merged.",
+        get: |c| Value::Uint(c.sort_buffer_size),
+        set: |c, v| c.sort_buffer_size = v.as_u64(),
+    },
+    VarInfo {
         name: "socket",
         kind: VarKind::Path { nullable: true },
         default: "",
@@ -737,6 +764,15 @@ pub static REGISTRY: &[VarInfo] = &[
         help: "Stack size of each connection thread (MySQL's default is 1M; quire's SQL layer gets 8M).",
         get: |c| Value::Uint(c.thread_stack),
         set: |c, v| c.thread_stack = v.as_u64(),
+    },
+    VarInfo {
+        name: "tmp_table_size",
+        kind: bytes(1024, u64::MAX, 1),
+        default: "16777216",
+        dynamic: true,
+        help: "Largest in-memory temporary table, in bytes (see max_heap_table_size).",
+        get: |c| Value::Uint(c.tmp_table_size),
+        set: |c, v| c.tmp_table_size = v.as_u64(),
     },
     VarInfo {
         name: "tls_version",

@@ -169,6 +169,22 @@ pub struct EngineRecovery {
     pub storage: quire_storage::RecoveryReport,
 }
 
+/// Where the SQL layer puts the temporary files of sorts and hash
+/// tables that outgrow their memory limits: `<datadir>/#tmp`.
+pub fn tmpdir(datadir: &std::path::Path) -> std::path::PathBuf {
+    datadir.join("#tmp")
+}
+
+/// Empties the temporary directory when the engine opens: files there
+/// belong to statements of a process that is gone (a crash, a kill -9).
+fn reset_tmpdir(datadir: &std::path::Path) {
+    if let Ok(entries) = std::fs::read_dir(tmpdir(datadir)) {
+        for e in entries.flatten() {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+}
+
 impl Engine {
     /// Opens (creating if needed) the data directory of `cfg`.
     pub fn open(vfs: Arc<dyn Vfs>, cfg: &Config) -> Result<(Engine, EngineRecovery)> {
@@ -177,6 +193,7 @@ impl Engine {
         let store = Store::open_with(vfs.clone(), cfg, &mut |s, e, p| {
             logical.push((s, e, p.to_vec()))
         })?;
+        reset_tmpdir(&cfg.datadir);
         let binlog_cfg = cfg.log_bin.then(|| {
             let (dir, stem) =
                 crate::binlog::location(&cfg.datadir, cfg.log_bin_basename.as_deref());

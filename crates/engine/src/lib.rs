@@ -21,7 +21,7 @@ pub mod types;
 pub mod view;
 
 pub use catalog::{ColumnDef, IndexDef, NewTable, TableDef};
-pub use engine::{Engine, EngineRecovery};
+pub use engine::{tmpdir, Engine, EngineRecovery};
 pub use error::{EngineError, Result};
 pub use interrupt::{Interrupt, Kill, Stage};
 pub use lock::LockMode;

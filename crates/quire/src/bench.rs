@@ -32,6 +32,9 @@ pub enum BenchCmd {
     /// sysbench's oltp_read_write statement mix through the SQL layer
     /// (prepared statements, no network): latency and CPU per statement.
     Sql(crate::bench_sql::SqlArgs),
+    /// The query engine: a large ORDER BY within sort_buffer_size (wall
+    /// time, RSS growth, spill files) and LIMIT 10 latency over it.
+    Query(crate::bench_query::QueryArgs),
 }
 
 #[derive(clap::Args, Debug)]
@@ -68,6 +71,7 @@ pub fn run(cmd: BenchCmd, cfg: Config) -> Result<ExitCode, Box<dyn std::error::E
         BenchCmd::Btree(a) => btree(a, cfg),
         BenchCmd::Commit(a) => crate::bench_commit::run(a, cfg),
         BenchCmd::Sql(a) => crate::bench_sql::run(a, cfg),
+        BenchCmd::Query(a) => crate::bench_query::run(a, cfg),
     }
 }
 

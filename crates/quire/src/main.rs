@@ -2,6 +2,7 @@
 //!
 //! ```text
 //!   quire bench btree      load and measure a B+tree on a real data directory
+//!   quire bench query      a 10M-row ORDER BY within sort_buffer_size, LIMIT latency
 //!   quire crashtest        torture runs on the simulated file system
 //!   quire check            verify a data directory offline (like innochecksum)
 //!   quire serve            the MySQL-protocol server
@@ -14,6 +15,7 @@
 
 mod bench;
 mod bench_commit;
+mod bench_query;
 mod bench_sql;
 mod check;
 mod crashtest;

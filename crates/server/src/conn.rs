@@ -26,7 +26,13 @@
 //! ```
 //!
 //! Replies are framed into one buffer and written with one `write` per
-//! command (result sets flush every megabyte). Nothing a client sends can
+//! command. A SELECT streams: the session hands each row to a
+//! [`PacketSink`] as the operators produce it, and the sink writes it to
+//! the socket every 16 KiB, so the first rows reach the client while the
+//! statement still runs; the EOF (with the status after an autocommit
+//! commit) follows the last row, and an error part-way is an ERR packet
+//! after the rows already sent, as MySQL does. SHOW and the other
+//! statements answer with a materialised `Output::Rows`. Nothing a client sends can
 //! panic this code; a panic inside the SQL layer is caught around the
 //! session call, reported to the client as error 1105, logged, and ends
 //! only this connection.
@@ -43,8 +49,9 @@ use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::time::Duration;
 
+use quire_engine::Value;
 use quire_engine::{Engine, EngineError};
-use quire_sql::{ColumnMeta, Output, Session, SqlResult};
+use quire_sql::{ColumnMeta, Output, RowSink, Session, SqlResult};
 
 use crate::auth::{Accounts, ClientHost};
 use crate::codec::{cap, status};
@@ -62,8 +69,12 @@ use crate::stream::Stream;
 
 mod login;
 
-/// Result sets flush to the socket once this many bytes are buffered.
+/// Materialised result sets flush to the socket once this many bytes
+/// are buffered.
 const FLUSH_AT: usize = 1 << 20;
+/// A streamed result set flushes every this many bytes (MySQL's
+/// `net_buffer_length` default), so the client gets rows as they come.
+const STREAM_FLUSH_AT: usize = 16 << 10;
 /// Limit on the handshake response (before authentication).
 const MAX_HANDSHAKE: usize = 1 << 20;
 /// `connect_timeout` (MySQL default 10 s).
@@ -327,18 +338,53 @@ impl Conn {
         match catch_unwind(AssertUnwindSafe(|| f(session))) {
             Ok(r) => Ok(r),
             Err(panic) => {
-                let what = panic
-                    .downcast_ref::<&str>()
-                    .map(|s| s.to_string())
-                    .or_else(|| panic.downcast_ref::<String>().cloned())
-                    .unwrap_or_else(|| "unknown panic".to_string());
-                eprintln!(
-                    "quire-server: connection {}: panic in the SQL layer: {what}",
-                    self.p.id
-                );
-                // The connection closes; `run` then closes the session
-                // (rolling back) under its own panic guard.
-                self.send_err(1105, "HY000", &format!("Internal error: {what}"));
+                self.report_panic(panic);
+                Err(())
+            }
+        }
+    }
+
+    fn report_panic(&mut self, panic: Box<dyn std::any::Any + Send>) {
+        let what = panic
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown panic".to_string());
+        eprintln!(
+            "quire-server: connection {}: panic in the SQL layer: {what}",
+            self.p.id
+        );
+        // The connection closes; `run` then closes the session (rolling
+        // back) under its own panic guard.
+        self.send_err(1105, "HY000", &format!("Internal error: {what}"));
+    }
+
+    /// [`Conn::guarded`] for a statement whose result set streams: `f`
+    /// gets a sink writing rows to this connection's socket.
+    fn guarded_streaming(
+        &mut self,
+        binary: bool,
+        f: impl FnOnce(&mut Session, &mut dyn RowSink) -> SqlResult<Output>,
+    ) -> Result<SqlResult<Output>, ()> {
+        let deprecate_eof = self.deprecate_eof();
+        let status = self.status();
+        let Conn { session, w, r, .. } = self;
+        let Some(session) = session.as_mut() else {
+            return Ok(Err(EngineError::new(1105, "HY000", "no session")));
+        };
+        let mut sink = PacketSink {
+            w,
+            sock: r.get_mut().get_mut(),
+            binary,
+            deprecate_eof,
+            status,
+            columns: Vec::new(),
+        };
+        let r = catch_unwind(AssertUnwindSafe(|| f(session, &mut sink)));
+        match r {
+            Ok(r) => Ok(r),
+            Err(panic) => {
+                self.report_panic(panic);
                 Err(())
             }
         }
@@ -545,7 +591,7 @@ impl Conn {
                     g.proc.set_info(stmt);
                 }
             }
-            match self.guarded(|s| s.execute(stmt)) {
+            match self.guarded_streaming(false, |s, sink| s.execute_streaming(stmt, sink)) {
                 Err(()) => return Ok(Flow::Close),
                 Ok(Ok(out)) => self.send_output(out, false, more)?,
                 Ok(Err(e)) => {
@@ -565,6 +611,8 @@ impl Conn {
                 warnings,
                 info,
             } => self.send_ok(affected_rows, last_insert_id, warnings, &info, more),
+            // Columns and rows went out through the PacketSink.
+            Output::Streamed { .. } => self.send_end(more),
             Output::Rows { columns, rows } => {
                 self.send_columns(&columns);
                 for row in &rows {
@@ -586,14 +634,9 @@ impl Conn {
 
     /// Column count, definitions, and the EOF after them.
     fn send_columns(&mut self, columns: &[ColumnMeta]) {
-        let b = self.w.begin();
-        crate::codec::put_lenenc_int(b, columns.len() as u64);
-        self.w.finish();
-        for c in columns {
-            write_column_def(self.w.begin(), c);
-            self.w.finish();
-        }
-        self.send_mid_eof();
+        let status = self.status();
+        let deprecate_eof = self.deprecate_eof();
+        write_columns(&mut self.w, columns, deprecate_eof, status);
     }
 
     /// COM_FIELD_LIST: the table's columns, from `SELECT * ... LIMIT 0`.
@@ -710,12 +753,79 @@ impl Conn {
                 }
                 Err(ParamError::Malformed(m)) => return Err(ProtocolError::Malformed(m)),
             };
-        match self.guarded(|s| s.execute_prepared(id, values)) {
+        match self.guarded_streaming(true, |s, sink| {
+            s.execute_prepared_streaming(id, values, sink)
+        }) {
             Err(()) => return Ok(Flow::Close),
             Ok(Ok(out)) => self.send_output(out, true, false)?,
             Ok(Err(e)) => self.send_engine_err(&e),
         }
         Ok(Flow::Continue)
+    }
+}
+
+/// Column count, definitions, and (without CLIENT_DEPRECATE_EOF) the
+/// EOF after them.
+fn write_columns(w: &mut PacketWriter, columns: &[ColumnMeta], deprecate_eof: bool, status: u16) {
+    let b = w.begin();
+    crate::codec::put_lenenc_int(b, columns.len() as u64);
+    w.finish();
+    for c in columns {
+        write_column_def(w.begin(), c);
+        w.finish();
+    }
+    if !deprecate_eof {
+        write_eof(w.begin(), 0, status);
+        w.finish();
+    }
+}
+
+/// Writes a streamed result set's column definitions and rows into the
+/// connection's packet buffer, flushing it to the socket every
+/// [`STREAM_FLUSH_AT`] bytes. The end of the result set (EOF, or ERR
+/// after an error) is the connection's, once the session call returns.
+struct PacketSink<'a> {
+    w: &'a mut PacketWriter,
+    sock: &'a mut Stream,
+    binary: bool,
+    deprecate_eof: bool,
+    /// Status flags for the EOF after the column definitions.
+    status: u16,
+    columns: Vec<ColumnMeta>,
+}
+
+impl PacketSink<'_> {
+    fn flush_if_full(&mut self) -> SqlResult<()> {
+        if self.w.out.len() < STREAM_FLUSH_AT {
+            return Ok(());
+        }
+        self.w.flush_to(self.sock).map_err(|e| {
+            // ER_NET_ERROR_ON_WRITE: the statement stops; the connection
+            // closes when the command loop's own flush fails too.
+            EngineError::new(
+                1160,
+                "08S01",
+                format!("Got an error writing communication packets ({e})"),
+            )
+        })
+    }
+}
+
+impl RowSink for PacketSink<'_> {
+    fn columns(&mut self, columns: &[ColumnMeta]) -> SqlResult<()> {
+        self.columns = columns.to_vec();
+        write_columns(self.w, columns, self.deprecate_eof, self.status);
+        self.flush_if_full()
+    }
+
+    fn row(&mut self, row: Vec<Value>) -> SqlResult<()> {
+        if self.binary {
+            write_binary_row(self.w.begin(), &self.columns, &row);
+        } else {
+            write_text_row(self.w.begin(), &self.columns, &row);
+        }
+        self.w.finish();
+        self.flush_if_full()
     }
 }
 

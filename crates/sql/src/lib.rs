@@ -39,6 +39,7 @@ pub mod session;
 mod session_sql;
 mod show;
 mod sort;
+pub mod spill;
 pub mod stack;
 mod uservars;
 mod view;
@@ -79,6 +80,10 @@ pub enum Output {
         columns: Vec<ColumnMeta>,
         rows: Vec<Vec<Value>>,
     },
+    /// A result set already handed to the caller's [`RowSink`] as it was
+    /// produced (a SELECT run with [`Session::execute_streaming`]); only
+    /// its end (EOF / OK with the final status) is left to send.
+    Streamed { rows: u64 },
     /// An OK packet's content.
     Done {
         affected_rows: u64,
@@ -86,6 +91,18 @@ pub enum Output {
         warnings: u16,
         info: String,
     },
+}
+
+/// Where a streamed result set goes (the server: packets on the
+/// socket). A SELECT calls [`RowSink::columns`] once, before its first
+/// row, then [`RowSink::row`] for each row as the operators produce it;
+/// the statement (and an autocommit transaction) ends after the last
+/// row. An error part-way comes back from the session call after some
+/// rows were sent, as MySQL sends an ERR packet after rows. An error
+/// from the sink (the client went away) ends the statement with it.
+pub trait RowSink {
+    fn columns(&mut self, columns: &[ColumnMeta]) -> SqlResult<()>;
+    fn row(&mut self, row: Vec<Value>) -> SqlResult<()>;
 }
 
 /// A prepared statement as the protocol reports it.

@@ -38,7 +38,7 @@ use crate::exec::{self, Ctx, Virtual};
 use crate::expr::{self, Compiler, Env, Row};
 use crate::parse::{self, Command, Parsed, Scope, SetItem};
 use crate::process::{self, Phase, Proc};
-use crate::{ColumnMeta, Output, PreparedInfo, SqlResult};
+use crate::{ColumnMeta, Output, PreparedInfo, RowSink, SqlResult};
 
 /// Statement counters the SQL layer keeps (SHOW STATUS `Com_*`).
 #[derive(Default)]
@@ -632,6 +632,15 @@ impl Session {
     }
     /// COM_QUERY: one statement (a trailing ';' is allowed).
     pub fn execute(&mut self, sql: &str) -> SqlResult<Output> {
+        self.execute_to(sql, None)
+    }
+    /// COM_QUERY with a SELECT's rows handed to `sink` as they are
+    /// produced ([`Output::Streamed`]); other statements answer as
+    /// [`Session::execute`] does.
+    pub fn execute_streaming(&mut self, sql: &str, sink: &mut dyn RowSink) -> SqlResult<Output> {
+        self.execute_to(sql, Some(sink))
+    }
+    fn execute_to(&mut self, sql: &str, sink: Option<&mut dyn RowSink>) -> SqlResult<Output> {
         counters().questions.fetch_add(1, Ordering::Relaxed);
         self.interrupt.reset_query();
         if process::is_shutdown(sql) {
@@ -643,7 +652,7 @@ impl Session {
         }
         self.hint_ms = process::hint_max_execution_time(sql);
         let _cur = process::enter_statement(&self.interrupt, self.proc.as_ref());
-        self.run_with_func_warnings(&parsed, &[])
+        self.run_with_func_warnings(&parsed, &[], sink)
     }
     /// `SHUTDOWN` / COM_SHUTDOWN: needs the SHUTDOWN privilege.
     pub fn shutdown(&mut self) -> SqlResult<Output> {
@@ -689,6 +698,23 @@ impl Session {
     }
     /// COM_STMT_EXECUTE with the bound parameters (NULL = Value::Null).
     pub fn execute_prepared(&mut self, id: u32, params: Vec<Value>) -> SqlResult<Output> {
+        self.execute_prepared_to(id, params, None)
+    }
+    /// COM_STMT_EXECUTE, a SELECT's rows streamed to `sink`.
+    pub fn execute_prepared_streaming(
+        &mut self,
+        id: u32,
+        params: Vec<Value>,
+        sink: &mut dyn RowSink,
+    ) -> SqlResult<Output> {
+        self.execute_prepared_to(id, params, Some(sink))
+    }
+    fn execute_prepared_to(
+        &mut self,
+        id: u32,
+        params: Vec<Value>,
+        sink: Option<&mut dyn RowSink>,
+    ) -> SqlResult<Output> {
         counters().questions.fetch_add(1, Ordering::Relaxed);
         let Some(p) = self.prepared.get(&id) else {
             return Err(EngineError::new(
@@ -711,7 +737,7 @@ impl Session {
         }
         self.interrupt.reset_query();
         let _cur = process::enter_statement(&self.interrupt, self.proc.as_ref());
-        self.run_with_func_warnings(&parsed, &params)
+        self.run_with_func_warnings(&parsed, &params, sink)
     }
     /// COM_STMT_CLOSE.
     pub fn close_prepared(&mut self, id: u32) {
@@ -908,11 +934,16 @@ impl Session {
     /// [`Session::run`] with the evaluation warning sink emptied first and
     /// drained into the statement's warnings after (division by zero,
     /// bad dates, ... raised while evaluating expressions).
-    fn run_with_func_warnings(&mut self, p: &Parsed, params: &[Value]) -> SqlResult<Output> {
+    fn run_with_func_warnings(
+        &mut self,
+        p: &Parsed,
+        params: &[Value],
+        sink: Option<&mut dyn RowSink>,
+    ) -> SqlResult<Output> {
         crate::func::warn::begin();
         self.live.statement_start();
         crate::session_sql::deprecations(&p.cmd);
-        let mut r = self.run(p, params);
+        let mut r = self.run(p, params, sink);
         self.after_statement(&mut r);
         let (list, n) = crate::func::warn::drain();
         if n > 0 {
@@ -977,7 +1008,12 @@ impl Session {
         })
     }
 
-    fn run(&mut self, p: &Parsed, params: &[Value]) -> SqlResult<Output> {
+    fn run(
+        &mut self,
+        p: &Parsed,
+        params: &[Value],
+        sink: Option<&mut dyn RowSink>,
+    ) -> SqlResult<Output> {
         let is_show_warnings = matches!(
             p.cmd,
             Command::Show(ref s) if matches!(**s, parse::Show::Warnings | parse::Show::Errors)
@@ -1083,7 +1119,7 @@ impl Session {
                 self.implicit_commit()?;
                 crate::view::create(self, v)
             }
-            Command::Sql(stmt) => self.run_sql(stmt, p, params),
+            Command::Sql(stmt) => self.run_sql(stmt, p, params, sink),
         }
     }
 
@@ -1157,6 +1193,16 @@ impl Session {
                             ));
                         }
                         check_inert(name, &lname, &text)?;
+                        let text = match crate::spill::normalise_var(&lname, &text) {
+                            Some(r) => {
+                                let (value, warning) = r?;
+                                if let Some(w) = warning {
+                                    self.warnings.push(("Warning".into(), 1292, w));
+                                }
+                                value
+                            }
+                            None => text,
+                        };
                         match self.engine.set_global(&lname, &text) {
                             Ok(()) => Ok(()),
                             Err(e) if e.code == 1193 => {
@@ -1180,6 +1226,15 @@ impl Session {
 
     fn set_session(&mut self, lname: &str, name: &str, v: &Value) -> SqlResult<()> {
         let text = set_text(v);
+        // sort_buffer_size, tmp_table_size, ...: clamped as MySQL does.
+        if let Some(r) = crate::spill::normalise_var(lname, &text) {
+            let (value, warning) = r?;
+            if let Some(w) = warning {
+                self.warnings.push(("Warning".into(), 1292, w));
+            }
+            self.vars.insert(lname.to_string(), value);
+            return Ok(());
+        }
         check_inert(name, lname, &text)?;
         match lname {
             // Global-only in MySQL.
@@ -1361,7 +1416,13 @@ impl Session {
         c.compile(e)?.eval(&Row::new(&[], &[]))
     }
 
-    fn run_sql(&mut self, stmt: &Statement, p: &Parsed, params: &[Value]) -> SqlResult<Output> {
+    fn run_sql(
+        &mut self,
+        stmt: &Statement,
+        p: &Parsed,
+        params: &[Value],
+        sink: Option<&mut dyn RowSink>,
+    ) -> SqlResult<Output> {
         if let Some(rw) = crate::view_dml::rewrite(&self.engine, self.db.as_deref(), stmt, p)? {
             return self.run_through_view(rw, p, params);
         }
@@ -1381,9 +1442,25 @@ impl Session {
                 if let Some(pr) = &self.proc {
                     pr.set_phase(Phase::SendingData);
                 }
-                let r = self.run_query(q, p, params, lock);
+                // Streamed to the client as produced, unless the rows
+                // go to variables (INTO) or must all be counted first
+                // (SQL_CALC_FOUND_ROWS).
+                let streams =
+                    p.into.is_none() && crate::session_sql::strip_calc_found_rows(q).is_none();
+                let out = match sink {
+                    Some(sink) if streams => {
+                        let r = self.with_ctx(params, |cx, txn| {
+                            crate::query::select_to(cx, txn, q, lock, sink)
+                        });
+                        if let Ok(n) = &r {
+                            self.found_rows = *n;
+                        }
+                        r.map(|rows| Output::Streamed { rows })
+                    }
+                    _ => self.run_query(q, p, params, lock),
+                };
                 self.interrupt.set_deadline(None);
-                r
+                out
             }
             Statement::Insert(ins) => {
                 if ins.replace_into {
@@ -1712,7 +1789,7 @@ impl Session {
         p2.update_order = rw.order;
         p2.update_limit = rw.limit;
         self.view_check = Some(rw.check);
-        let r = self.run_sql(&rw.stmt, &p2, params);
+        let r = self.run_sql(&rw.stmt, &p2, params, None);
         self.view_check = None;
         r
     }

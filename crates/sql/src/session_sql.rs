@@ -142,6 +142,10 @@ pub fn assign_into(live: &Live, names: &[String], rs: ResultSet) -> SqlResult<u6
 /// A query with SQL_CALC_FOUND_ROWS on its outermost block, without the
 /// modifier and without its LIMIT (None: the modifier is not there).
 pub fn strip_calc_found_rows(q: &Query) -> Option<Query> {
+    // Looked up before anything is copied: almost no query has it.
+    if !has_calc_found_rows(&q.body) {
+        return None;
+    }
     let mut q2 = q.clone();
     let first = leftmost_select(&mut q2.body)?;
     let m = first.select_modifiers.as_mut()?;
@@ -151,6 +155,18 @@ pub fn strip_calc_found_rows(q: &Query) -> Option<Query> {
     m.sql_calc_found_rows = false;
     q2.limit_clause = None;
     Some(q2)
+}
+
+fn has_calc_found_rows(b: &SetExpr) -> bool {
+    match b {
+        SetExpr::Select(s) => s
+            .select_modifiers
+            .as_ref()
+            .is_some_and(|m| m.sql_calc_found_rows),
+        SetExpr::SetOperation { left, .. } => has_calc_found_rows(left),
+        SetExpr::Query(q) => has_calc_found_rows(&q.body),
+        _ => false,
+    }
 }
 
 fn leftmost_select(b: &mut SetExpr) -> Option<&mut ast::Select> {

@@ -163,6 +163,7 @@ pub fn status_rows(engine: &Engine) -> Vec<(String, String)> {
     ] {
         v.push((k.to_string(), a.load(Ordering::Relaxed).to_string()));
     }
+    v.extend(crate::spill::status_rows());
     v.push(("Uptime".into(), started().elapsed().as_secs().to_string()));
     v.sort_by_key(|a| a.0.to_ascii_lowercase());
     v.dedup_by(|a, b| a.0 == b.0);

@@ -172,7 +172,7 @@ fn garbage_never_panics() {
 fn rows(o: Output) -> Vec<Vec<Value>> {
     match o {
         Output::Rows { rows, .. } => rows,
-        Output::Done { .. } => panic!("expected rows"),
+        Output::Done { .. } | Output::Streamed { .. } => panic!("expected rows"),
     }
 }
 

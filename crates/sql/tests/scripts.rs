@@ -71,6 +71,7 @@ pub fn render(r: &Result<Output, quire_engine::EngineError>) -> String {
             }
             out
         }
+        Ok(Output::Streamed { rows }) => format!("streamed {rows} rows"),
     }
 }
 

@@ -15,7 +15,8 @@
 //!   ops.rs   operators   pull-based: next() streams rows from the engine's
 //!        │               batched scans (Txn::scan_after) to the result
 //!        ▼
-//!   ResultSet
+//!   RowSink              select_to: each row as produced (the server's
+//!                        packets); select: collected (a ResultSet)
 //! ```
 //!
 //! `explain.rs` prints the optimized plan (EXPLAIN, FORMAT=TREE);
@@ -40,7 +41,7 @@ use sqlparser::ast::Query;
 
 use crate::ctx::{Ctx, ResultSet};
 use crate::expr::{conform, OuterScope};
-use crate::SqlResult;
+use crate::{ColumnMeta, RowSink, SqlResult};
 use bind::Binder;
 use ops::{Ex, Shared};
 use plan::{Node, Plan};
@@ -61,14 +62,30 @@ pub fn plan(cx: &Ctx, q: &Query, lock: Option<LockMode>) -> SqlResult<(Plan, boo
     Ok((plan, any_limit))
 }
 
-/// Runs a query (SELECT, set operation, VALUES, WITH ...).
+/// Runs a query (SELECT, set operation, VALUES, WITH ...), collecting
+/// its rows.
 pub fn select(cx: &Ctx, txn: &mut Txn, q: &Query, lock: Option<LockMode>) -> SqlResult<ResultSet> {
+    let mut sink = Collect::default();
+    select_to(cx, txn, q, lock, &mut sink)?;
+    Ok(ResultSet {
+        columns: sink.columns,
+        rows: sink.rows,
+    })
+}
+
+/// Runs a query, handing each row to `sink` as the operators produce
+/// it (nothing is collected here). Returns the number of rows.
+pub fn select_to(
+    cx: &Ctx,
+    txn: &mut Txn,
+    q: &Query,
+    lock: Option<LockMode>,
+    sink: &mut dyn RowSink,
+) -> SqlResult<u64> {
     let (plan, any_limit) = plan(cx, q, lock)?;
+    sink.columns(&plan.columns)?;
     if cx.describe {
-        return Ok(ResultSet {
-            columns: plan.columns,
-            rows: Vec::new(),
-        });
+        return Ok(0);
     }
     let sh = Shared::new(cx, &plan.subplans, any_limit);
     let mut ex = Ex {
@@ -76,21 +93,40 @@ pub fn select(cx: &Ctx, txn: &mut Txn, q: &Query, lock: Option<LockMode>) -> Sql
         sh: &sh,
         outer: &[],
     };
-    let mut rows = ops::collect(&plan.root, &mut ex)?;
     // A block's Project already gave each value its column's type; rows
     // of set operations and VALUES get the merged type here.
-    if !ends_in_project(&plan.root) {
-        for r in rows.iter_mut() {
+    let conform_here = !ends_in_project(&plan.root);
+    let mut op = ops::build(&plan.root);
+    let mut n = 0u64;
+    while let Some(mut r) = op.next(&mut ex)? {
+        if conform_here {
             for (v, c) in r.iter_mut().zip(&plan.columns) {
                 let x = std::mem::replace(v, Value::Null);
                 *v = conform(x, &c.ty);
             }
         }
+        sink.row(r)?;
+        n += 1;
     }
-    Ok(ResultSet {
-        columns: plan.columns,
-        rows,
-    })
+    Ok(n)
+}
+
+/// A sink that keeps everything (the materialised path).
+#[derive(Default)]
+struct Collect {
+    columns: Vec<ColumnMeta>,
+    rows: Vec<Vec<Value>>,
+}
+
+impl RowSink for Collect {
+    fn columns(&mut self, columns: &[ColumnMeta]) -> SqlResult<()> {
+        self.columns = columns.to_vec();
+        Ok(())
+    }
+    fn row(&mut self, row: Vec<Value>) -> SqlResult<()> {
+        self.rows.push(row);
+        Ok(())
+    }
 }
 
 fn ends_in_project(n: &Node) -> bool {

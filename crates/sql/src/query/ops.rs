@@ -13,6 +13,19 @@
 //!                                                                  over batches)
 //! ```
 //!
+//! The root's rows go to a `RowSink` as they come (`query::select_to`):
+//! the server writes each to the socket, so a result set is never held
+//! whole. The blocking operators keep bounded memory (`crate::spill`):
+//! Sort holds `sort_buffer_size` bytes of rows and merges sorted runs
+//! from disk beyond that; Aggregate, Distinct and the set operations
+//! hold a hash table of at most min(`tmp_table_size`,
+//! `max_heap_table_size`) bytes and hash-partition rows with new keys to
+//! disk once it is full, finishing each partition after the input. Every
+//! loop over many rows, spilled or not, passes a safe point (`Txn::tick`)
+//! so KILL QUERY and `max_execution_time` stop it. Not bounded yet: WITH
+//! ROLLUP, window functions, derived tables and uncorrelated subquery
+//! results are held in memory whole.
+//!
 //! Operators do not hold the transaction: each `next` gets it in [`Ex`],
 //! with the values of the enclosing query (`outer`, for correlated
 //! subqueries) and the statement-wide state ([`Shared`]: subquery result
@@ -39,6 +52,10 @@ use crate::query::access::{exact, key_ranges, Access, KeyRange};
 use crate::query::agg::AggState;
 use crate::query::key::{key_part, row_key, KeyPart};
 use crate::query::plan::{Join, Node, SetOpKind, SourceKind, Subplan};
+use crate::spill::file::StreamReader;
+use crate::spill::hash::{key_bytes, Dedup, Partitions, SetFilter};
+use crate::spill::sort::{Sorted, Sorter};
+use crate::spill::{row_bytes, Limits};
 use crate::SqlResult;
 
 /// Largest batch one scan call returns.
@@ -56,6 +73,9 @@ pub struct Shared<'p> {
     subq_cache: RefCell<HashMap<usize, Arc<SubRows>>>,
     derived: RefCell<HashMap<usize, Arc<Vec<Vec<Value>>>>>,
     working: RefCell<HashMap<usize, Arc<Vec<Vec<Value>>>>>,
+    /// Memory limits of sorts and hash tables (`spill/`), read when an
+    /// operator first needs them.
+    limits: std::cell::OnceCell<Limits>,
 }
 
 impl<'p> Shared<'p> {
@@ -67,7 +87,14 @@ impl<'p> Shared<'p> {
             subq_cache: RefCell::new(HashMap::new()),
             derived: RefCell::new(HashMap::new()),
             working: RefCell::new(HashMap::new()),
+            limits: std::cell::OnceCell::new(),
         }
+    }
+
+    /// `sort_buffer_size`, the temporary table limit, the spill directory.
+    pub fn limits(&self) -> &Limits {
+        self.limits
+            .get_or_init(|| Limits::read(self.cx.env, &self.cx.engine.config().datadir))
     }
 }
 
@@ -150,6 +177,9 @@ pub fn build<'p>(node: &'p Node) -> BoxOp<'p> {
             width: *width,
             rollup: *rollup,
             out: None,
+            input_done: false,
+            queue: VecDeque::new(),
+            rollup_state: None,
         }),
         Node::Project {
             input,
@@ -181,7 +211,8 @@ pub fn build<'p>(node: &'p Node) -> BoxOp<'p> {
         Node::Distinct { input, width } => Box::new(DistinctOp {
             input: build(input),
             width: *width,
-            seen: HashSet::new(),
+            dedup: None,
+            input_done: false,
         }),
         Node::Sort { input, keys, top } => Box::new(SortOp {
             input: build(input),
@@ -210,9 +241,10 @@ pub fn build<'p>(node: &'p Node) -> BoxOp<'p> {
             all: *all,
             left: build(left),
             right: Some(build(right)),
-            right_rows: None,
-            seen: HashSet::new(),
+            filter: None,
+            dedup: None,
             on_right: false,
+            input_done: false,
         }),
         Node::Recursive {
             id,
@@ -870,22 +902,106 @@ struct AggregateOp<'p> {
     aggs: &'p [crate::expr::AggSpec],
     width: usize,
     rollup: bool,
+    /// Finished rows of the table being handed out.
     out: Option<std::vec::IntoIter<Vec<Value>>>,
+    input_done: bool,
+    /// Partitions of input rows set aside when the table was full
+    /// (`spill/hash.rs`), each to be grouped on its own.
+    queue: VecDeque<(StreamReader, u32)>,
+    rollup_state: Option<RollupState<'p>>,
 }
 
 struct Group {
     row: Vec<Value>,
-    key_vals: Vec<Value>,
     states: Vec<AggState>,
 }
 
+/// Where a grouping pass reads its rows: the operator's input, or a
+/// partition written by an earlier pass.
+enum GroupSource {
+    Input,
+    Spilled(StreamReader),
+}
+
 impl<'p> AggregateOp<'p> {
-    fn new_group(&self, row: Vec<Value>, key_vals: Vec<Value>) -> Group {
+    fn new_group(&self, row: Vec<Value>) -> Group {
         Group {
             row,
-            key_vals,
             states: self.aggs.iter().map(|a| AggState::new(a.kind)).collect(),
         }
+    }
+
+    fn source_row(
+        &mut self,
+        src: &mut GroupSource,
+        ex: &mut Ex<'_, 'p>,
+    ) -> SqlResult<Option<Vec<Value>>> {
+        match src {
+            GroupSource::Input => self.input.next(ex),
+            GroupSource::Spilled(r) => {
+                ex.txn.tick()?;
+                r.next_row()
+            }
+        }
+    }
+
+    /// One grouping pass (no ROLLUP): the groups that fit within the
+    /// temporary-table limit, finished; rows of further groups go to
+    /// partitions, queued for later passes.
+    fn group_pass(
+        &mut self,
+        mut src: GroupSource,
+        level: u32,
+        ex: &mut Ex<'_, 'p>,
+    ) -> SqlResult<Vec<Vec<Value>>> {
+        let limits = ex.sh.limits();
+        let (limit, dir) = (limits.table_bytes, limits.dir.clone());
+        let mut groups: Vec<Group> = Vec::new();
+        let mut index: HashMap<Vec<KeyPart>, usize> = HashMap::new();
+        let mut bytes = 0usize;
+        let mut over: Option<Partitions> = None;
+        while let Some(row) = self.source_row(&mut src, ex)? {
+            let mut kv = Vec::with_capacity(self.group.len());
+            for g in self.group {
+                kv.push(ex.eval(g, &row, &[])?);
+            }
+            let key = row_key(&kv);
+            let gi = match index.get(&key) {
+                Some(&i) => i,
+                None => {
+                    let b = row_bytes(&row) + key_bytes(&key) + 64 * self.aggs.len();
+                    if over.is_some() || (bytes + b > limit && !groups.is_empty()) {
+                        let p = match over.as_mut() {
+                            Some(p) => p,
+                            None => over.insert(Partitions::new(&dir, level)?),
+                        };
+                        p.push(&key, &row)?;
+                        continue;
+                    }
+                    bytes += b;
+                    let g = self.new_group(row.clone());
+                    groups.push(g);
+                    index.insert(key, groups.len() - 1);
+                    groups.len() - 1
+                }
+            };
+            let mut g = std::mem::replace(
+                &mut groups[gi],
+                Group {
+                    row: Vec::new(),
+                    states: Vec::new(),
+                },
+            );
+            self.add(&mut g, &row, ex)?;
+            groups[gi] = g;
+        }
+        if let Some(p) = over {
+            self.queue.extend(p.finish()?);
+        }
+        if level == 0 && groups.is_empty() && self.group.is_empty() {
+            groups.push(self.new_group(vec![Value::Null; self.width]));
+        }
+        groups.into_iter().map(|g| self.finish(g)).collect()
     }
 
     fn add(&self, g: &mut Group, row: &[Value], ex: &mut Ex<'_, 'p>) -> SqlResult<()> {
@@ -908,124 +1024,120 @@ impl<'p> AggregateOp<'p> {
         Ok(out)
     }
 
-    /// Groups keyed by the first `n` group expressions.
-    fn group_by(
-        &self,
-        rows: &[(Vec<Value>, Vec<Value>)],
-        n: usize,
-        ex: &mut Ex<'_, 'p>,
-    ) -> SqlResult<Vec<Group>> {
-        let mut groups: Vec<Group> = Vec::new();
-        let mut index: HashMap<Vec<KeyPart>, usize> = HashMap::new();
-        for (row, kv) in rows {
-            ex.txn.tick()?;
-            let key = row_key(&kv[..n]);
-            let gi = match index.get(&key) {
-                Some(&i) => i,
-                None => {
-                    let mut rep = row.clone();
-                    // Rollup rows: the rolled-up columns read as NULL.
-                    for g in &self.group[n..] {
-                        if let E::Col(c) = g {
-                            if let Some(x) = rep.get_mut(*c) {
-                                *x = Value::Null;
-                            }
-                        }
-                    }
-                    let mut kvals = kv[..n].to_vec();
-                    kvals.resize(self.group.len(), Value::Null);
-                    groups.push(self.new_group(rep, kvals));
-                    index.insert(key, groups.len() - 1);
-                    groups.len() - 1
-                }
-            };
-            let mut g = std::mem::replace(
-                &mut groups[gi],
-                Group {
-                    row: Vec::new(),
-                    key_vals: Vec::new(),
-                    states: Vec::new(),
-                },
-            );
-            self.add(&mut g, row, ex)?;
-            groups[gi] = g;
-        }
-        Ok(groups)
-    }
-
-    fn compute(&mut self, ex: &mut Ex<'_, 'p>) -> SqlResult<Vec<Vec<Value>>> {
-        if !self.rollup {
-            let mut groups: Vec<Group> = Vec::new();
-            let mut index: HashMap<Vec<KeyPart>, usize> = HashMap::new();
-            while let Some(row) = self.input.next(ex)? {
-                let mut kv = Vec::with_capacity(self.group.len());
-                for g in self.group {
-                    kv.push(ex.eval(g, &row, &[])?);
-                }
-                let key = row_key(&kv);
-                let gi = match index.get(&key) {
-                    Some(&i) => i,
-                    None => {
-                        let g = self.new_group(row.clone(), Vec::new());
-                        groups.push(g);
-                        index.insert(key, groups.len() - 1);
-                        groups.len() - 1
-                    }
-                };
-                let mut g = std::mem::replace(
-                    &mut groups[gi],
-                    Group {
-                        row: Vec::new(),
-                        key_vals: Vec::new(),
-                        states: Vec::new(),
-                    },
-                );
-                self.add(&mut g, &row, ex)?;
-                groups[gi] = g;
-            }
-            if groups.is_empty() && self.group.is_empty() {
-                groups.push(self.new_group(vec![Value::Null; self.width], Vec::new()));
-            }
-            return groups.into_iter().map(|g| self.finish(g)).collect();
-        }
-        // WITH ROLLUP: groups at every prefix of the GROUP BY list, in
-        // key order, each super-aggregate row after the rows it sums.
-        let mut rows = Vec::new();
-        while let Some(row) = self.input.next(ex)? {
-            let mut kv = Vec::with_capacity(self.group.len());
-            for g in self.group {
-                kv.push(ex.eval(g, &row, &[])?);
-            }
-            rows.push((row, kv));
-        }
+    /// WITH ROLLUP, first call: the input sorted by its GROUP BY values
+    /// (`spill/sort.rs`: within `sort_buffer_size`, runs on disk beyond),
+    /// each row carrying those values at its end.
+    fn sort_for_rollup(&mut self, ex: &mut Ex<'_, 'p>) -> SqlResult<RollupState<'p>> {
         let n = self.group.len();
-        let mut all: Vec<(Vec<Value>, usize, Group)> = Vec::new();
-        for level in (0..=n).rev() {
-            if level == 0 && rows.is_empty() {
-                continue;
-            }
-            for g in self.group_by(&rows, level, ex)? {
-                all.push((g.key_vals.clone(), level, g));
-            }
-        }
-        all.sort_by(|a, b| {
-            for i in 0..n {
-                // A rolled-up position sorts after every real value.
-                let (ra, rb) = (i >= a.1, i >= b.1);
-                let o = match (ra, rb) {
-                    (true, true) => Ordering::Equal,
-                    (true, false) => Ordering::Greater,
-                    (false, true) => Ordering::Less,
-                    _ => null_first(&a.0[i], &b.0[i]),
-                };
+        let cmp: RowCmp<'p> = Box::new(move |a: &[Value], b: &[Value]| {
+            let (ka, kb) = (&a[a.len() - n..], &b[b.len() - n..]);
+            for (x, y) in ka.iter().zip(kb) {
+                let o = null_first(x, y);
                 if o != Ordering::Equal {
                     return o;
                 }
             }
             Ordering::Equal
         });
-        all.into_iter().map(|(_, _, g)| self.finish(g)).collect()
+        let mut sorter = Sorter::new(cmp, None, ex.sh.limits());
+        while let Some(mut row) = self.input.next(ex)? {
+            let mut kv = Vec::with_capacity(n);
+            for g in self.group {
+                kv.push(ex.eval(g, &row, &[])?);
+            }
+            row.extend(kv);
+            let tx: &Txn = ex.txn;
+            sorter.push(row, &|| tx.tick())?;
+        }
+        let tx: &Txn = ex.txn;
+        Ok(RollupState {
+            sorted: sorter.finish(&|| tx.tick())?,
+            levels: (0..=n).map(|_| None).collect(),
+            last_key: None,
+            pending: VecDeque::new(),
+            done: false,
+        })
     }
+
+    /// A new group at `level` (the first `level` GROUP BY values), its
+    /// row being `row` with the rolled-up columns read as NULL.
+    fn rollup_group(&self, row: &[Value], level: usize) -> Group {
+        let mut rep = row.to_vec();
+        for g in &self.group[level..] {
+            if let E::Col(c) = g {
+                if let Some(x) = rep.get_mut(*c) {
+                    *x = Value::Null;
+                }
+            }
+        }
+        self.new_group(rep)
+    }
+
+    /// Closes the groups of levels `from..` (deepest first: a
+    /// super-aggregate row follows the rows it sums).
+    fn close_levels(&self, st: &mut RollupState<'p>, from: usize) -> SqlResult<()> {
+        for l in (from..st.levels.len()).rev() {
+            if let Some(g) = st.levels[l].take() {
+                st.pending.push_back(self.finish(g)?);
+            }
+        }
+        Ok(())
+    }
+
+    /// WITH ROLLUP: walks the sorted rows; where the GROUP BY values
+    /// first differ at position i, the groups of levels above i end.
+    fn next_rollup(&mut self, ex: &mut Ex<'_, 'p>) -> SqlResult<Option<Vec<Value>>> {
+        let mut st = match self.rollup_state.take() {
+            Some(st) => st,
+            None => self.sort_for_rollup(ex)?,
+        };
+        let n = self.group.len();
+        let r = loop {
+            if let Some(r) = st.pending.pop_front() {
+                break Some(r);
+            }
+            if st.done {
+                break None;
+            }
+            let tx: &Txn = ex.txn;
+            let Some(mut row) = st.sorted.next(&|| tx.tick())? else {
+                self.close_levels(&mut st, 0)?;
+                st.done = true;
+                continue;
+            };
+            let kv = row.split_off(row.len() - n);
+            let key = row_key(&kv);
+            let first_diff = match &st.last_key {
+                None => 0,
+                Some(last) => last.iter().zip(&key).take_while(|(a, b)| a == b).count(),
+            };
+            if st.last_key.is_some() {
+                self.close_levels(&mut st, first_diff + 1)?;
+            }
+            for l in 0..=n {
+                if st.levels[l].is_none() {
+                    st.levels[l] = Some(self.rollup_group(&row, l));
+                }
+                if let Some(mut g) = st.levels[l].take() {
+                    self.add(&mut g, &row, ex)?;
+                    st.levels[l] = Some(g);
+                }
+            }
+            st.last_key = Some(key);
+        };
+        self.rollup_state = Some(st);
+        Ok(r)
+    }
+}
+
+/// WITH ROLLUP in progress: the sorted input, the open group of each
+/// level (0 = the grand total), finished rows not handed out yet.
+struct RollupState<'p> {
+    sorted: Sorted<RowCmp<'p>>,
+    levels: Vec<Option<Group>>,
+    last_key: Option<Vec<KeyPart>>,
+    pending: VecDeque<Vec<Value>>,
+    done: bool,
 }
 
 pub fn null_first(a: &Value, b: &Value) -> Ordering {
@@ -1039,11 +1151,23 @@ pub fn null_first(a: &Value, b: &Value) -> Ordering {
 
 impl<'p> Operator<'p> for AggregateOp<'p> {
     fn next(&mut self, ex: &mut Ex<'_, 'p>) -> SqlResult<Option<Vec<Value>>> {
-        if self.out.is_none() {
-            let rows = self.compute(ex)?;
+        loop {
+            if let Some(r) = self.out.as_mut().and_then(|o| o.next()) {
+                return Ok(Some(r));
+            }
+            if self.rollup {
+                return self.next_rollup(ex);
+            }
+            let rows = if !self.input_done {
+                self.input_done = true;
+                self.group_pass(GroupSource::Input, 0, ex)?
+            } else if let Some((r, level)) = self.queue.pop_front() {
+                self.group_pass(GroupSource::Spilled(r), level, ex)?
+            } else {
+                return Ok(None);
+            };
             self.out = Some(rows.into_iter());
         }
-        Ok(self.out.as_mut().and_then(|o| o.next()))
     }
 }
 
@@ -1162,18 +1286,26 @@ impl<'p> Operator<'p> for ProjectOp<'p> {
 struct DistinctOp<'p> {
     input: BoxOp<'p>,
     width: usize,
-    seen: HashSet<Vec<KeyPart>>,
+    dedup: Option<Dedup>,
+    input_done: bool,
 }
 
 impl<'p> Operator<'p> for DistinctOp<'p> {
     fn next(&mut self, ex: &mut Ex<'_, 'p>) -> SqlResult<Option<Vec<Value>>> {
-        while let Some(r) = self.input.next(ex)? {
-            let w = self.width.min(r.len());
-            if self.seen.insert(row_key(&r[..w])) {
-                return Ok(Some(r));
+        let width = self.width;
+        let dedup = self
+            .dedup
+            .get_or_insert_with(|| Dedup::new(ex.sh.limits(), Some(width)));
+        if !self.input_done {
+            while let Some(r) = self.input.next(ex)? {
+                if let Some(r) = dedup.offer(r)? {
+                    return Ok(Some(r));
+                }
             }
+            self.input_done = true;
         }
-        Ok(None)
+        let tx: &Txn = ex.txn;
+        dedup.drain(&|| tx.tick())
     }
 }
 
@@ -1188,41 +1320,35 @@ fn sort_cmp(a: &[Value], b: &[Value], keys: &[(usize, bool)]) -> Ordering {
     Ordering::Equal
 }
 
+type RowCmp<'p> = Box<dyn Fn(&[Value], &[Value]) -> Ordering + 'p>;
+
+/// ORDER BY: all input rows, sorted within `sort_buffer_size` (runs on
+/// disk beyond it, `spill/sort.rs`), then handed out one at a time.
 struct SortOp<'p> {
     input: BoxOp<'p>,
     keys: &'p [(usize, bool)],
     top: Option<usize>,
-    out: Option<std::vec::IntoIter<Vec<Value>>>,
+    out: Option<Sorted<RowCmp<'p>>>,
 }
 
 impl<'p> Operator<'p> for SortOp<'p> {
     fn next(&mut self, ex: &mut Ex<'_, 'p>) -> SqlResult<Option<Vec<Value>>> {
         if self.out.is_none() {
             let keys = self.keys;
-            let mut rows: Vec<Vec<Value>> = Vec::new();
+            let cmp: RowCmp<'p> = Box::new(move |a, b| sort_cmp(a, b, keys));
+            let mut sorter = Sorter::new(cmp, self.top, ex.sh.limits());
             while let Some(r) = self.input.next(ex)? {
-                rows.push(r);
-                // Top-N: keep the buffer within twice what is needed.
-                if let Some(t) = self.top {
-                    if rows.len() >= t.saturating_mul(2).max(1024) {
-                        let tx: &Txn = ex.txn;
-                        crate::sort::sort_stoppable(
-                            &mut rows,
-                            |a, b| sort_cmp(a, b, keys),
-                            || tx.tick(),
-                        )?;
-                        rows.truncate(t);
-                    }
-                }
+                let tx: &Txn = ex.txn;
+                sorter.push(r, &|| tx.tick())?;
             }
             let tx: &Txn = ex.txn;
-            crate::sort::sort_stoppable(&mut rows, |a, b| sort_cmp(a, b, keys), || tx.tick())?;
-            if let Some(t) = self.top {
-                rows.truncate(t);
-            }
-            self.out = Some(rows.into_iter());
+            self.out = Some(sorter.finish(&|| tx.tick())?);
         }
-        Ok(self.out.as_mut().and_then(|o| o.next()))
+        let tx: &Txn = ex.txn;
+        match self.out.as_mut() {
+            Some(o) => o.next(&|| tx.tick()),
+            None => Ok(None),
+        }
     }
 }
 
@@ -1260,75 +1386,115 @@ struct SetOpOp<'p> {
     all: bool,
     left: BoxOp<'p>,
     right: Option<BoxOp<'p>>,
-    /// INTERSECT / EXCEPT: the right side's rows by key, with counts.
-    right_rows: Option<HashMap<Vec<KeyPart>, usize>>,
-    seen: HashSet<Vec<KeyPart>>,
+    /// INTERSECT / EXCEPT: the right side's keys with counts.
+    filter: Option<SetFilter>,
+    /// The DISTINCT variants: duplicates removed on the way out.
+    dedup: Option<Dedup>,
     on_right: bool,
+    /// The left input (INTERSECT / EXCEPT) or both (UNION) are read.
+    input_done: bool,
+}
+
+impl<'p> SetOpOp<'p> {
+    /// UNION [ALL]: the left rows, then the right.
+    fn next_union(&mut self, ex: &mut Ex<'_, 'p>) -> SqlResult<Option<Vec<Value>>> {
+        while !self.input_done {
+            let r = if self.on_right {
+                match self.right.as_mut() {
+                    Some(op) => op.next(ex)?,
+                    None => None,
+                }
+            } else {
+                self.left.next(ex)?
+            };
+            let Some(r) = r else {
+                if self.on_right {
+                    self.input_done = true;
+                } else {
+                    self.on_right = true;
+                }
+                continue;
+            };
+            match self.dedup.as_mut() {
+                None => return Ok(Some(r)),
+                Some(d) => {
+                    if let Some(r) = d.offer(r)? {
+                        return Ok(Some(r));
+                    }
+                }
+            }
+        }
+        let tx: &Txn = ex.txn;
+        match self.dedup.as_mut() {
+            Some(d) => d.drain(&|| tx.tick()),
+            None => Ok(None),
+        }
+    }
+
+    /// INTERSECT / EXCEPT [ALL]: left rows the right side's keys keep.
+    fn next_filtered(&mut self, ex: &mut Ex<'_, 'p>) -> SqlResult<Option<Vec<Value>>> {
+        if self.filter.is_none() {
+            let mut f = SetFilter::new(ex.sh.limits(), self.op == SetOpKind::Intersect, self.all);
+            if let Some(mut op) = self.right.take() {
+                while let Some(r) = op.next(ex)? {
+                    f.add_right(r, 1)?;
+                }
+            }
+            self.filter = Some(f);
+        }
+        loop {
+            let kept = if !self.input_done {
+                match self.left.next(ex)? {
+                    Some(r) => match self.filter.as_mut() {
+                        Some(f) => f.offer_left(r)?,
+                        None => None,
+                    },
+                    None => {
+                        self.input_done = true;
+                        continue;
+                    }
+                }
+            } else {
+                let tx: &Txn = ex.txn;
+                let from_filter = match self.filter.as_mut() {
+                    Some(f) => f.drain(&|| tx.tick())?,
+                    None => None,
+                };
+                match from_filter {
+                    Some(r) => Some(r),
+                    // Everything kept went through the de-duplication:
+                    // what it set aside comes last.
+                    None => {
+                        return match self.dedup.as_mut() {
+                            Some(d) => d.drain(&|| tx.tick()),
+                            None => Ok(None),
+                        }
+                    }
+                }
+            };
+            let Some(r) = kept else { continue };
+            match self.dedup.as_mut() {
+                None => return Ok(Some(r)),
+                Some(d) => {
+                    if let Some(r) = d.offer(r)? {
+                        return Ok(Some(r));
+                    }
+                }
+            }
+        }
+    }
 }
 
 impl<'p> Operator<'p> for SetOpOp<'p> {
     fn next(&mut self, ex: &mut Ex<'_, 'p>) -> SqlResult<Option<Vec<Value>>> {
+        if !self.all && self.dedup.is_none() {
+            self.dedup = Some(Dedup::new(ex.sh.limits(), None));
+        }
         if self.op == SetOpKind::Union {
-            loop {
-                let r = if self.on_right {
-                    match self.right.as_mut() {
-                        Some(op) => op.next(ex)?,
-                        None => None,
-                    }
-                } else {
-                    self.left.next(ex)?
-                };
-                let Some(r) = r else {
-                    if self.on_right {
-                        return Ok(None);
-                    }
-                    self.on_right = true;
-                    continue;
-                };
-                if self.all || self.seen.insert(row_key(&r)) {
-                    return Ok(Some(r));
-                }
-            }
+            self.next_union(ex)
+        } else {
+            self.next_filtered(ex)
         }
-        if self.right_rows.is_none() {
-            let mut m: HashMap<Vec<KeyPart>, usize> = HashMap::new();
-            if let Some(mut op) = self.right.take() {
-                while let Some(r) = op.next(ex)? {
-                    *m.entry(row_key(&r)).or_default() += 1;
-                }
-            }
-            self.right_rows = Some(m);
-        }
-        let Some(m) = self.right_rows.as_mut() else {
-            return Ok(None);
-        };
-        while let Some(r) = self.left.next(ex)? {
-            let k = row_key(&r);
-            let count = m.get_mut(&k);
-            let keep = match (self.op, self.all) {
-                (SetOpKind::Intersect, true) => match count {
-                    Some(c) if *c > 0 => {
-                        *c -= 1;
-                        true
-                    }
-                    _ => false,
-                },
-                (SetOpKind::Intersect, false) => count.is_some() && self.seen.insert(k),
-                (SetOpKind::Except, true) => match count {
-                    Some(c) if *c > 0 => {
-                        *c -= 1;
-                        false
-                    }
-                    _ => true,
-                },
-                (SetOpKind::Except, false) => count.is_none() && self.seen.insert(k),
-                (SetOpKind::Union, _) => true,
-            };
-            if keep {
-                return Ok(Some(r));
-            }
-        }
-        Ok(None)
     }
 }
 
