@@ -609,15 +609,6 @@ pub static REGISTRY: &[VarInfo] = &[
         set: |c, v| c.log_bin_basename = v.into_path(),
     },
     VarInfo {
-        name: "max_heap_table_size",
-        kind: bytes(16_384, 1_844_674_407_370_954_752, 1024),
-        default: "16777216",
-        dynamic: true,
-        help: "Largest in-memory temporary table, in bytes; with tmp_table_size (the smaller wins) the hash tables of GROUP BY, DISTINCT and set operations spill to disk beyond it.",
-        get: |c| Value::Uint(c.max_heap_table_size),
-        set: |c, v| c.max_heap_table_size = v.as_u64(),
-    },
-    VarInfo {
         name: "max_allowed_packet",
         kind: bytes(1024, 1_073_741_824, 1024),
         default: "67108864",
@@ -652,6 +643,15 @@ pub static REGISTRY: &[VarInfo] = &[
         help: "Client connections served at once (one more gets error 1040).",
         get: |c| Value::Uint(c.max_connections.into()),
         set: |c, v| c.max_connections = v.as_u32(),
+    },
+    VarInfo {
+        name: "max_heap_table_size",
+        kind: bytes(16_384, 1_844_674_407_370_954_752, 1024),
+        default: "16777216",
+        dynamic: true,
+        help: "Largest in-memory temporary table, in bytes; with tmp_table_size (the smaller wins) the hash tables of GROUP BY, DISTINCT and set operations spill to disk beyond it.",
+        get: |c| Value::Uint(c.max_heap_table_size),
+        set: |c, v| c.max_heap_table_size = v.as_u64(),
     },
     VarInfo {
         name: "max_user_connections",
@@ -703,15 +703,6 @@ pub static REGISTRY: &[VarInfo] = &[
         set: |c, v| c.server_id = v.as_u32(),
     },
     VarInfo {
-        name: "sort_buffer_size",
-        kind: bytes(32_768, u64::MAX, 1),
-        default: "262144",
-        dynamic: true,
-        help: "Bytes of rows an ORDER BY sorts in memory; beyond, sorted runs go to temporary files and are merged.",
-        get: |c| Value::Uint(c.sort_buffer_size),
-        set: |c, v| c.sort_buffer_size = v.as_u64(),
-    },
-    VarInfo {
         name: "socket",
         kind: VarKind::Path { nullable: true },
         default: "",
@@ -719,6 +710,15 @@ pub static REGISTRY: &[VarInfo] = &[
         help: "Unix socket file quire serve also listens on (empty: none).",
         get: |c| Value::Path(c.socket.clone()),
         set: |c, v| c.socket = v.into_path(),
+    },
+    VarInfo {
+        name: "sort_buffer_size",
+        kind: bytes(32_768, u64::MAX, 1),
+        default: "262144",
+        dynamic: true,
+        help: "Bytes of rows an ORDER BY sorts in memory; beyond, sorted runs go to temporary files and are merged.",
+        get: |c| Value::Uint(c.sort_buffer_size),
+        set: |c, v| c.sort_buffer_size = v.as_u64(),
     },
     VarInfo {
         name: "ssl_ca",
@@ -766,15 +766,6 @@ pub static REGISTRY: &[VarInfo] = &[
         set: |c, v| c.thread_stack = v.as_u64(),
     },
     VarInfo {
-        name: "tmp_table_size",
-        kind: bytes(1024, u64::MAX, 1),
-        default: "16777216",
-        dynamic: true,
-        help: "Largest in-memory temporary table, in bytes (see max_heap_table_size).",
-        get: |c| Value::Uint(c.tmp_table_size),
-        set: |c, v| c.tmp_table_size = v.as_u64(),
-    },
-    VarInfo {
         name: "tls_version",
         kind: VarKind::Path { nullable: false },
         default: "TLSv1.2,TLSv1.3",
@@ -786,6 +777,15 @@ pub static REGISTRY: &[VarInfo] = &[
                 c.tls_version = p.to_string_lossy().into_owned();
             }
         },
+    },
+    VarInfo {
+        name: "tmp_table_size",
+        kind: bytes(1024, u64::MAX, 1),
+        default: "16777216",
+        dynamic: true,
+        help: "Largest in-memory temporary table, in bytes (see max_heap_table_size).",
+        get: |c| Value::Uint(c.tmp_table_size),
+        set: |c, v| c.tmp_table_size = v.as_u64(),
     },
     VarInfo {
         name: "wait_timeout",

@@ -140,8 +140,8 @@ fn defaults_print_as_show_variables_does() {
         ("ssl_key", ""),
         ("sync_binlog", "1"),
         ("thread_stack", "8388608"),
-        ("tmp_table_size", "16777216"),
         ("tls_version", "TLSv1.2,TLSv1.3"),
+        ("tmp_table_size", "16777216"),
         ("wait_timeout", "28800"),
     ];
     let expected: Vec<(&str, String)> = expected.iter().map(|(n, v)| (*n, v.to_string())).collect();
