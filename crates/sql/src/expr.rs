@@ -2569,24 +2569,28 @@ impl E {
         })
     }
 
-    /// Whether the expression reads any column at or beyond `from`.
-    pub fn max_col(&self) -> Option<usize> {
-        let mut m: Option<usize> = None;
-        let mut see = |i: usize| m = Some(m.map_or(i, |x: usize| x.max(i)));
+    /// Calls `f` with every column of the block the expression reads:
+    /// directly (`E::Col`) or through a correlated subquery's references.
+    pub fn for_each_col(&self, f: &mut dyn FnMut(usize)) {
         self.walk(&mut |e| match e {
-            E::Col(i) => see(*i),
-            // A correlated subquery reads this block's columns too.
+            E::Col(i) => f(*i),
             E::Subquery {
                 refs, outer_len, ..
             } => {
                 for &r in refs {
                     if r >= *outer_len {
-                        see(r - outer_len);
+                        f(r - outer_len);
                     }
                 }
             }
             _ => {}
         });
+    }
+
+    /// The highest block column the expression reads.
+    pub fn max_col(&self) -> Option<usize> {
+        let mut m: Option<usize> = None;
+        self.for_each_col(&mut |i| m = Some(m.map_or(i, |x: usize| x.max(i))));
         m
     }
 

@@ -242,17 +242,20 @@ fn skip_payload(buf: &[u8], pos: &mut usize, ty: &ColumnType) -> Result<(), Stri
         | ColumnType::Text { .. }
         | ColumnType::Blob { .. }
         | ColumnType::Binary { .. }
-        | ColumnType::VarBinary { .. } => {
-            let len = get_varint(buf, pos)?;
-            if len > max_string_bytes(ty) {
-                return Err(format!("string of {len} bytes exceeds {}", ty.name()));
-            }
-            let len = usize::try_from(len).map_err(|_| "string too long".to_string())?;
-            take(buf, pos, len)?;
-            Ok(())
-        }
+        | ColumnType::VarBinary { .. } => string_bytes(buf, pos, ty).map(drop),
         _ => decode_payload(buf, pos, ty).map(drop),
     }
+}
+
+/// A string column's bytes: its length, checked against the type, then
+/// the bytes themselves.
+fn string_bytes<'a>(buf: &'a [u8], pos: &mut usize, ty: &ColumnType) -> Result<&'a [u8], String> {
+    let len = get_varint(buf, pos)?;
+    if len > max_string_bytes(ty) {
+        return Err(format!("string of {len} bytes exceeds {}", ty.name()));
+    }
+    let len = usize::try_from(len).map_err(|_| "string too long".to_string())?;
+    take(buf, pos, len)
 }
 
 fn decode_payload(buf: &[u8], pos: &mut usize, ty: &ColumnType) -> Result<Value, String> {
@@ -298,12 +301,7 @@ fn decode_payload(buf: &[u8], pos: &mut usize, ty: &ColumnType) -> Result<Value,
         | ColumnType::Blob { .. }
         | ColumnType::Binary { .. }
         | ColumnType::VarBinary { .. } => {
-            let len = get_varint(buf, pos)?;
-            if len > max_string_bytes(ty) {
-                return Err(format!("string of {len} bytes exceeds {}", ty.name()));
-            }
-            let len = usize::try_from(len).map_err(|_| "string too long".to_string())?;
-            let bytes = take(buf, pos, len)?;
+            let bytes = string_bytes(buf, pos, ty)?;
             if matches!(ty, ColumnType::Char { .. }) && bytes.last() == Some(&b' ') {
                 return Err("CHAR value with trailing spaces".to_string());
             }

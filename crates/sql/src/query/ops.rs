@@ -1205,19 +1205,7 @@ fn movable_cols(
         reads[c] += 1;
     };
     for e in exprs {
-        e.walk(&mut |x| match x {
-            E::Col(c) => see(*c),
-            E::Subquery {
-                refs, outer_len, ..
-            } => {
-                for &r in refs {
-                    if r >= *outer_len {
-                        see(r - outer_len);
-                    }
-                }
-            }
-            _ => {}
-        });
+        e.for_each_col(&mut see);
     }
     exprs
         .iter()

@@ -169,19 +169,7 @@ fn mark_cols(e: &E, used: &mut Vec<bool>) {
         }
         used[c] = true;
     };
-    e.walk(&mut |x| match x {
-        E::Col(c) => see(*c),
-        E::Subquery {
-            refs, outer_len, ..
-        } => {
-            for &r in refs {
-                if r >= *outer_len {
-                    see(r - outer_len);
-                }
-            }
-        }
-        _ => {}
-    });
+    e.for_each_col(&mut see);
 }
 
 /// Optimizes the subqueries of a write statement.
@@ -347,19 +335,7 @@ fn sources_read(j: &Join, e: &E) -> Vec<usize> {
             }
         }
     };
-    e.walk(&mut |x| match x {
-        E::Col(c) => see(*c),
-        E::Subquery {
-            refs, outer_len, ..
-        } => {
-            for &r in refs {
-                if r >= *outer_len {
-                    see(r - outer_len);
-                }
-            }
-        }
-        _ => {}
-    });
+    e.for_each_col(&mut see);
     out
 }
 
