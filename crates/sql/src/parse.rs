@@ -171,6 +171,11 @@ pub struct Parsed {
     /// `SELECT ... INTO @a, @b`: the user variables (names without `@`),
     /// cut out of the statement before parsing (see [`cut_select_into`]).
     pub into: Option<Vec<String>>,
+    /// The tokens hold something a deprecation warning is about (`:=`,
+    /// FOUND_ROWS, SQL_CALC_FOUND_ROWS, VALUES with DUPLICATE): only then
+    /// does the session walk the tree for 1287s (`session_sql.rs`), a walk
+    /// that otherwise costs a point select a noticeable share of its time.
+    pub maybe_deprecated: bool,
 }
 
 pub(crate) fn syntax_error(near: &str) -> EngineError {
@@ -245,6 +250,21 @@ pub fn parse_query(text: &str) -> SqlResult<sqlparser::ast::Query> {
 }
 
 /// Parses one statement (a trailing `;` is allowed).
+/// Whether `tokens` may hold a form MySQL 8.0 warns about as deprecated
+/// (false positives only cost a tree walk; a false negative would lose a
+/// warning, so every form `session_sql::deprecations` knows is covered).
+fn maybe_deprecated(tokens: &[Token]) -> bool {
+    let word = |w: &str| {
+        tokens
+            .iter()
+            .any(|t| matches!(t, Token::Word(x) if x.value.eq_ignore_ascii_case(w)))
+    };
+    tokens.iter().any(|t| matches!(t, Token::Assignment))
+        || word("FOUND_ROWS")
+        || word("SQL_CALC_FOUND_ROWS")
+        || (word("VALUES") && word("DUPLICATE"))
+}
+
 pub fn parse(sql: &str) -> SqlResult<Parsed> {
     // Defence in depth: sqlparser has panicked on malformed input before
     // (0.55 unwrapped after a trailing `DIV`, found by fuzzing; fixed in
@@ -296,6 +316,7 @@ fn parse_inner(sql: &str) -> SqlResult<Parsed> {
         update_order: Vec::new(),
         update_limit: None,
         into: None,
+        maybe_deprecated: maybe_deprecated(&tokens),
     };
     let sig: Vec<usize> = (0..tokens.len())
         .filter(|&i| significant(&tokens[i]))

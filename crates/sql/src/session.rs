@@ -942,7 +942,9 @@ impl Session {
     ) -> SqlResult<Output> {
         crate::func::warn::begin();
         self.live.statement_start();
-        crate::session_sql::deprecations(&p.cmd);
+        if p.maybe_deprecated {
+            crate::session_sql::deprecations(&p.cmd);
+        }
         let mut r = self.run(p, params, sink);
         self.after_statement(&mut r);
         let (list, n) = crate::func::warn::drain();
@@ -1969,7 +1971,21 @@ impl Session {
         if let Some(h) = self.hint_ms {
             return h;
         }
-        match self.sysvar("max_execution_time", Scope::Session) {
+        // Not in the engine's config registry: skip `sysvar`'s lookup
+        // there (this runs for every statement). Session value, then the
+        // SET GLOBAL one, then the default, as `sysvar` orders them.
+        debug_assert!(self.engine.config_value("max_execution_time").is_none());
+        let text = self.vars.get("max_execution_time").cloned().or_else(|| {
+            global_overrides()
+                .lock()
+                .ok()
+                .and_then(|g| g.get("max_execution_time").cloned())
+        });
+        let v = match text {
+            Some(t) => Ok(var_value(&t)),
+            None => self.sysvar("max_execution_time", Scope::Session),
+        };
+        match v {
             Ok(Value::Int(i)) => u64::try_from(i).unwrap_or(0),
             Ok(Value::UInt(u)) => u,
             _ => 0,
