@@ -1188,9 +1188,10 @@ class QueryGen:
                 q.distinct = True
         elif mode == "agg":
             q.items = [self.aggregate() for _ in range(n)]
-            if self.scope and self.on("fgb_violation", 0.1):
+            safe = [c for c in self.scope if self.surely_not_dependent(q, [], c)]
+            if safe and self.on("fgb_violation", 0.1):
                 # a bare column beside aggregates, no GROUP BY: 1140
-                q.items[r.randrange(len(q.items))] = self.colref(*r.choice(self.scope))
+                q.items[r.randrange(len(q.items))] = self.colref(*r.choice(safe))
         else:
             gcols = r.sample(self.scope, min(len(self.scope), r.randint(1, 2)))
             q.group_by = [self.colref(*c) for c in gcols]
@@ -1208,7 +1209,7 @@ class QueryGen:
                 else:
                     items.append(self.aggregate())
             q.items = items
-            others = [c for c in self.scope if c not in gcols]
+            others = [c for c in self.scope if c not in gcols and self.surely_not_dependent(q, gcols, c)]
             if others and self.on("fgb_violation", 0.1):
                 # a column that is neither grouped nor aggregated: 1055
                 q.items[r.randrange(len(q.items))] = self.colref(*r.choice(others))
@@ -1229,6 +1230,48 @@ class QueryGen:
             else:
                 q.order_by = [(r.randint(1, k), r.random() < 0.4) for _ in range(r.randint(1, k))]
         return q
+
+    def surely_not_dependent(self, q, gcols, col):
+        """Whether column `col` (alias, Column) is surely not functionally
+        dependent on `gcols` in MySQL's sense (which accepts such a column
+        under ONLY_FULL_GROUP_BY where MariaDB refuses it): no grouped key
+        of its table (PRIMARY KEY or UNIQUE NOT NULL), no grouped column
+        of a derived table, and its source in no equality of WHERE or ON."""
+        alias = col[0]
+        grouped = {c.name for a, c in gcols if a == alias}
+        item = next((f for f in q.from_ if f.alias == alias), None)
+        if item is None:
+            return False
+        if item.derived is not None:
+            if grouped:
+                return False
+        else:
+            t = next((t for t in self.tables if t.name == item.table), None)
+            if t is None:
+                return False
+            keys = ([t.pk] if t.pk else []) + [
+                cols for _, cols, unique in t.indexes
+                if unique and all(not t.col(c).nullable for c in cols)]
+            if any(set(k) <= grouped for k in keys):
+                return False
+        conds = list(q.where or []) + [f.on for f in q.from_ if f.on is not None]
+        return not any(self._equates(e, alias) for e in conds)
+
+    def _equates(self, e, alias):
+        """Whether an = / <=> (or a one-value IN) in `e` names `alias`."""
+        if e is None or not isinstance(e, E):
+            return False
+        if (e.kind == "bin" and e.text in ("=", "<=>")) or (e.kind == "in" and len(e.kids) <= 2):
+            if self._names(e, alias):
+                return True
+        return any(self._equates(k, alias) for k in e.kids)
+
+    def _names(self, e, alias):
+        if not isinstance(e, E):
+            return False
+        if e.kind == "col" and e.text.startswith(alias + "."):
+            return True
+        return any(self._names(k, alias) for k in e.kids)
 
     def item_expr(self):
         r = self.rng

@@ -1821,13 +1821,23 @@ pub fn arith(op: Arith, a: &Value, b: &Value) -> SqlResult<Value> {
     };
     let what = || format!("({a} {sym} {b})");
     if let (Some(x), Some(y)) = (int128(a), int128(b)) {
+        // + - * of integers is BIGINT arithmetic: UNSIGNED when either
+        // operand is, and the result must fit that type (1690).
+        let unsigned = matches!(a, Value::UInt(_)) || matches!(b, Value::UInt(_));
+        let typed = |r: Option<i128>| match r {
+            Some(r) if unsigned && r >= 0 => from_i128(r, &what()),
+            Some(r) if !unsigned && i64::try_from(r).is_ok() => from_i128(r, &what()),
+            _ if unsigned => Err(EngineError::new(
+                1690,
+                "22003",
+                format!("BIGINT UNSIGNED value is out of range in '{}'", what()),
+            )),
+            _ => Err(err_range(&what())),
+        };
         return match op {
-            Arith::Add => from_i128(x + y, &what()),
-            Arith::Sub => from_i128(x - y, &what()),
-            Arith::Mul => x
-                .checked_mul(y)
-                .ok_or_else(|| err_range(&what()))
-                .and_then(|r| from_i128(r, &what())),
+            Arith::Add => typed(x.checked_add(y)),
+            Arith::Sub => typed(x.checked_sub(y)),
+            Arith::Mul => typed(x.checked_mul(y)),
             Arith::IntDiv => {
                 if y == 0 {
                     crate::func::warn::division_by_zero();
@@ -2424,7 +2434,10 @@ impl E {
                 }
             }
             F::Abs => match &v0 {
-                Value::Int(i) => from_i128(i128::from(*i).abs(), "abs")?,
+                Value::Int(i) => Value::Int(
+                    i.checked_abs()
+                        .ok_or_else(|| err_range(&format!("abs({i})")))?,
+                ),
                 Value::UInt(_) => v0,
                 Value::Decimal(d) => Value::Decimal(d.abs()),
                 other => Value::Double(other.to_f64().unwrap_or(0.0).abs()),
@@ -2611,24 +2624,35 @@ impl E {
     }
 
     pub fn walk(&self, f: &mut dyn FnMut(&E)) {
+        self.walk_pruned(&mut |e| {
+            f(e);
+            true
+        })
+    }
+
+    /// Visits the expression tree top-down; where `f` answers false the
+    /// node's children are skipped.
+    pub fn walk_pruned(&self, f: &mut dyn FnMut(&E) -> bool) {
         crate::stack::grow(|| self.walk_inner(f))
     }
 
-    fn walk_inner(&self, f: &mut dyn FnMut(&E)) {
-        f(self);
+    fn walk_inner(&self, f: &mut dyn FnMut(&E) -> bool) {
+        if !f(self) {
+            return;
+        }
         match self {
             E::Lit(_) | E::Col(_) | E::Agg(_) | E::Outer(_) | E::Win(..) => {}
             E::Live(_, op) => match &**op {
-                LiveOp::Set(_, x) | LiveOp::LastInsertId(Some(x)) => x.walk(f),
+                LiveOp::Set(_, x) | LiveOp::LastInsertId(Some(x)) => x.walk_pruned(f),
                 LiveOp::Get(_) | LiveOp::LastInsertId(None) => {}
             },
             E::Subquery { lhs, .. } => {
                 if let Some(x) = lhs {
-                    x.walk(f);
+                    x.walk_pruned(f);
                 }
             }
             E::Neg(x) | E::Not(x) | E::IsNull(x, _) | E::IsBool(x, _, _) | E::Cast(x, _) => {
-                x.walk(f)
+                x.walk_pruned(f)
             }
             E::Arith(_, a, b)
             | E::Cmp(_, a, b)
@@ -2636,41 +2660,41 @@ impl E {
             | E::Or(a, b)
             | E::Xor(a, b)
             | E::Like(a, b, _, _) => {
-                a.walk(f);
-                b.walk(f);
+                a.walk_pruned(f);
+                b.walk_pruned(f);
             }
             E::Chain(a, rest) => {
-                a.walk(f);
+                a.walk_pruned(f);
                 for (_, x) in rest {
-                    x.walk(f);
+                    x.walk_pruned(f);
                 }
             }
             E::Between(a, b, c, _) => {
-                a.walk(f);
-                b.walk(f);
-                c.walk(f);
+                a.walk_pruned(f);
+                b.walk_pruned(f);
+                c.walk_pruned(f);
             }
             E::InList(a, l, _) => {
-                a.walk(f);
+                a.walk_pruned(f);
                 for x in l {
-                    x.walk(f);
+                    x.walk_pruned(f);
                 }
             }
             E::Func(_, l) => {
                 for x in l {
-                    x.walk(f);
+                    x.walk_pruned(f);
                 }
             }
             E::Case(o, w, e) => {
                 if let Some(o) = o {
-                    o.walk(f);
+                    o.walk_pruned(f);
                 }
                 for (a, b) in w {
-                    a.walk(f);
-                    b.walk(f);
+                    a.walk_pruned(f);
+                    b.walk_pruned(f);
                 }
                 if let Some(e) = e {
-                    e.walk(f);
+                    e.walk_pruned(f);
                 }
             }
         }

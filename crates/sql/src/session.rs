@@ -1272,8 +1272,23 @@ impl Session {
                 self.isolation = parse_iso(&text)?;
                 Ok(())
             }
-            "sql_mode"
-            | "time_zone"
+            "sql_mode" => {
+                match normalise_sql_mode(&text) {
+                    Some(_) if text.trim().eq_ignore_ascii_case("DEFAULT") => {
+                        self.vars.remove(lname)
+                    }
+                    Some(mode) => self.vars.insert(lname.to_string(), mode),
+                    None => {
+                        return Err(EngineError::new(
+                            1231,
+                            "42000",
+                            format!("Variable 'sql_mode' can't be set to the value of '{text}'"),
+                        ))
+                    }
+                };
+                Ok(())
+            }
+            "time_zone"
             | "character_set_results"
             | "character_set_client"
             | "character_set_connection"
@@ -2023,4 +2038,69 @@ impl Drop for Session {
     fn drop(&mut self) {
         self.close();
     }
+}
+
+/// MySQL 8.0's sql_mode names, in the order MySQL lists a mode's parts.
+const SQL_MODES: &[&str] = &[
+    "REAL_AS_FLOAT",
+    "PIPES_AS_CONCAT",
+    "ANSI_QUOTES",
+    "IGNORE_SPACE",
+    "ONLY_FULL_GROUP_BY",
+    "NO_UNSIGNED_SUBTRACTION",
+    "NO_DIR_IN_CREATE",
+    "NO_AUTO_VALUE_ON_ZERO",
+    "NO_BACKSLASH_ESCAPES",
+    "STRICT_TRANS_TABLES",
+    "STRICT_ALL_TABLES",
+    "NO_ZERO_IN_DATE",
+    "NO_ZERO_DATE",
+    "ALLOW_INVALID_DATES",
+    "ERROR_FOR_DIVISION_BY_ZERO",
+    "HIGH_NOT_PRECEDENCE",
+    "NO_ENGINE_SUBSTITUTION",
+    "PAD_CHAR_TO_FULL_LENGTH",
+    "TIME_TRUNCATE_FRACTIONAL",
+];
+
+/// A `SET sql_mode` value as MySQL stores it: upper case, combination
+/// modes expanded, in MySQL's order; None for an unknown name (1231).
+/// `DEFAULT` is the default mode.
+fn normalise_sql_mode(text: &str) -> Option<String> {
+    let t = text.trim();
+    if t.eq_ignore_ascii_case("DEFAULT") {
+        return Some(String::new());
+    }
+    let mut on: Vec<&str> = Vec::new();
+    for part in t.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let up = part.to_ascii_uppercase();
+        let names: &[&str] = match up.as_str() {
+            "ANSI" => &[
+                "REAL_AS_FLOAT",
+                "PIPES_AS_CONCAT",
+                "ANSI_QUOTES",
+                "IGNORE_SPACE",
+                "ONLY_FULL_GROUP_BY",
+            ],
+            "TRADITIONAL" => &[
+                "STRICT_TRANS_TABLES",
+                "STRICT_ALL_TABLES",
+                "NO_ZERO_IN_DATE",
+                "NO_ZERO_DATE",
+                "ERROR_FOR_DIVISION_BY_ZERO",
+                "NO_ENGINE_SUBSTITUTION",
+            ],
+            _ => match SQL_MODES.iter().find(|m| **m == up) {
+                Some(m) => std::slice::from_ref(m),
+                None => return None,
+            },
+        };
+        on.extend_from_slice(names);
+    }
+    let ordered: Vec<&str> = SQL_MODES
+        .iter()
+        .copied()
+        .filter(|m| on.contains(m))
+        .collect();
+    Some(ordered.join(","))
 }

@@ -36,7 +36,8 @@ use crate::SqlResult;
 /// One constraint on a column, from a conjunct.
 #[derive(Debug, Clone)]
 pub enum Pred {
-    Eq(E),
+    /// `col = X`, or `col <=> X` (true: a NULL X looks up the NULL keys).
+    Eq(E, bool),
     In(Vec<E>),
     Lo(E, bool),
     Hi(E, bool),
@@ -113,26 +114,56 @@ fn flip(op: Cmp) -> Cmp {
     }
 }
 
+/// The type of a block column, where the caller knows it.
+pub type ColType<'a> = &'a dyn Fn(usize) -> Option<ColumnType>;
+
+/// Whether comparing column `col` with `other` compares in the column's
+/// own order, so that its index can serve the comparison. A string
+/// column compared with a number (or a date) compares as numbers (or
+/// dates): `'a' = 0`, `'10' > 5`, no string key finds those rows.
+fn key_comparable(col: usize, other: &E, col_ty: ColType<'_>) -> bool {
+    let Some(ty) = col_ty(col) else {
+        return true;
+    };
+    if !ty.is_string() {
+        return true;
+    }
+    let other_ty = match other {
+        E::Lit(Value::Null) => return true,
+        E::Col(j) => col_ty(*j),
+        e => {
+            let mut open = false;
+            e.walk(&mut |x| open |= matches!(x, E::Col(_) | E::Outer(_)));
+            (!open).then(|| crate::expr::infer(e, &[], &[]))
+        }
+    };
+    other_ty.is_some_and(|t| t.is_string())
+}
+
 /// Predicates on the columns of one source (positions relative to its
-/// `off`), from conjuncts whose other side `bound` accepts.
+/// `off`), from conjuncts whose other side `bound` accepts and whose
+/// comparison the column's index order serves (`col_ty`).
 pub fn column_preds(
     conj: &[E],
     off: usize,
     width: usize,
     bound: &dyn Fn(&E) -> bool,
+    col_ty: ColType<'_>,
 ) -> HashMap<usize, Vec<Pred>> {
     let mut m: HashMap<usize, Vec<Pred>> = HashMap::new();
     let mine = |i: usize| i >= off && i < off + width;
+    let usable = |i: usize, x: &E| bound(x) && key_comparable(i, x, col_ty);
     for c in conj {
         match c {
             E::Cmp(op, a, b) => {
                 let (col, other, op) = match (&**a, &**b) {
-                    (E::Col(i), x) if mine(*i) && bound(x) => (*i, x, *op),
-                    (x, E::Col(i)) if mine(*i) && bound(x) => (*i, x, flip(*op)),
+                    (E::Col(i), x) if mine(*i) && usable(*i, x) => (*i, x, *op),
+                    (x, E::Col(i)) if mine(*i) && usable(*i, x) => (*i, x, flip(*op)),
                     _ => continue,
                 };
                 let p = match op {
-                    Cmp::Eq | Cmp::NullSafeEq => Pred::Eq(other.clone()),
+                    Cmp::Eq => Pred::Eq(other.clone(), false),
+                    Cmp::NullSafeEq => Pred::Eq(other.clone(), true),
                     Cmp::Lt => Pred::Hi(other.clone(), false),
                     Cmp::Le => Pred::Hi(other.clone(), true),
                     Cmp::Gt => Pred::Lo(other.clone(), false),
@@ -143,7 +174,7 @@ pub fn column_preds(
             }
             E::Between(x, lo, hi, false) => {
                 if let E::Col(i) = &**x {
-                    if mine(*i) && bound(lo) && bound(hi) {
+                    if mine(*i) && usable(*i, lo) && usable(*i, hi) {
                         let v = m.entry(i - off).or_default();
                         v.push(Pred::Lo((**lo).clone(), true));
                         v.push(Pred::Hi((**hi).clone(), true));
@@ -152,7 +183,7 @@ pub fn column_preds(
             }
             E::InList(x, list, false) => {
                 if let E::Col(i) = &**x {
-                    if mine(*i) && list.iter().all(bound) && !list.is_empty() {
+                    if mine(*i) && list.iter().all(|x| usable(*i, x)) && !list.is_empty() {
                         m.entry(i - off).or_default().push(Pred::In(list.clone()));
                     }
                 }
@@ -190,11 +221,14 @@ fn plan_index(
 ) -> Access {
     let mut acc = Access::full_scan(name, est.rows);
     let mut has_in = false;
+    let mut null_safe_any = false;
     let mut in_len = 1usize;
     for &c in cols {
         let Some(ps) = preds.get(&c) else { break };
-        if let Some(Pred::Eq(e)) = ps.iter().find(|p| matches!(p, Pred::Eq(_))) {
-            acc.eq.push(Pred::Eq(e.clone()));
+        if let Some(Pred::Eq(e, null_safe)) = ps.iter().find(|p| matches!(p, Pred::Eq(..))) {
+            acc.eq.push(Pred::Eq(e.clone(), *null_safe));
+            // NULL <=> NULL: a UNIQUE key holds any number of NULLs.
+            null_safe_any |= *null_safe;
             continue;
         }
         if !has_in {
@@ -218,7 +252,7 @@ fn plan_index(
     }
     let k = acc.eq.len();
     let full_unique = unique && k == cols.len() && !cols.is_empty();
-    acc.point = full_unique && !has_in;
+    acc.point = full_unique && !has_in && !null_safe_any;
     let mut rows = if full_unique {
         1.0
     } else if k > 0 {
@@ -314,9 +348,9 @@ pub fn key_ranges(acc: &Access, r: &Row) -> SqlResult<Option<Vec<KeyRange>>> {
     let mut prefixes: Vec<Vec<Value>> = vec![Vec::new()];
     for p in &acc.eq {
         match p {
-            Pred::Eq(e) => {
+            Pred::Eq(e, null_safe) => {
                 let v = e.eval(r)?;
-                if v.is_null() {
+                if v.is_null() && !null_safe {
                     return Ok(None);
                 }
                 for pr in prefixes.iter_mut() {

@@ -24,6 +24,7 @@
 //! (`E::Outer`). Derived tables see no enclosing block (MySQL requires
 //! LATERAL for that).
 
+use std::ops::Range;
 use std::sync::Arc;
 
 use quire_engine::{ColumnType, EngineError, LockMode, Value, ViewDef};
@@ -37,6 +38,7 @@ use crate::ctx::{split_name, Ctx};
 use crate::expr::{
     infer, nullable, AggSpec, BoundSub, ColInfo, Compiler, OuterScope, Row, SubqueryBinder, E,
 };
+use crate::query::fullgroup;
 use crate::query::plan::{exposed_cols, Join, Node, SetOpKind, Source, SourceKind, Subplan};
 use crate::{ColumnMeta, SqlResult};
 
@@ -233,10 +235,14 @@ fn lock_of(q: &Query, inherited: Option<LockMode>) -> SqlResult<Option<LockMode>
 struct From {
     cols: Vec<ColInfo>,
     sources: Vec<Source>,
-    /// ON conditions of inner joins (join the WHERE conjuncts).
-    inner_on: Vec<Expr>,
+    /// ON conditions of inner joins (join the WHERE conjuncts), each
+    /// with the block columns it may name.
+    inner_on: Vec<(Expr, Range<usize>)>,
     /// ON conditions of outer joins, per source index.
-    outer_on: Vec<(usize, Expr)>,
+    outer_on: Vec<(usize, Expr, Range<usize>)>,
+    /// Where the current comma-separated FROM item's columns start: the
+    /// comma binds looser than JOIN, so an ON sees no column before it.
+    scope_start: usize,
 }
 
 /// The select-list items of a block, as compiled.
@@ -938,9 +944,10 @@ impl<'a> Binder<'a> {
             _ => return Err(EngineError::not_supported("this join type")),
         };
         let before = from.sources.len();
-        let left_cols = from.cols.clone();
+        let left_cols = from.cols[from.scope_start..].to_vec();
         let idx = self.add_factor(&j.relation, from, lock)?;
         let added = from.sources.len() - before;
+        let scope = from.scope_start..from.cols.len();
         let on: Option<Expr> = match cons {
             JoinConstraint::On(e) => Some(e.clone()),
             JoinConstraint::None => None,
@@ -952,13 +959,13 @@ impl<'a> Binder<'a> {
                         cond,
                         &col,
                         &left_cols,
-                        &from.cols[left_cols.len()..],
+                        &from.cols[from.scope_start + left_cols.len()..],
                     )?);
                 }
                 cond
             }
             JoinConstraint::Natural => {
-                let right = &from.cols[left_cols.len()..];
+                let right = &from.cols[from.scope_start + left_cols.len()..];
                 let mut cond: Option<Expr> = None;
                 for c in right {
                     if left_cols
@@ -977,7 +984,7 @@ impl<'a> Binder<'a> {
         match side {
             Side::Inner => {
                 if let Some(e) = on {
-                    from.inner_on.push(e);
+                    from.inner_on.push((e, scope));
                 }
             }
             Side::Left => {
@@ -985,7 +992,8 @@ impl<'a> Binder<'a> {
                     return Err(EngineError::not_supported("LEFT JOIN of a nested join"));
                 }
                 from.sources[idx].after = (0..idx).collect();
-                from.outer_on.push((idx, on.unwrap_or_else(true_expr)));
+                from.outer_on
+                    .push((idx, on.unwrap_or_else(true_expr), scope));
             }
             Side::Right => {
                 // `A RIGHT JOIN B ON c` is `B LEFT JOIN A ON c` with A's
@@ -996,16 +1004,40 @@ impl<'a> Binder<'a> {
                     ));
                 }
                 from.sources[0].after = vec![idx];
-                from.outer_on.push((0, on.unwrap_or_else(true_expr)));
+                from.outer_on.push((0, on.unwrap_or_else(true_expr), scope));
             }
         }
         Ok(())
+    }
+
+    /// Compiles an ON condition that may name only the block columns in
+    /// `scope` (the others are there, positions unchanged, but nameless).
+    fn compile_on(
+        &mut self,
+        e: &Expr,
+        cols: &[ColInfo],
+        scope: &Range<usize>,
+        outer: &OuterScope,
+        refs: &mut Vec<usize>,
+    ) -> SqlResult<E> {
+        if scope.start == 0 && scope.end >= cols.len() {
+            return self.compile(e, cols, outer, None, None, "on clause", refs);
+        }
+        let mut visible = cols.to_vec();
+        for (i, c) in visible.iter_mut().enumerate() {
+            if !scope.contains(&i) {
+                c.table.clear();
+                c.name.clear();
+            }
+        }
+        self.compile(e, &visible, outer, None, None, "on clause", refs)
     }
 
     fn bind_from(&mut self, list: &[TableWithJoins], lock: Option<LockMode>) -> SqlResult<From> {
         let mut from = From::default();
         for twj in list {
             let first = from.sources.len();
+            from.scope_start = from.cols.len();
             self.add_factor(&twj.relation, &mut from, lock)?;
             for j in &twj.joins {
                 self.add_join(j, &mut from, lock)?;
@@ -1035,13 +1067,13 @@ impl<'a> Binder<'a> {
             let e = self.compile(w, &cols, &outer, None, None, "where clause", &mut refs)?;
             conjuncts(e, &mut conj);
         }
-        for e in &from.inner_on {
-            let e = self.compile(e, &cols, &outer, None, None, "on clause", &mut refs)?;
+        for (e, scope) in &from.inner_on {
+            let e = self.compile_on(e, &cols, scope, &outer, &mut refs)?;
             conjuncts(e, &mut conj);
         }
         let mut sources = from.sources;
-        for (i, e) in &from.outer_on {
-            let ce = self.compile(e, &cols, &outer, None, None, "on clause", &mut refs)?;
+        for (i, e, scope) in &from.outer_on {
+            let ce = self.compile_on(e, &cols, scope, &outer, &mut refs)?;
             let mut v = Vec::new();
             conjuncts(ce, &mut v);
             sources[*i].outer_on = Some(v);
@@ -1062,6 +1094,18 @@ impl<'a> Binder<'a> {
     // ----------------------------------------------------------- SELECT
 
     #[allow(clippy::too_many_arguments)]
+    /// Whether the session's sql_mode has ONLY_FULL_GROUP_BY.
+    /// (A context without session variables has MySQL's default mode.)
+    fn only_full_group_by(&self) -> bool {
+        match self.cx.env.sysvar("sql_mode", crate::parse::Scope::Session) {
+            Ok(mode) => mode
+                .to_string()
+                .split(',')
+                .any(|m| m.trim().eq_ignore_ascii_case("ONLY_FULL_GROUP_BY")),
+            Err(_) => true,
+        }
+    }
+
     fn bind_select(
         &mut self,
         s: &ast::Select,
@@ -1101,13 +1145,13 @@ impl<'a> Binder<'a> {
             let e = self.compile(w, &cols, outer, None, None, "where clause", &mut refs)?;
             conjuncts(e, &mut conj);
         }
-        for e in &from.inner_on {
-            let e = self.compile(e, &cols, outer, None, None, "on clause", &mut refs)?;
+        for (e, scope) in &from.inner_on {
+            let e = self.compile_on(e, &cols, scope, outer, &mut refs)?;
             conjuncts(e, &mut conj);
         }
         let mut sources = from.sources;
-        for (i, e) in &from.outer_on {
-            let ce = self.compile(e, &cols, outer, None, None, "on clause", &mut refs)?;
+        for (i, e, scope) in &from.outer_on {
+            let ce = self.compile_on(e, &cols, scope, outer, &mut refs)?;
             let mut v = Vec::new();
             conjuncts(ce, &mut v);
             sources[*i].outer_on = Some(v);
@@ -1179,6 +1223,20 @@ impl<'a> Binder<'a> {
             Some(ast::Distinct::On(_)) => return Err(EngineError::not_supported("DISTINCT ON")),
         };
         let grouped = !aggs.is_empty() || !group_exprs.is_empty();
+        let items: Vec<E> = outs.iter().map(|(e, _)| e.clone()).collect();
+        let order_exprs: Vec<E> = order_keys.iter().map(|(e, _)| e.clone()).collect();
+        let block = fullgroup::Block {
+            cols: &cols,
+            sources: &sources,
+            conj: &conj,
+            group: &group_exprs,
+            items: &items,
+            order: &order_exprs,
+            having: having.as_ref(),
+            grouped,
+            distinct,
+        };
+        fullgroup::check(&block, self.only_full_group_by())?;
         for (e, m) in outs.iter_mut() {
             if !matches!(e, E::Col(_)) {
                 m.ty = infer(e, &cols, &aggs);

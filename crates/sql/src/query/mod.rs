@@ -30,6 +30,7 @@ pub mod access;
 pub mod agg;
 pub mod bind;
 pub mod explain;
+pub mod fullgroup;
 pub mod key;
 pub mod ops;
 pub mod optimize;

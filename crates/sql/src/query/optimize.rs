@@ -135,7 +135,7 @@ fn prune_join(j: &mut Join, mut used: Vec<bool>) {
     let steps = j.steps.iter().flat_map(|s| {
         let acc = s.access.iter().flat_map(|a| {
             let eq = a.eq.iter().flat_map(|p| match p {
-                Pred::Eq(e) | Pred::Lo(e, _) | Pred::Hi(e, _) => vec![e],
+                Pred::Eq(e, _) | Pred::Lo(e, _) | Pred::Hi(e, _) => vec![e],
                 Pred::In(v) => v.iter().collect(),
             });
             eq.chain(a.lo.iter().map(|(e, _)| e))
@@ -325,6 +325,15 @@ fn source_of(j: &Join, col: usize) -> Option<usize> {
         .position(|s| col >= s.offset && col < s.offset + s.width)
 }
 
+/// The declared type of a block column that belongs to a base table.
+fn column_type(j: &Join, col: usize) -> Option<ColumnType> {
+    let s = &j.sources[source_of(j, col)?];
+    match &s.kind {
+        SourceKind::Table { def, .. } => def.columns.get(col - s.offset).map(|c| c.ty),
+        _ => None,
+    }
+}
+
 /// The sources an expression reads.
 fn sources_read(j: &Join, e: &E) -> Vec<usize> {
     let mut out = Vec::new();
@@ -352,7 +361,9 @@ fn access_for(
         return None;
     };
     let is_bound = |e: &E| sources_read(j, e).iter().all(|&x| bound[x]);
-    let preds: HashMap<usize, Vec<Pred>> = column_preds(usable, s.offset, s.width, &is_bound);
+    let col_ty = |c: usize| column_type(j, c);
+    let preds: HashMap<usize, Vec<Pred>> =
+        column_preds(usable, s.offset, s.width, &is_bound, &col_ty);
     let fallback;
     let e = match &est[si] {
         Some(e) => e,
@@ -629,6 +640,7 @@ fn sort_by_index(p: &mut Node, keys: &[(usize, bool)], want: usize) -> bool {
     };
     let def = def.clone();
     let force = force.clone();
+    let (offset, width) = (j.sources[0].offset, j.sources[0].width);
     let step = &mut j.steps[0];
     let Some(acc) = &step.access else {
         return false;
@@ -636,12 +648,12 @@ fn sort_by_index(p: &mut Node, keys: &[(usize, bool)], want: usize) -> bool {
     // The access in use, or another index that gives the order.
     let mut candidates: Vec<Access> = vec![acc.clone()];
     let is_bound = |e: &E| e.max_col().is_none();
-    let preds = column_preds(
-        &step.filter,
-        j.sources[0].offset,
-        j.sources[0].width,
-        &is_bound,
-    );
+    let col_ty = |c: usize| {
+        c.checked_sub(offset)
+            .and_then(|i| def.columns.get(i))
+            .map(|c| c.ty)
+    };
+    let preds = column_preds(&step.filter, offset, width, &is_bound, &col_ty);
     let est = TableEstimate {
         rows: acc.est_rows.max(1000.0),
         distinct: Vec::new(),
