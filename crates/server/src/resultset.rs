@@ -187,9 +187,31 @@ pub fn write_eof(out: &mut Vec<u8>, warnings: u16, status: u16) {
     out.extend_from_slice(&status.to_le_bytes());
 }
 
+/// Whether a result column is NULL-typed (`SELECT NULL`, `CASE WHEN c
+/// THEN NULL END`, `MIN(NULL)`): the SQL layer types those BINARY(0)
+/// (what CREATE TABLE ... SELECT stores, as in MySQL), and MySQL reports
+/// them as type NULL; a BINARY(0) column read from a base table stays a
+/// STRING column.
+fn is_null_typed(c: &ColumnMeta) -> bool {
+    c.ty == ColumnType::Binary { len: 0 } && c.org_table.is_empty()
+}
+
+/// MySQL's definition of a NULL-typed column: type NULL, binary, length 0.
+const NULL_WIRE: ColumnWire = ColumnWire {
+    type_code: ty::NULL,
+    charset: charset::BINARY,
+    length: 0,
+    flags: flag::BINARY,
+    decimals: 0,
+};
+
 /// Appends a ColumnDefinition41 payload.
 pub fn write_column_def(out: &mut Vec<u8>, c: &ColumnMeta) {
-    let w = column_wire(&c.ty);
+    let w = if is_null_typed(c) {
+        NULL_WIRE
+    } else {
+        column_wire(&c.ty)
+    };
     put_lenenc_str(out, b"def");
     put_lenenc_str(out, c.db.as_bytes());
     put_lenenc_str(out, c.table.as_bytes());
@@ -248,7 +270,9 @@ pub fn write_binary_row(out: &mut Vec<u8>, columns: &[ColumnMeta], row: &[Value]
     out.resize(bitmap_at + bitmap_len, 0);
     for (i, c) in columns.iter().enumerate() {
         let v = row.get(i).unwrap_or(&Value::Null);
-        if v.is_null() {
+        // A NULL-typed column has no binary form for a value (it only
+        // ever holds NULL).
+        if v.is_null() || is_null_typed(c) {
             let bit = i + 2;
             out[bitmap_at + bit / 8] |= 1 << (bit % 8);
             continue;

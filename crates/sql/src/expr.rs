@@ -289,8 +289,9 @@ pub enum E {
     Func(F, Vec<E>),
     Case(Option<Box<E>>, Vec<(E, E)>, Option<Box<E>>),
     Cast(Box<E>, ColumnType),
-    /// A column of an enclosing query block (`Row::outer`).
-    Outer(usize),
+    /// A column of an enclosing query block (`Row::outer`), with its
+    /// type (for the result type of the expression reading it).
+    Outer(usize, ColumnType),
     /// User variables and LAST_INSERT_ID, evaluated per row.
     Live(crate::uservars::Live, Box<LiveOp>),
     /// Window function `i` of the select list (`Row::wins`), with its type.
@@ -578,7 +579,7 @@ impl Compiler<'_> {
                     if !self.outer_refs.contains(&pos) {
                         self.outer_refs.push(pos);
                     }
-                    return Ok(E::Outer(pos));
+                    return Ok(E::Outer(pos, o.cols[pos].ty));
                 }
                 Ok(None) => {}
                 Err(e) => return Err(e),
@@ -1309,6 +1310,18 @@ impl Compiler<'_> {
                     ))
                 }
             };
+            // SUM/AVG(DISTINCT x): MySQL de-duplicates through a temporary
+            // table column of x's type, so a DECIMAL x is summed at its
+            // type's scale (AVG(DISTINCT 1/3) adds 0.3333, not 0.333333333).
+            let arg = match arg {
+                Some(x) if distinct && matches!(kind, AggKind::Sum | AggKind::Avg) => {
+                    match infer(&x, self.cols, &[]) {
+                        t @ ColumnType::Decimal { .. } => Some(E::Cast(Box::new(x), t)),
+                        _ => Some(x),
+                    }
+                }
+                other => other,
+            };
             let list = self
                 .aggs
                 .as_mut()
@@ -1860,7 +1873,7 @@ pub fn arith(op: Arith, a: &Value, b: &Value) -> SqlResult<Value> {
                     return Ok(Value::Null);
                 }
                 Decimal::from_mantissa(x, 0)
-                    .checked_div_scale(&Decimal::from_mantissa(y, 0), 4)
+                    .checked_div_mysql(&Decimal::from_mantissa(y, 0))
                     .map(Value::Decimal)
                     .map_err(dec_err)
             }
@@ -1917,19 +1930,14 @@ pub fn arith(op: Arith, a: &Value, b: &Value) -> SqlResult<Value> {
                 crate::func::warn::division_by_zero();
                 return Ok(Value::Null);
             }
-            let sc = (x.scale() + 4).min(30);
-            Value::Decimal(x.checked_div_scale(&y, sc).map_err(dec_err)?)
+            Value::Decimal(x.checked_div_mysql(&y).map_err(dec_err)?)
         }
         Arith::IntDiv => {
             if y.is_zero() {
                 crate::func::warn::division_by_zero();
                 return Ok(Value::Null);
             }
-            let q = x.checked_div_scale(&y, 0).map_err(dec_err)?;
-            // truncate toward zero: recompute from the exact quotient
-            let exact = x.checked_div_scale(&y, 6).map_err(dec_err)?;
-            let t = exact.truncate_to_scale(0);
-            let _ = q;
+            let t = x.checked_div_trunc(&y, 0).map_err(dec_err)?;
             from_i128(t.to_i128_round().unwrap_or(0), &what())?
         }
         Arith::Mod => {
@@ -1937,8 +1945,7 @@ pub fn arith(op: Arith, a: &Value, b: &Value) -> SqlResult<Value> {
                 crate::func::warn::division_by_zero();
                 return Ok(Value::Null);
             }
-            let exact = x.checked_div_scale(&y, 6).map_err(dec_err)?;
-            let t = exact.truncate_to_scale(0);
+            let t = x.checked_div_trunc(&y, 0).map_err(dec_err)?;
             Value::Decimal(
                 x.checked_sub(&t.checked_mul(&y).map_err(dec_err)?)
                     .map_err(dec_err)?,
@@ -2179,7 +2186,7 @@ impl E {
             E::Lit(v) => v.clone(),
             E::Col(i) => r.row.get(*i).cloned().unwrap_or(Value::Null),
             E::Agg(i) => r.aggs.get(*i).cloned().unwrap_or(Value::Null),
-            E::Outer(i) => r.outer.get(*i).cloned().unwrap_or(Value::Null),
+            E::Outer(i, _) => r.outer.get(*i).cloned().unwrap_or(Value::Null),
             E::Live(live, op) => eval_live(live, op, r)?,
             E::Win(i, _) => r.wins.get(*i).cloned().unwrap_or(Value::Null),
             E::Subquery {
@@ -2641,7 +2648,7 @@ impl E {
             return;
         }
         match self {
-            E::Lit(_) | E::Col(_) | E::Agg(_) | E::Outer(_) | E::Win(..) => {}
+            E::Lit(_) | E::Col(_) | E::Agg(_) | E::Outer(..) | E::Win(..) => {}
             E::Live(_, op) => match &**op {
                 LiveOp::Set(_, x) | LiveOp::LastInsertId(Some(x)) => x.walk_pruned(f),
                 LiveOp::Get(_) | LiveOp::LastInsertId(None) => {}
@@ -2703,9 +2710,15 @@ impl E {
 
 // ------------------------------------------------------------ type inference
 
+/// The type of a NULL literal: MySQL's `MYSQL_TYPE_NULL` (the protocol
+/// layer reports it as type NULL; CREATE TABLE ... SELECT stores it as
+/// BINARY(0), as MySQL does). Type aggregation (CASE, COALESCE, UNION)
+/// ignores it: `CASE WHEN c THEN NULL ELSE 1 END` is an integer.
+pub const NULL_TYPE: ColumnType = ColumnType::Binary { len: 0 };
+
 fn lit_type(v: &Value) -> ColumnType {
     match v {
-        Value::Null => ColumnType::Binary { len: 0 },
+        Value::Null => NULL_TYPE,
         Value::Int(_) => ColumnType::BigInt { unsigned: false },
         Value::UInt(_) => ColumnType::BigInt { unsigned: true },
         Value::Decimal(d) => ColumnType::Decimal {
@@ -2754,30 +2767,91 @@ fn scale_of(t: &ColumnType) -> u8 {
 
 const VARCHAR_ANY: ColumnType = ColumnType::Varchar { len: 255 };
 
+/// The value of a constant expression (literals under arithmetic and
+/// pure functions), None when it reads anything else, divides by what is
+/// not a non-zero constant (the warning would be raised twice) or fails.
+fn const_value(e: &E) -> Option<Value> {
+    // A divisor must be a known non-zero constant (no 1365 warning).
+    fn operand(op: Arith, x: &E) -> bool {
+        pure(x)
+            && (!matches!(op, Arith::Div | Arith::IntDiv | Arith::Mod)
+                || x.eval(&Row::new(&[], &[]))
+                    .is_ok_and(|v| truth(&v) == Some(true)))
+    }
+    fn pure(e: &E) -> bool {
+        // No strings (their conversion to a number warns) and no casts.
+        crate::stack::grow(|| match e {
+            E::Lit(v) => !matches!(v, Value::Bytes(_)),
+            E::Neg(x) => pure(x),
+            E::Arith(op, a, b) => pure(a) && operand(*op, b),
+            E::Chain(first, rest) => pure(first) && rest.iter().all(|(op, x)| operand(*op, x)),
+            E::Func(F::Abs | F::Sign | F::Greatest | F::Least | F::Coalesce | F::IfNull, args) => {
+                args.iter().all(pure)
+            }
+            _ => false,
+        })
+    }
+    if !pure(e) {
+        return None;
+    }
+    e.eval(&Row::new(&[], &[])).ok()
+}
+
 /// The type MySQL reports for an expression's result column.
 pub fn infer(e: &E, cols: &[ColInfo], aggs: &[AggSpec]) -> ColumnType {
     crate::stack::grow(|| infer_inner(e, cols, aggs))
 }
 
-fn arith_type(op: Arith, ta: ColumnType, tb: ColumnType) -> ColumnType {
+/// The result type of `a op b` (MySQL's `Item_num_op` and the
+/// `result_precision` of + - * /): integers stay BIGINT (DIV always is),
+/// a float or string operand makes a DOUBLE, otherwise a DECIMAL whose
+/// scale is max(s1, s2) for + -, s1 + s2 for *, s1 + 4 for /, and whose
+/// precision grows the way MySQL's does (CEIL/FLOOR read it).
+fn arith_type(op: Arith, a: (ColumnType, u8), b: (ColumnType, u8)) -> ColumnType {
+    let ((ta, pa), (tb, pb)) = (a, b);
     let int = ColumnType::BigInt { unsigned: false };
     let k = numeric_kind(&ta).max(numeric_kind(&tb));
+    let (sa, sb) = (scale_of(&ta), scale_of(&tb));
+    let dec = |precision: u32, scale: u8| ColumnType::Decimal {
+        precision: precision.clamp(1, 65) as u8,
+        scale,
+    };
     match (op, k) {
         (Arith::IntDiv, _) => int,
         (_, 2) => ColumnType::Double,
-        (Arith::Div, _) => ColumnType::Decimal {
-            precision: 65,
-            scale: (scale_of(&ta) + 4).min(30),
-        },
+        (Arith::Div, _) => dec(u32::from(pa) + u32::from(sb) + 4, (sa + 4).min(30)),
         (_, 0) => int,
-        _ => ColumnType::Decimal {
-            precision: 65,
-            scale: if op == Arith::Mul {
-                (scale_of(&ta) + scale_of(&tb)).min(30)
-            } else {
-                scale_of(&ta).max(scale_of(&tb))
-            },
-        },
+        (Arith::Mul, _) => dec(u32::from(pa) + u32::from(pb), (sa + sb).min(30)),
+        (Arith::Mod, _) => dec(u32::from(pa.max(pb)), sa.max(sb)),
+        _ => {
+            let scale = sa.max(sb);
+            let int_digits = pa.saturating_sub(sa).max(pb.saturating_sub(sb));
+            dec(u32::from(int_digits) + 1 + u32::from(scale), scale)
+        }
+    }
+}
+
+/// An operand's type and its decimal precision (MySQL's
+/// `decimal_precision()`): an integer literal has as many digits as it
+/// shows, an integer column those of its type, a DECIMAL its M.
+fn typed_operand(e: &E, cols: &[ColInfo], aggs: &[AggSpec]) -> (ColumnType, u8) {
+    let t = infer(e, cols, aggs);
+    let p = match (e, &t) {
+        (E::Lit(Value::Int(i)), _) => i.unsigned_abs().to_string().len() as u8,
+        (E::Lit(Value::UInt(u)), _) => u.to_string().len() as u8,
+        (_, ColumnType::Decimal { precision, .. }) => *precision,
+        (_, t) if t.is_integer() => int_precision(t) - u8::from(!t.is_unsigned()),
+        _ => 17,
+    };
+    (t, p)
+}
+
+/// The decimal precision of a type alone (see [`typed_operand`]).
+fn type_precision(t: &ColumnType) -> u8 {
+    match t {
+        ColumnType::Decimal { precision, .. } => *precision,
+        t if t.is_integer() => int_precision(t) - u8::from(!t.is_unsigned()),
+        _ => 17,
     }
 }
 
@@ -2786,7 +2860,7 @@ fn infer_inner(e: &E, cols: &[ColInfo], aggs: &[AggSpec]) -> ColumnType {
     match e {
         E::Lit(v) => lit_type(v),
         E::Col(i) => cols.get(*i).map_or(VARCHAR_ANY, |c| c.ty),
-        E::Outer(_) => VARCHAR_ANY,
+        E::Outer(_, ty) => *ty,
         E::Live(live, op) => match &**op {
             LiveOp::Get(name) => crate::uservars::var_type(&live.get(name)),
             LiveOp::Set(_, x) => infer(x, cols, aggs),
@@ -2812,7 +2886,7 @@ fn infer_inner(e: &E, cols: &[ColInfo], aggs: &[AggSpec]) -> ColumnType {
                     match numeric_kind(&t) {
                         2 => ColumnType::Double,
                         _ => {
-                            let p = int_precision(&t);
+                            let p = type_precision(&t);
                             let s = scale_of(&t);
                             if a.kind == AggKind::Sum {
                                 ColumnType::Decimal {
@@ -2830,11 +2904,37 @@ fn infer_inner(e: &E, cols: &[ColInfo], aggs: &[AggSpec]) -> ColumnType {
                 }
             }
         }
-        E::Neg(x) => infer(x, cols, aggs),
-        E::Arith(op, a, b) => arith_type(*op, infer(a, cols, aggs), infer(b, cols, aggs)),
-        E::Chain(first, rest) => rest.iter().fold(infer(first, cols, aggs), |t, (op, x)| {
-            arith_type(*op, t, infer(x, cols, aggs))
-        }),
+        E::Neg(x) => {
+            let t = infer(x, cols, aggs);
+            // MySQL (Item_func_neg::resolve_type): minus a constant
+            // integer whose value is negative is a DECIMAL, its negation
+            // might not fit a BIGINT.
+            let negative = |v: Value| matches!(v, Value::Int(i) if i < 0);
+            if t.is_integer() && const_value(x).is_some_and(negative) {
+                ColumnType::Decimal {
+                    precision: int_precision(&t),
+                    scale: 0,
+                }
+            } else if t.is_integer() || matches!(t, ColumnType::Decimal { .. }) {
+                t
+            } else {
+                // A string, temporal or NULL operand is negated as a double.
+                ColumnType::Double
+            }
+        }
+        E::Arith(op, a, b) => arith_type(
+            *op,
+            typed_operand(a, cols, aggs),
+            typed_operand(b, cols, aggs),
+        ),
+        E::Chain(first, rest) => {
+            rest.iter()
+                .fold(typed_operand(first, cols, aggs), |a, (op, x)| {
+                    let t = arith_type(*op, a, typed_operand(x, cols, aggs));
+                    (t, type_precision(&t))
+                })
+                .0
+        }
         E::Not(_)
         | E::Cmp(..)
         | E::And(..)
@@ -2846,11 +2946,11 @@ fn infer_inner(e: &E, cols: &[ColInfo], aggs: &[AggSpec]) -> ColumnType {
         | E::InList(..)
         | E::Like(..) => int,
         E::Cast(_, t) => *t,
-        E::Case(_, whens, els) => whens
-            .first()
-            .map(|(_, r)| infer(r, cols, aggs))
-            .or_else(|| els.as_ref().map(|x| infer(x, cols, aggs)))
-            .unwrap_or(VARCHAR_ANY),
+        E::Case(_, whens, els) => {
+            let mut ts: Vec<ColumnType> = whens.iter().map(|(_, r)| infer(r, cols, aggs)).collect();
+            ts.push(els.as_ref().map_or(NULL_TYPE, |x| infer(x, cols, aggs)));
+            merge_column_types(&ts)
+        }
         E::Func(f, args) => {
             let first = || args.first().map_or(VARCHAR_ANY, |a| infer(a, cols, aggs));
             match f {
@@ -2859,17 +2959,23 @@ fn infer_inner(e: &E, cols: &[ColInfo], aggs: &[AggSpec]) -> ColumnType {
                 F::Sleep => ColumnType::BigInt { unsigned: false },
                 F::Coalesce | F::IfNull | F::Greatest | F::Least => merge_types(args, cols, aggs),
                 F::If => merge_types(args.get(1..).unwrap_or(&[]), cols, aggs),
-                F::NullIf | F::Abs => args
-                    .iter()
-                    .find(|a| !matches!(a, E::Lit(Value::Null)))
-                    .map_or(VARCHAR_ANY, |a| infer(a, cols, aggs)),
+                // NULLIF(a, b) is a or NULL: a's type (NULL when a is).
+                F::NullIf => first(),
+                F::Abs => match first() {
+                    t if t.is_integer() || matches!(t, ColumnType::Decimal { .. }) => t,
+                    _ => ColumnType::Double,
+                },
                 F::Round | F::Truncate => {
-                    let d = match args.get(1) {
-                        Some(E::Lit(v)) => crate::func::val::int(v),
-                        Some(_) => None,
+                    let t = first();
+                    let d = match args.get(1).map(const_value) {
                         None => Some(0),
+                        Some(Some(v)) => crate::func::val::int(&v),
+                        // A digit count known only per row: MySQL keeps a
+                        // DECIMAL's scale and makes anything else a DOUBLE.
+                        Some(None) if t.is_integer() => return ColumnType::Double,
+                        Some(None) => None,
                     };
-                    crate::func::round_type(&first(), d, *f == F::Truncate)
+                    crate::func::round_type(&t, d, *f == F::Truncate)
                 }
                 F::Lib(fun) => {
                     let tys: Vec<ColumnType> = args.iter().map(|a| infer(a, cols, aggs)).collect();
@@ -2890,9 +2996,20 @@ fn infer_inner(e: &E, cols: &[ColInfo], aggs: &[AggSpec]) -> ColumnType {
                     let t = first();
                     if t.is_integer() {
                         int
-                    } else if matches!(t, ColumnType::Decimal { .. }) {
+                    } else if let ColumnType::Decimal { precision, scale } = t {
                         if matches!(f, F::Floor | F::Ceil) {
-                            int
+                            // MySQL (Item_func_int_val::resolve_type): the
+                            // integer digits, one more when a fraction can
+                            // carry into them; BIGINT when that fits 18.
+                            let digits = precision.saturating_sub(scale) + u8::from(scale > 0);
+                            if digits <= 18 {
+                                int
+                            } else {
+                                ColumnType::Decimal {
+                                    precision: digits,
+                                    scale: 0,
+                                }
+                            }
                         } else {
                             t
                         }
@@ -2913,13 +3030,18 @@ fn infer_inner(e: &E, cols: &[ColInfo], aggs: &[AggSpec]) -> ColumnType {
 /// string absorbs everything, DATE and DATETIME give DATETIME; NULL
 /// literals do not count.
 fn merge_types(args: &[E], cols: &[ColInfo], aggs: &[AggSpec]) -> ColumnType {
-    let ts: Vec<ColumnType> = args
-        .iter()
-        .filter(|a| !matches!(a, E::Lit(Value::Null)))
-        .map(|a| infer(a, cols, aggs))
-        .collect();
+    let ts: Vec<ColumnType> = args.iter().map(|a| infer(a, cols, aggs)).collect();
+    merge_column_types(&ts)
+}
+
+/// MySQL's type aggregation of several values into one column (CASE
+/// branches, COALESCE arguments, UNION columns): NULL-typed values
+/// (`NULL`, `7 - NULL` folded, `MIN(NULL)`) do not count; all NULL gives
+/// NULL.
+pub fn merge_column_types(all: &[ColumnType]) -> ColumnType {
+    let ts: Vec<ColumnType> = all.iter().copied().filter(|t| *t != NULL_TYPE).collect();
     let Some(first) = ts.first().copied() else {
-        return ColumnType::Binary { len: 0 };
+        return NULL_TYPE;
     };
     if ts.iter().all(|t| *t == first) {
         return first;
@@ -3025,6 +3147,17 @@ fn nullable_inner(e: &E, cols: &[ColInfo]) -> bool {
     }
 }
 
+/// [`conform`] for a value stored into a column of a temporary table
+/// (the rows of UNION / INTERSECT / EXCEPT and VALUES): MySQL stores a
+/// DECIMAL into a string column through a double (`Field_str::store_decimal`),
+/// so an AVG of 0 beside a string is '0', not '0.0000'.
+pub fn conform_stored(v: Value, ty: &ColumnType) -> Value {
+    match v {
+        Value::Decimal(d) if ty.is_string() => conform(Value::Double(d.to_f64()), ty),
+        other => conform(other, ty),
+    }
+}
+
 /// Makes `v` fit the class of `ty` (what the protocol will encode).
 pub fn conform(v: Value, ty: &ColumnType) -> Value {
     if v.is_null() {
@@ -3041,14 +3174,18 @@ pub fn conform(v: Value, ty: &ColumnType) -> Value {
             )
             .unwrap_or(Value::Null),
         },
-        ColumnType::Decimal { .. } => match v {
-            Value::Decimal(_) => v,
+        // A DECIMAL result shows (and a derived table stores) the
+        // column's scale: MySQL rounds `CASE ... THEN 3.0 ELSE 0.001 END`'s
+        // 3.0 to 3.000 and 1/3's quotient 0.333333333 to 0.3333.
+        ColumnType::Decimal { scale, .. } => match v {
+            Value::Decimal(d) if d.scale() == *scale => Value::Decimal(d),
+            Value::Decimal(d) => Value::Decimal(d.round_to_scale(*scale)),
             other => other
                 .to_decimal()
-                .map(Value::Decimal)
+                .map(|d| Value::Decimal(d.round_to_scale(*scale)))
                 .unwrap_or_else(|| match other {
                     Value::Bytes(b) => Decimal::parse_prefix(&b)
-                        .map(|p| Value::Decimal(p.value))
+                        .map(|p| Value::Decimal(p.value.round_to_scale(*scale)))
                         .unwrap_or(Value::Null),
                     _ => Value::Null,
                 }),

@@ -34,10 +34,10 @@
 //!   integer part plus the scale would exceed 65 digits, fractional digits
 //!   are rounded away first; an integer part over 65 digits is an overflow.
 //!
-//! Deviation: MySQL's `decimal_mul`/`decimal_div` compute in 9-digit words
-//! and sometimes *truncate* the last word before the final rounding; we
-//! always round the exact result half-up, which can differ in the last digit
-//! for a few division results.
+//! MySQL's `decimal_div` computes in 9-digit words and *cuts* the quotient
+//! after whole words; expressions compute on that quotient and round only
+//! the final value ([`Decimal::checked_div_mysql`]). [`Decimal::checked_div`]
+//! is the rounded form a stored or shown `/` result has.
 
 use std::cmp::Ordering;
 use std::fmt;
@@ -563,12 +563,33 @@ impl Decimal {
         other: &Decimal,
         result_scale: u8,
     ) -> Result<Decimal, DecimalError> {
+        self.div_to_scale(other, result_scale, true)
+    }
+
+    /// `self / other` cut (toward zero) after `result_scale` fractional
+    /// digits, as MySQL's `decimal_div` leaves its quotient.
+    pub fn checked_div_trunc(
+        &self,
+        other: &Decimal,
+        result_scale: u8,
+    ) -> Result<Decimal, DecimalError> {
+        self.div_to_scale(other, result_scale, false)
+    }
+
+    fn div_to_scale(
+        &self,
+        other: &Decimal,
+        result_scale: u8,
+        round: bool,
+    ) -> Result<Decimal, DecimalError> {
         if other.is_zero() {
             return Err(DecimalError::DivisionByZero);
         }
-        // value × 10^rs = (ma × 10^(rs + sb - sa)) / mb; one extra digit
-        // decides the rounding.
-        let shift = i32::from(result_scale) + i32::from(other.scale) - i32::from(self.scale) + 1;
+        // value × 10^rs = (ma × 10^(rs + sb - sa)) / mb; when rounding,
+        // one extra digit decides.
+        let extra = i32::from(round);
+        let shift =
+            i32::from(result_scale) + i32::from(other.scale) - i32::from(self.scale) + extra;
         let mut num = self.digits.clone();
         let mut den = other.digits.clone();
         if shift >= 0 {
@@ -577,12 +598,33 @@ impl Decimal {
             push_zeros(&mut den, (-shift) as usize);
         }
         let (mut q, _) = divmod_mag(&num, &den);
-        let last = q.pop().unwrap_or(0);
-        q = strip_leading_zeros(q);
-        if last >= 5 {
-            increment_mag(&mut q);
+        if round {
+            let last = q.pop().unwrap_or(0);
+            q = strip_leading_zeros(q);
+            if last >= 5 {
+                increment_mag(&mut q);
+            }
+        } else {
+            q = strip_leading_zeros(q);
         }
         Decimal::from_parts(self.negative != other.negative, q, result_scale).fit_result()
+    }
+
+    /// The quotient MySQL's `/` computes and then computes on
+    /// (`do_div_mod` in strings/decimal.c): whole 9-digit groups of
+    /// fraction — each operand's fraction rounded up to whole groups, plus
+    /// `div_precision_increment` digits less what that rounding already
+    /// added, rounded up to whole groups again — and cut there, not
+    /// rounded. `1/3` is 0.333333333 inside `1/3/3`; only the final value
+    /// is rounded to the expression's scale (`s1 + 4`), when it is shown
+    /// or stored.
+    pub fn checked_div_mysql(&self, other: &Decimal) -> Result<Decimal, DecimalError> {
+        let groups = |digits: i32| (digits + 8) / 9 * 9;
+        let (sa, sb) = (i32::from(self.scale), i32::from(other.scale));
+        let (fa, fb) = (groups(sa), groups(sb));
+        let incr = (i32::from(DIV_PRECISION_INCREMENT) - (fa - sa) - (fb - sb)).max(0);
+        let frac = groups(fa + fb + incr).min(i32::from(MAX_PRECISION));
+        self.checked_div_trunc(other, frac as u8)
     }
 
     /// MySQL `/`: scale `min(s1 + div_precision_increment(4), 30)`.

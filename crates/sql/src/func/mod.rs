@@ -703,15 +703,19 @@ pub fn round_type(arg: &ColumnType, d: Option<i64>, truncate: bool) -> ColumnTyp
         t if t.is_integer() => ColumnType::BigInt {
             unsigned: t.is_unsigned(),
         },
+        // MySQL (Item_func_round::resolve_type): scale d (0 for d < 0, at
+        // most 30), even above the argument's (ROUND(1.5, 3) is 1.500);
+        // the precision follows the scale, one digit more when rounding
+        // can carry.
         ColumnType::Decimal { precision, scale } => {
             let ds = match d {
-                Some(d) => d.clamp(0, i64::from(*scale)) as u8,
+                Some(d) => d.clamp(0, 30) as u8,
                 None => *scale,
             };
-            let delta = scale - ds;
-            let inc = u8::from(delta > 0 && !truncate);
+            let delta = i32::from(*scale) - i32::from(ds);
+            let inc = i32::from(delta > 0 && !truncate);
             ColumnType::Decimal {
-                precision: (precision.saturating_sub(delta) + inc).clamp(1, 65),
+                precision: (i32::from(*precision) - delta + inc).clamp(1, 65) as u8,
                 scale: ds,
             }
         }

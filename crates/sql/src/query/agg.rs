@@ -143,13 +143,13 @@ impl AggState {
                     total
                 } else {
                     match total {
-                        Value::Decimal(d) => {
-                            let sc = (d.scale() + 4).min(30);
-                            Value::Decimal(
-                                d.checked_div_scale(&Decimal::from_i64(self.count), sc)
-                                    .map_err(EngineError::internal)?,
-                            )
-                        }
+                        // As MySQL's `/` (the sum divided by the count,
+                        // cut after whole 9-digit groups); the result
+                        // column's scale (s + 4) rounds it.
+                        Value::Decimal(d) => Value::Decimal(
+                            d.checked_div_mysql(&Decimal::from_i64(self.count))
+                                .map_err(EngineError::internal)?,
+                        ),
                         other => Value::Double(other.to_f64().unwrap_or(0.0) / self.count as f64),
                     }
                 }

@@ -1616,41 +1616,8 @@ fn set_op(kind: SetOpKind, all: bool, l: Bound, r: Bound) -> SqlResult<Bound> {
     })
 }
 
-/// The type a UNION column gets from its two sides (MySQL's type
-/// aggregation, simplified: equal types stay; integers widen to BIGINT;
-/// exact numbers to DECIMAL; any float to DOUBLE; otherwise a string).
+/// The type a UNION column gets from its two sides: MySQL's type
+/// aggregation, as for CASE and COALESCE (NULL-typed sides do not count).
 pub fn merge_types(a: ColumnType, b: ColumnType) -> ColumnType {
-    use ColumnType as T;
-    if a == b {
-        return a;
-    }
-    let class = |t: &T| match t {
-        T::TinyInt { .. }
-        | T::SmallInt { .. }
-        | T::MediumInt { .. }
-        | T::Int { .. }
-        | T::BigInt { .. } => 0,
-        T::Decimal { .. } => 1,
-        T::Float | T::Double => 2,
-        T::Binary { len: 0 } => 9, // NULL literal
-        _ => 3,
-    };
-    match (class(&a), class(&b)) {
-        (9, _) => b,
-        (_, 9) => a,
-        (0, 0) => T::BigInt { unsigned: false },
-        (0 | 1, 0 | 1) => T::Decimal {
-            precision: 65,
-            scale: scale_of(&a).max(scale_of(&b)),
-        },
-        (0..=2, 0..=2) => T::Double,
-        _ => T::Varchar { len: 16383 },
-    }
-}
-
-fn scale_of(t: &ColumnType) -> u8 {
-    match t {
-        ColumnType::Decimal { scale, .. } => *scale,
-        _ => 0,
-    }
+    crate::expr::merge_column_types(&[a, b])
 }

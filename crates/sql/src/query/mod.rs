@@ -41,7 +41,7 @@ use quire_engine::{LockMode, Txn, Value};
 use sqlparser::ast::Query;
 
 use crate::ctx::{Ctx, ResultSet};
-use crate::expr::{conform, OuterScope};
+use crate::expr::{conform_stored, OuterScope};
 use crate::{ColumnMeta, RowSink, SqlResult};
 use bind::Binder;
 use ops::{Ex, Shared};
@@ -103,7 +103,7 @@ pub fn select_to(
         if conform_here {
             for (v, c) in r.iter_mut().zip(&plan.columns) {
                 let x = std::mem::replace(v, Value::Null);
-                *v = conform(x, &c.ty);
+                *v = conform_stored(x, &c.ty);
             }
         }
         sink.row(r)?;
