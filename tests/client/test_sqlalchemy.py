@@ -87,11 +87,8 @@ PENDING = {
     "TABLE (SQLAlchemy's reflection) has none",
     "enum_column": "the ENUM column type is refused (1235)",
     "json_column": "the JSON column type is refused (1235)",
-    "for_update_nowait_skip_locked": "SELECT ... FOR UPDATE NOWAIT / SKIP LOCKED are refused (1235)",
     "joinedload_many_to_many": "LEFT JOIN of a nested join, `a LEFT JOIN (b JOIN c ON ..) ON ..`, which "
     "joinedload writes for a many-to-many relationship, is refused (1235)",
-    "isolation_serializable": "SET TRANSACTION ISOLATION LEVEL SERIALIZABLE is taken as "
-    "REPEATABLE READ (session.rs parse_iso), so @@transaction_isolation says REPEATABLE-READ",
 }
 
 

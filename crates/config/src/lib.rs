@@ -371,6 +371,10 @@ pub struct Config {
     /// 28800, range 1 .. 31536000. Dynamic.
     pub wait_timeout: u64,
 
+    /// `cte_max_recursion_depth`: rounds a recursive CTE may run (3636
+    /// past it). Default 1000, range 0 .. 2^32-1. Dynamic (global and
+    /// session).
+    pub cte_max_recursion_depth: u64,
     /// `sort_buffer_size`: bytes of rows an ORDER BY keeps in memory
     /// before writing sorted runs to `<datadir>/#tmp`. Default 256K, range
     /// 32K .. 2^64-1. Dynamic (global and session).
@@ -455,6 +459,7 @@ impl Default for Config {
             max_connections: 151,
             max_allowed_packet: 67_108_864,
             wait_timeout: 28_800,
+            cte_max_recursion_depth: 1000,
             sort_buffer_size: 262_144,
             join_buffer_size: 262_144,
             tmp_table_size: 16_777_216,

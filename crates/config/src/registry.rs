@@ -313,6 +313,15 @@ pub static REGISTRY: &[VarInfo] = &[
         set: |c, v| c.caching_sha2_password_auto_generate_rsa_keys = v.as_bool(),
     },
     VarInfo {
+        name: "cte_max_recursion_depth",
+        kind: uint(0, 4_294_967_295),
+        default: "1000",
+        dynamic: true,
+        help: "Rounds a recursive common table expression may run before it stops with error 3636.",
+        get: |c| Value::Uint(c.cte_max_recursion_depth),
+        set: |c, v| c.cte_max_recursion_depth = v.as_u64(),
+    },
+    VarInfo {
         name: "datadir",
         kind: VarKind::Path { nullable: false },
         default: "./quire-data",

@@ -12,7 +12,21 @@
 //!   ([`Txn::statement_start`]). They never lock and never wait.
 //! * **current reads** (writes, SELECT ... FOR UPDATE / FOR SHARE) lock the
 //!   row first (X or S, held to commit), then read its latest committed
-//!   version. That is what prevents lost updates.
+//!   version. That is what prevents lost updates. A locking read may ask
+//!   not to wait ([`LockWait`]): NOWAIT fails with 3572 at the first row
+//!   another transaction holds, SKIP LOCKED leaves such rows out.
+//!
+//! The four isolation levels, as InnoDB runs them:
+//! * REPEATABLE READ: one snapshot per transaction (above).
+//! * READ COMMITTED: one snapshot per statement.
+//! * READ UNCOMMITTED: as READ COMMITTED. InnoDB would let it see other
+//!   transactions' uncommitted changes; here those live only in their
+//!   transaction's private write set, so there is nothing dirty to read.
+//! * SERIALIZABLE: as REPEATABLE READ, except that every consistent read
+//!   becomes a locking read in shared mode (InnoDB's `LOCK IN SHARE MODE`
+//!   conversion) unless the transaction is a single autocommit statement
+//!   ([`Txn::set_single_statement`]), which reads a snapshot without
+//!   locking.
 //!
 //! Uniqueness is checked under a lock on the key itself: the primary key
 //! row lock, and for a unique secondary index an X lock on
@@ -39,12 +53,36 @@ use crate::lock::LockMode;
 use crate::mvcc;
 use crate::types::{self, ColumnType, Value};
 
-/// Isolation levels.
+/// Isolation levels (see the module docs for what each one means here).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Isolation {
+    ReadUncommitted,
+    ReadCommitted,
     #[default]
     RepeatableRead,
-    ReadCommitted,
+    Serializable,
+}
+
+/// What a locking read does about a row another transaction holds a
+/// conflicting lock on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LockWait {
+    /// Wait for it (up to `innodb_lock_wait_timeout`, then 1205).
+    #[default]
+    Wait,
+    /// `NOWAIT`: fail the statement at once with 3572.
+    NoWait,
+    /// `SKIP LOCKED`: leave the row out of the result.
+    SkipLocked,
+}
+
+/// MySQL's ER_LOCK_NOWAIT.
+pub fn lock_nowait_error() -> EngineError {
+    EngineError::new(
+        3572,
+        "HY000",
+        "Statement aborted because lock(s) could not be acquired immediately and NOWAIT is set.",
+    )
 }
 
 /// A row as returned by reads: its primary key bytes (the handle for
@@ -66,6 +104,8 @@ pub struct Scan {
     pub reverse: bool,
     /// Some(mode) = locking read (FOR SHARE / FOR UPDATE).
     pub lock: Option<LockMode>,
+    /// A locking read's policy for rows locked by others.
+    pub wait: LockWait,
     pub limit: Option<usize>,
 }
 
@@ -77,6 +117,7 @@ impl Default for Scan {
             upper: Bound::Unbounded,
             reverse: false,
             lock: None,
+            wait: LockWait::Wait,
             limit: None,
         }
     }
@@ -125,6 +166,8 @@ pub struct Txn {
     /// Tables this transaction has written to, each counted once in the
     /// table's metadata lock until the transaction ends (mdl.rs).
     mdl_tables: Vec<u32>,
+    /// One autocommit statement: SERIALIZABLE reads do not lock.
+    single_statement: bool,
 }
 
 fn row_lock_name(table: u32, pk: &[u8]) -> Vec<u8> {
@@ -163,7 +206,28 @@ impl Txn {
             interrupt: None,
             lock_wait: None,
             mdl_tables: Vec::new(),
+            single_statement: false,
         }
+    }
+
+    /// Marks the transaction as one autocommit statement outside BEGIN:
+    /// under SERIALIZABLE its plain reads then stay consistent nonlocking
+    /// reads, as InnoDB does with autocommit on.
+    pub fn set_single_statement(&mut self, single: bool) {
+        self.single_statement = single;
+    }
+
+    /// The lock a plain (consistent) read takes: S under SERIALIZABLE in
+    /// a multi-statement transaction, else none.
+    fn plain_read_lock(&self) -> Option<LockMode> {
+        (self.isolation == Isolation::Serializable && !self.single_statement)
+            .then_some(LockMode::Shared)
+    }
+
+    /// Opens the transaction's snapshot now (START TRANSACTION WITH
+    /// CONSISTENT SNAPSHOT) rather than at its first read.
+    pub fn open_snapshot(&mut self) {
+        self.snap();
     }
 
     /// Attaches the connection's interrupt: lock waits and scans of this
@@ -223,7 +287,10 @@ impl Txn {
     /// Marks a statement boundary: READ COMMITTED reads after it see
     /// everything committed before it.
     pub fn statement_start(&mut self) {
-        if self.isolation == Isolation::ReadCommitted {
+        if matches!(
+            self.isolation,
+            Isolation::ReadCommitted | Isolation::ReadUncommitted
+        ) {
             self.close_snapshot();
         }
     }
@@ -304,6 +371,22 @@ impl Txn {
                 self.interrupt.as_ref(),
             )
             .map(|_| ())
+    }
+
+    /// Locks `name` under a locking read's `wait` policy: Ok(false) means
+    /// SKIP LOCKED passes the row by.
+    fn lock_for_read(&self, name: &[u8], mode: LockMode, wait: LockWait) -> Result<bool> {
+        match wait {
+            LockWait::Wait => self.lock(name, mode).map(|_| true),
+            LockWait::NoWait => {
+                if self.e.locks.try_lock(self.id, name, mode) {
+                    Ok(true)
+                } else {
+                    Err(lock_nowait_error())
+                }
+            }
+            LockWait::SkipLocked => Ok(self.e.locks.try_lock(self.id, name, mode)),
+        }
     }
 
     /// Encodes primary key values (or a hidden row id).
@@ -417,6 +500,9 @@ impl Txn {
         key: &[u8],
         wanted: Option<&[bool]>,
     ) -> Result<Option<Vec<Value>>> {
+        if let Some(mode) = self.plain_read_lock() {
+            return self.current(t, key, mode, LockWait::Wait);
+        }
         if !self.writes.is_empty() {
             if let Some(w) = self.writes.get(&(t.id, key.to_vec())) {
                 return Ok(w.row.clone());
@@ -434,12 +520,32 @@ impl Txn {
         pk: &[Value],
         mode: LockMode,
     ) -> Result<Option<Vec<Value>>> {
-        let k = Self::encode_pk(t, pk)?;
-        self.current(t, &k, mode)
+        self.get_locked(t, pk, mode, LockWait::Wait)
     }
 
-    fn current(&mut self, t: &TableDef, key: &[u8], mode: LockMode) -> Result<Option<Vec<Value>>> {
-        self.lock(&row_lock_name(t.id, key), mode)?;
+    /// [`Txn::get_for`] with a policy for a row another transaction holds:
+    /// wait, fail at once (3572), or read it as absent (SKIP LOCKED).
+    pub fn get_locked(
+        &mut self,
+        t: &TableDef,
+        pk: &[Value],
+        mode: LockMode,
+        wait: LockWait,
+    ) -> Result<Option<Vec<Value>>> {
+        let k = Self::encode_pk(t, pk)?;
+        self.current(t, &k, mode, wait)
+    }
+
+    fn current(
+        &mut self,
+        t: &TableDef,
+        key: &[u8],
+        mode: LockMode,
+        wait: LockWait,
+    ) -> Result<Option<Vec<Value>>> {
+        if !self.lock_for_read(&row_lock_name(t.id, key), mode, wait)? {
+            return Ok(None);
+        }
         if let Some(w) = self.writes.get(&(t.id, key.to_vec())) {
             return Ok(w.row.clone());
         }
@@ -559,7 +665,10 @@ impl Txn {
 
     fn insert_row(&mut self, t: &TableDef, key: Vec<u8>, row: Vec<Value>) -> Result<()> {
         self.check_fits(t, &key, &row)?;
-        if self.current(t, &key, LockMode::Exclusive)?.is_some() {
+        if self
+            .current(t, &key, LockMode::Exclusive, LockWait::Wait)?
+            .is_some()
+        {
             let shown = if t.has_hidden_pk() {
                 String::new()
             } else {
@@ -675,7 +784,7 @@ impl Txn {
     /// Returns false if the row does not exist (any more).
     pub fn update(&mut self, t: &TableDef, key: &[u8], values: Vec<Value>) -> Result<bool> {
         self.write_to(t.id)?;
-        let Some(old) = self.current(t, key, LockMode::Exclusive)? else {
+        let Some(old) = self.current(t, key, LockMode::Exclusive, LockWait::Wait)? else {
             return Ok(false);
         };
         let mut row = Vec::with_capacity(values.len());
@@ -724,7 +833,7 @@ impl Txn {
     /// DELETE one row addressed by its key. False if it does not exist.
     pub fn delete(&mut self, t: &TableDef, key: &[u8]) -> Result<bool> {
         self.write_to(t.id)?;
-        let Some(old) = self.current(t, key, LockMode::Exclusive)? else {
+        let Some(old) = self.current(t, key, LockMode::Exclusive, LockWait::Wait)? else {
             return Ok(false);
         };
         let table = self.table_arc(t);
@@ -784,7 +893,8 @@ impl Txn {
                 )
             })?),
         };
-        let snap = match s.lock {
+        let lock = s.lock.or(self.plain_read_lock());
+        let snap = match lock {
             Some(_) => None,
             None => Some(self.snap()),
         };
@@ -929,13 +1039,13 @@ impl Txn {
             if !own.is_empty() && self.writes.contains_key(&(t.id, pk.clone())) {
                 continue; // own write decides; merged below
             }
-            let row = match (s.lock, snap) {
+            let row = match (lock, snap) {
                 (Some(mode), _) => {
                     // Only rows that exist now are locked and returned.
                     if idx.is_none() && !matches!(mvcc::split_value(&v), Some((_, false, _))) {
                         continue;
                     }
-                    self.current(t, &pk, mode)?
+                    self.current(t, &pk, mode, s.wait)?
                 }
                 (None, Some(sn)) => match &idx {
                     None => self.resolve_cols(t, &pk, Some(&v), sn, wanted)?,
@@ -989,7 +1099,8 @@ impl Txn {
             if after.is_some_and(|a| !past(a)) {
                 continue;
             }
-            if let Some(mode) = s.lock {
+            if let Some(mode) = lock {
+                // Our own write: the X lock is ours already.
                 self.lock(&row_lock_name(t.id, &pk), mode)?;
             }
             found.push((

@@ -103,6 +103,7 @@ fn run_access(
             upper: range.upper,
             reverse: false,
             lock,
+            wait: quire_engine::LockWait::Wait,
             limit: if many { None } else { limit },
         };
         out.extend(txn.scan(def, &s)?);
@@ -527,6 +528,7 @@ fn find_conflict(
             upper: Bound::Included(k.clone()),
             reverse: false,
             lock: Some(LockMode::Exclusive),
+            wait: quire_engine::LockWait::Wait,
             limit: None,
         };
         for r in txn.scan(t, &s)? {

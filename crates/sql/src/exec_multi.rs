@@ -49,7 +49,7 @@ use crate::exec::{same_row, touch_on_update, WriteResult};
 use crate::expr::{ColInfo, E};
 use crate::query::bind::Binder;
 use crate::query::ops::{Ex, Shared};
-use crate::query::plan::{Join, Node, Plan, SourceKind};
+use crate::query::plan::{Join, Node, Plan, ReadLock, SourceKind};
 use crate::SqlResult;
 
 /// One table a multi-table statement changes.
@@ -178,12 +178,12 @@ fn read_rows(
         t.slot = join.width + k;
         let src = &mut join.sources[t.source];
         src.key_slot = Some(t.slot);
-        src.lock = Some(LockMode::Exclusive);
+        src.lock = Some(ReadLock::waiting(LockMode::Exclusive));
     }
     join.width += targets.len();
     for s in join.sources.iter_mut() {
         if s.lock.is_none() && matches!(s.kind, SourceKind::Table { .. }) {
-            s.lock = Some(LockMode::Shared);
+            s.lock = Some(ReadLock::waiting(LockMode::Shared));
         }
     }
     let mut plan = Plan {

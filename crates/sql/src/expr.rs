@@ -111,6 +111,7 @@ pub enum WinFunc {
     Lead,
     FirstValue,
     LastValue,
+    NthValue,
     Agg(AggKind),
 }
 
@@ -124,6 +125,9 @@ pub struct WinSpec {
     /// Order keys (expression, descending).
     pub order: Vec<(E, bool)>,
     pub distinct: bool,
+    /// `ROWS | RANGE BETWEEN ...` (`win_frame.rs`); None = MySQL's default
+    /// frame. Only the functions that use a frame keep it.
+    pub frame: Option<crate::win_frame::Frame>,
 }
 
 /// Columns of the enclosing query blocks that a subquery may read
@@ -523,6 +527,16 @@ fn cast_special(dt: &DataType) -> Option<Func> {
     match s.split(['(', ' ']).next().unwrap_or("") {
         "JSON" => Some(Func::CastJson),
         "TIME" => Some(Func::Part(crate::func::date::Part::Time)),
+        _ => None,
+    }
+}
+
+/// The `n` of a frame bound `n PRECEDING` / `n FOLLOWING`.
+fn bound_offset(b: &ast::WindowFrameBound) -> Option<&Expr> {
+    match b {
+        ast::WindowFrameBound::Preceding(Some(e)) | ast::WindowFrameBound::Following(Some(e)) => {
+            Some(e)
+        }
         _ => None,
     }
 }
@@ -1158,15 +1172,23 @@ impl Compiler<'_> {
                 ),
             ));
         }
-        let ast::WindowType::WindowSpec(spec) = over else {
-            return Err(EngineError::not_supported("named windows"));
+        // Named windows were expanded before the block was compiled
+        // (`query/named_windows.rs`); a name left is one no WINDOW clause
+        // defines, and `window_name` is the name errors print.
+        let spec = match over {
+            ast::WindowType::WindowSpec(spec) => spec,
+            ast::WindowType::NamedWindow(w) => {
+                return Err(EngineError::new(
+                    3579,
+                    "HY000",
+                    format!("Window name '{}' is not defined.", w.value),
+                ))
+            }
         };
-        if spec.window_name.is_some() {
-            return Err(EngineError::not_supported("named windows"));
-        }
-        if spec.window_frame.is_some() {
-            return Err(EngineError::not_supported("window frames (ROWS/RANGE)"));
-        }
+        let window = spec
+            .window_name
+            .as_ref()
+            .map_or_else(|| "<unnamed window>".to_string(), |w| w.value.clone());
         if distinct {
             return Err(EngineError::not_supported(format!(
                 "{name}(DISTINCT ...) OVER"
@@ -1183,6 +1205,7 @@ impl Compiler<'_> {
             "LEAD" => WinFunc::Lead,
             "FIRST_VALUE" => WinFunc::FirstValue,
             "LAST_VALUE" => WinFunc::LastValue,
+            "NTH_VALUE" => WinFunc::NthValue,
             "COUNT" => WinFunc::Agg(AggKind::Count),
             "SUM" => WinFunc::Agg(AggKind::Sum),
             "AVG" => WinFunc::Agg(AggKind::Avg),
@@ -1209,6 +1232,7 @@ impl Compiler<'_> {
             WinFunc::Agg(AggKind::CountStar) => (0, 0),
             WinFunc::Agg(_) | WinFunc::FirstValue | WinFunc::LastValue | WinFunc::Ntile => (1, 1),
             WinFunc::Lag | WinFunc::Lead => (1, 3),
+            WinFunc::NthValue => (2, 2),
             _ => (0, 0),
         };
         if args.len() < min || args.len() > max {
@@ -1227,6 +1251,25 @@ impl Compiler<'_> {
             let desc = matches!(o.options.sort, Some(ast::OrderBySort::Desc));
             order.push((self.compile(&o.expr)?, desc));
         }
+        let frame = match &spec.window_frame {
+            None => None,
+            Some(f) => self.window_frame(f, &window, &order)?,
+        };
+        let frame = match func {
+            WinFunc::Agg(_) | WinFunc::FirstValue | WinFunc::LastValue | WinFunc::NthValue => frame,
+            _ => {
+                if frame.is_some() {
+                    crate::func::warn::note(
+                        3599,
+                        format!(
+                            "Window function '{}' ignores the frame clause of window '{window}' and aggregates over the whole partition",
+                            name.to_lowercase()
+                        ),
+                    );
+                }
+                None
+            }
+        };
         let int = ColumnType::BigInt { unsigned: true };
         let ty = match func {
             WinFunc::RowNumber | WinFunc::Rank | WinFunc::DenseRank | WinFunc::Ntile => int,
@@ -1251,14 +1294,139 @@ impl Compiler<'_> {
             partition,
             order,
             distinct,
+            frame,
         });
         Ok(E::Win(list.len() - 1, ty))
+    }
+
+    /// A window's `ROWS | RANGE` clause, checked as MySQL does
+    /// (`win_frame.rs`); `order` is the window's compiled ORDER BY.
+    fn window_frame(
+        &mut self,
+        f: &ast::WindowFrame,
+        window: &str,
+        order: &[(E, bool)],
+    ) -> SqlResult<Option<crate::win_frame::Frame>> {
+        use crate::win_frame::{check_shape, Bound, Frame};
+        let rows = match f.units {
+            ast::WindowFrameUnits::Rows => true,
+            ast::WindowFrameUnits::Range => false,
+            ast::WindowFrameUnits::Groups => return Err(EngineError::not_supported("GROUPS")),
+        };
+        let bounds = [Some(&f.start_bound), f.end_bound.as_ref()];
+        let offsets: Vec<&Expr> = bounds
+            .iter()
+            .flatten()
+            .filter_map(|b| bound_offset(b))
+            .collect();
+        let interval = offsets.iter().any(|e| matches!(e, Expr::Interval(_)));
+        if !rows && !offsets.is_empty() {
+            // RANGE n PRECEDING/FOLLOWING: one numeric or temporal key.
+            let aggs = self.aggs.as_deref().map_or(&[][..], |a| a.as_slice());
+            let ty = match order {
+                [(e, _)] => Some(infer(e, self.cols, aggs)),
+                _ => None,
+            };
+            let temporal = ty.is_some_and(|t| t.is_temporal());
+            if !ty.is_some_and(|t| t.is_numeric() || t.is_temporal()) {
+                return Err(EngineError::new(
+                    3587,
+                    "HY000",
+                    format!("Window '{window}' with RANGE N PRECEDING/FOLLOWING frame requires exactly one ORDER BY expression, of numeric or temporal type"),
+                ));
+            }
+            if temporal && !interval {
+                return Err(EngineError::new(
+                    3588,
+                    "HY000",
+                    format!("Window '{window}' with RANGE frame has ORDER BY expression of datetime type. Only INTERVAL bound value allowed."),
+                ));
+            }
+            if !temporal && interval {
+                return Err(EngineError::new(
+                    3589,
+                    "HY000",
+                    format!("Window '{window}' with RANGE frame has ORDER BY expression of numeric type, INTERVAL bound value not allowed."),
+                ));
+            }
+        }
+        let mut bound = |b: &ast::WindowFrameBound, start: bool| -> SqlResult<Bound> {
+            Ok(match b {
+                ast::WindowFrameBound::CurrentRow => Bound::CurrentRow,
+                ast::WindowFrameBound::Preceding(None) => Bound::UnboundedPreceding,
+                ast::WindowFrameBound::Following(None) => Bound::UnboundedFollowing,
+                ast::WindowFrameBound::Preceding(Some(e)) => {
+                    Bound::Preceding(self.frame_offset(e, rows, window)?)
+                }
+                ast::WindowFrameBound::Following(Some(e)) => {
+                    if start && f.end_bound.is_none() {
+                        // `ROWS n FOLLOWING` without BETWEEN is no MySQL syntax.
+                        return Err(crate::parse::syntax_error("FOLLOWING"));
+                    }
+                    Bound::Following(self.frame_offset(e, rows, window)?)
+                }
+            })
+        };
+        let start = bound(&f.start_bound, true)?;
+        let end = match &f.end_bound {
+            Some(b) => bound(b, false)?,
+            None => Bound::CurrentRow,
+        };
+        let frame = Frame { rows, start, end };
+        check_shape(&frame, window)?;
+        Ok(Some(frame))
+    }
+
+    /// A frame bound's `n`: a number literal or `?`, non-negative, an
+    /// integer for ROWS (MySQL casts a `?` to one); 3586 otherwise.
+    fn frame_offset(&mut self, e: &Expr, rows: bool, window: &str) -> SqlResult<Value> {
+        use crate::win_frame::err_illegal;
+        if let Expr::Interval(_) = e {
+            if rows {
+                return Err(EngineError::new(
+                    3596,
+                    "HY000",
+                    format!("Window '{window}': INTERVAL can only be used with RANGE frames."),
+                ));
+            }
+            return Err(EngineError::not_supported(
+                "INTERVAL bounds of RANGE window frames",
+            ));
+        }
+        let param = matches!(e, Expr::Value(v) if matches!(v.value, ast::Value::Placeholder(_)));
+        let literal = matches!(e, Expr::Value(v) if matches!(v.value, ast::Value::Number(..)));
+        if !param && !literal {
+            return Err(crate::parse::syntax_error(&e.to_string()));
+        }
+        let v = self.compile(e)?.eval(&Row::new(&[], &[]))?;
+        let v = match v {
+            Value::Null => return Err(err_illegal(window)),
+            Value::Int(i) if i < 0 => return Err(err_illegal(window)),
+            Value::Int(_) | Value::UInt(_) => v,
+            // ROWS 1.5 PRECEDING: not an integer.
+            _ if rows && literal => return Err(err_illegal(window)),
+            other => {
+                let f = other.to_f64().ok_or_else(|| err_illegal(window))?;
+                if f < 0.0 {
+                    return Err(err_illegal(window));
+                }
+                if rows {
+                    Value::Int(f as i64)
+                } else {
+                    other
+                }
+            }
+        };
+        Ok(v)
     }
 
     fn function(&mut self, f: &ast::Function) -> SqlResult<E> {
         let name = func_name(f);
         let (raw, distinct) = self.args(f)?;
         if let Some(over) = &f.over {
+            if matches!(f.null_treatment, Some(ast::NullTreatment::IgnoreNulls)) {
+                return Err(EngineError::not_supported("IGNORE NULLS"));
+            }
             return self.window(&name, &raw, distinct, over);
         }
         if name == "VALUES" {

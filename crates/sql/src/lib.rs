@@ -44,6 +44,7 @@ pub mod stack;
 mod uservars;
 mod view;
 mod view_dml;
+mod win_frame;
 
 pub use account::{
     AccountGrants, AccountOptions, AccountStore, AuthClause, AuthSpec, LockTime, SslRequire,

@@ -55,6 +55,10 @@ pub enum SetItem {
         scope: Scope,
         name: String,
         value: Box<Expr>,
+        /// `SET @@transaction_isolation` / `@@transaction_read_only` (and
+        /// their `tx_` names) without a scope word: the next transaction
+        /// only, as `SET TRANSACTION`.
+        next_txn: bool,
     },
     /// `SET NAMES x [COLLATE y]` / `SET CHARACTER SET x`.
     Names(String),
@@ -339,6 +343,7 @@ fn parse_inner(sql: &str) -> SqlResult<Parsed> {
     };
     if matches!(first.as_str(), "SELECT" | "WITH") || tokens[sig[0]] == Token::LParen {
         parsed.into = cut_select_into(&mut tokens)?;
+        split_lock_of_lists(&mut tokens);
     }
     let sig: Vec<usize> = (0..tokens.len())
         .filter(|&i| significant(&tokens[i]))
@@ -569,6 +574,97 @@ fn commas_to_cross_joins(tokens: &mut Vec<Token>) {
         }
         i += 1;
     }
+}
+
+/// `FOR UPDATE OF t1, t2 [NOWAIT | SKIP LOCKED]`: sqlparser reads one name
+/// after OF, so a list becomes one clause per name with the same strength
+/// and option (`FOR UPDATE OF t1 NOWAIT FOR UPDATE OF t2 NOWAIT`), which
+/// MySQL treats alike (a name given twice is 3569 either way).
+fn split_lock_of_lists(tokens: &mut Vec<Token>) {
+    let next = next_significant;
+    let mut i = 0;
+    while i < tokens.len() {
+        let Some((strength, of)) = lock_of_head(tokens, i) else {
+            i += 1;
+            continue;
+        };
+        // Names: word (. word)*, separated by commas.
+        let mut names: Vec<Vec<Token>> = Vec::new();
+        let mut at = next(tokens, of + 1);
+        let mut end = of + 1;
+        while let Some(p) = at {
+            if !matches!(tokens[p], Token::Word(_)) {
+                break;
+            }
+            let mut name = vec![tokens[p].clone()];
+            let mut last = p;
+            while let Some(d) = next(tokens, last + 1) {
+                match (tokens[d].clone(), next(tokens, d + 1)) {
+                    (Token::Period, Some(w)) if matches!(tokens[w], Token::Word(_)) => {
+                        name.push(Token::Period);
+                        name.push(tokens[w].clone());
+                        last = w;
+                    }
+                    _ => break,
+                }
+            }
+            names.push(name);
+            end = last + 1;
+            match next(tokens, last + 1) {
+                Some(c) if tokens[c] == Token::Comma => at = next(tokens, c + 1),
+                _ => break,
+            }
+        }
+        if names.len() < 2 {
+            i = end;
+            continue;
+        }
+        let mut option: Vec<Token> = Vec::new();
+        if let Some(o) = next(tokens, end) {
+            if is_word(&tokens[o], "NOWAIT") {
+                option.push(tokens[o].clone());
+                end = o + 1;
+            } else if is_word(&tokens[o], "SKIP") {
+                if let Some(l) = next(tokens, o + 1).filter(|&l| is_word(&tokens[l], "LOCKED")) {
+                    option.extend([tokens[o].clone(), Token::Whitespace(Whitespace::Space)]);
+                    option.push(tokens[l].clone());
+                    end = l + 1;
+                }
+            }
+        }
+        let sp = || Token::Whitespace(Whitespace::Space);
+        let mut out = Vec::new();
+        for name in names {
+            out.extend([tokens[i].clone(), sp(), tokens[strength].clone(), sp()]);
+            out.extend([tokens[of].clone(), sp()]);
+            out.extend(name);
+            out.push(sp());
+            out.extend(option.iter().cloned());
+            out.push(sp());
+        }
+        let n = out.len();
+        tokens.splice(i..end, out);
+        i += n;
+    }
+}
+
+/// The first significant token at or after `from`.
+fn next_significant(t: &[Token], from: usize) -> Option<usize> {
+    (from..t.len()).find(|&i| significant(&t[i]))
+}
+
+/// `FOR {UPDATE | SHARE} OF` starting at token `i`: the positions of the
+/// strength word and of OF.
+fn lock_of_head(tokens: &[Token], i: usize) -> Option<(usize, usize)> {
+    if !is_word(&tokens[i], "FOR") {
+        return None;
+    }
+    let strength = next_significant(tokens, i + 1)?;
+    if !(is_word(&tokens[strength], "UPDATE") || is_word(&tokens[strength], "SHARE")) {
+        return None;
+    }
+    let of = next_significant(tokens, strength + 1)?;
+    is_word(&tokens[of], "OF").then_some((strength, of))
 }
 
 /// `ANALYZE [NO_WRITE_TO_BINLOG | LOCAL] {TABLE | TABLES} t1 [, t2] ...`
@@ -837,6 +933,7 @@ fn parse_set(p: &mut Parser) -> Result<Vec<SetItem>, ParserError> {
                 _ => return p.expected("variable name", t),
             };
             let (mut scope, mut name) = (scope, raw.clone());
+            let mut next_txn = false;
             if let Some(rest) = raw.strip_prefix("@@") {
                 name = rest.to_string();
                 if p.consume_token(&Token::Period) {
@@ -848,6 +945,13 @@ fn parse_set(p: &mut Parser) -> Result<Vec<SetItem>, ParserError> {
                     name = p.parse_identifier()?.value;
                 } else {
                     scope = Scope::Session;
+                    next_txn = matches!(
+                        rest.to_ascii_lowercase().as_str(),
+                        "transaction_isolation"
+                            | "tx_isolation"
+                            | "transaction_read_only"
+                            | "tx_read_only"
+                    );
                 }
             } else if let Some(rest) = raw.strip_prefix('@') {
                 scope = Scope::User;
@@ -882,6 +986,7 @@ fn parse_set(p: &mut Parser) -> Result<Vec<SetItem>, ParserError> {
                 scope,
                 name,
                 value: Box::new(value),
+                next_txn,
             });
         }
         if !p.consume_token(&Token::Comma) {

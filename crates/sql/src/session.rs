@@ -245,20 +245,36 @@ pub struct Session {
 
 fn iso_name(i: Isolation) -> &'static str {
     match i {
-        Isolation::RepeatableRead => "REPEATABLE-READ",
+        Isolation::ReadUncommitted => "READ-UNCOMMITTED",
         Isolation::ReadCommitted => "READ-COMMITTED",
+        Isolation::RepeatableRead => "REPEATABLE-READ",
+        Isolation::Serializable => "SERIALIZABLE",
     }
 }
 
+/// A `transaction_isolation` value: one of the four names or the enum's
+/// position (0..3), as MySQL accepts them.
 fn parse_iso(s: &str) -> SqlResult<Isolation> {
-    match s.to_ascii_uppercase().replace(' ', "-").as_str() {
-        "REPEATABLE-READ" | "SERIALIZABLE" => Ok(Isolation::RepeatableRead),
-        "READ-COMMITTED" | "READ-UNCOMMITTED" => Ok(Isolation::ReadCommitted),
+    match s.to_ascii_uppercase().as_str() {
+        "READ-UNCOMMITTED" | "0" => Ok(Isolation::ReadUncommitted),
+        "READ-COMMITTED" | "1" => Ok(Isolation::ReadCommitted),
+        "REPEATABLE-READ" | "2" => Ok(Isolation::RepeatableRead),
+        "SERIALIZABLE" | "3" => Ok(Isolation::Serializable),
         _ => Err(EngineError::new(
             1231,
             "42000",
             format!("Variable 'transaction_isolation' can't be set to the value of '{s}'"),
         )),
+    }
+}
+
+/// SET GLOBAL of the isolation level: the default of sessions that
+/// connect later, under both of its names.
+fn set_global_iso(i: Isolation) {
+    if let Ok(mut g) = global_overrides().lock() {
+        for k in ["transaction_isolation", "tx_isolation"] {
+            g.insert(k.into(), iso_name(i).into());
+        }
     }
 }
 
@@ -377,6 +393,11 @@ impl Session {
             for (k, v) in g.iter() {
                 vars.insert(k.clone(), v.clone());
             }
+        }
+        // A session value MySQL copies from the global value at connect.
+        let k = "cte_max_recursion_depth";
+        if let Some(v) = engine.config_value(k) {
+            vars.entry(k.to_string()).or_insert(v);
         }
         // SET GLOBAL autocommit / transaction_isolation are the defaults of
         // sessions that connect later (MySQL); they are kept as fields.
@@ -828,6 +849,7 @@ impl Session {
         }
         let params = vec![Value::Null; p.params];
         let mut txn = self.engine.begin(self.isolation, true);
+        txn.set_single_statement(true);
         let r = {
             let virt = self.virt();
             let cx = Ctx {
@@ -862,6 +884,22 @@ impl Session {
         t
     }
 
+    /// START TRANSACTION WITH CONSISTENT SNAPSHOT: the snapshot is taken
+    /// now under REPEATABLE READ; InnoDB ignores the clause at the other
+    /// levels, with its warning (false).
+    fn consistent_snapshot(&mut self, t: &mut Txn) -> bool {
+        if t.isolation() == Isolation::RepeatableRead {
+            t.open_snapshot();
+            return true;
+        }
+        self.warnings.push((
+            "Warning".into(),
+            138,
+            "InnoDB: WITH CONSISTENT SNAPSHOT was ignored because this phrase can only be used with REPEATABLE READ isolation level.".into(),
+        ));
+        false
+    }
+
     /// The session's own `innodb_lock_wait_timeout`, if it set one.
     fn session_lock_wait(&self) -> Option<std::time::Duration> {
         self.vars
@@ -878,7 +916,12 @@ impl Session {
         let implicit = self.txn.is_none();
         let mut txn = match self.txn.take() {
             Some(t) => t,
-            None => self.begin_txn(false),
+            None => {
+                let mut t = self.begin_txn(false);
+                // An autocommit statement: SERIALIZABLE reads do not lock.
+                t.set_single_statement(self.autocommit);
+                t
+            }
         };
         txn.statement_start();
         let sp = txn.savepoint();
@@ -1048,12 +1091,16 @@ impl Session {
             }
             Command::Show(s) => crate::show::show(self, s),
             Command::Describe(n) => crate::show::describe(self, n),
-            Command::Begin { read_only, .. } => {
+            Command::Begin {
+                read_only,
+                snapshot,
+            } => {
                 counters().begin.fetch_add(1, Ordering::Relaxed);
                 self.implicit_commit()?;
-                let t = self.begin_txn(*read_only);
+                let mut t = self.begin_txn(*read_only);
+                let warned = *snapshot && !self.consistent_snapshot(&mut t);
                 self.txn = Some(t);
-                Ok(done(0, 0, 0, String::new()))
+                Ok(done(0, 0, u16::from(warned), String::new()))
             }
             Command::Commit => {
                 self.implicit_commit()?;
@@ -1149,37 +1196,33 @@ impl Session {
                     None => None,
                 };
                 match scope {
-                    None => {
-                        if self.txn.is_some() && self.txn.as_ref().is_some_and(|t| t.has_writes()) {
-                            return Err(EngineError::new(
-                                1568,
-                                "25001",
-                                "Transaction characteristics can't be changed while a transaction is in progress",
-                            ));
-                        }
-                        if iso.is_some() {
-                            self.next_isolation = iso;
-                        }
-                        if read_only.is_some() {
-                            self.next_read_only = *read_only;
-                        }
-                    }
+                    None => self.set_next_txn(iso, *read_only)?,
                     Some(Scope::Global) => {
-                        if let (Some(i), Ok(mut g)) = (iso, global_overrides().lock()) {
-                            g.insert("transaction_isolation".into(), iso_name(i).into());
+                        if let Some(i) = iso {
+                            set_global_iso(i);
                         }
                     }
                     Some(_) => {
                         if let Some(i) = iso {
+                            // Also overrides a pending next-transaction level.
                             self.isolation = i;
+                            self.next_isolation = None;
                         }
                     }
                 }
                 Ok(())
             }
-            SetItem::Var { scope, name, .. } => {
+            SetItem::Var {
+                scope,
+                name,
+                next_txn,
+                ..
+            } => {
                 let v = value.unwrap_or(Value::Null);
                 let lname = name.to_ascii_lowercase();
+                if *next_txn {
+                    return self.set_next_txn_var(&lname, name, &v);
+                }
                 match scope {
                     Scope::User => {
                         self.live.set(&lname, v);
@@ -1195,6 +1238,10 @@ impl Session {
                             ));
                         }
                         check_inert(name, &lname, &text)?;
+                        if matches!(lname.as_str(), "transaction_isolation" | "tx_isolation") {
+                            set_global_iso(parse_iso(&text)?);
+                            return Ok(());
+                        }
                         let text = match crate::spill::normalise_var(&lname, &text) {
                             Some(r) => {
                                 let (value, warning) = r?;
@@ -1222,6 +1269,47 @@ impl Session {
                     }
                     Scope::Session => self.set_session(&lname, name, &v),
                 }
+            }
+        }
+    }
+
+    /// `SET TRANSACTION ...` without a scope: the next transaction only;
+    /// refused inside a transaction (1568), as MySQL.
+    fn set_next_txn(&mut self, iso: Option<Isolation>, read_only: Option<bool>) -> SqlResult<()> {
+        if self.txn.is_some() {
+            return Err(EngineError::new(
+                1568,
+                "25001",
+                "Transaction characteristics can't be changed while a transaction is in progress",
+            ));
+        }
+        if iso.is_some() {
+            self.next_isolation = iso;
+        }
+        if read_only.is_some() {
+            self.next_read_only = read_only;
+        }
+        Ok(())
+    }
+
+    /// `SET @@transaction_isolation = ...` / `SET @@transaction_read_only
+    /// = ...` (no scope word): like SET TRANSACTION, the next transaction
+    /// only (MySQL's "Transaction Characteristic Scope").
+    fn set_next_txn_var(&mut self, lname: &str, name: &str, v: &Value) -> SqlResult<()> {
+        let text = set_text(v);
+        match lname {
+            "transaction_isolation" | "tx_isolation" => {
+                self.set_next_txn(Some(parse_iso(&text)?), None)
+            }
+            _ => {
+                let ro = on_off(&text).ok_or_else(|| {
+                    EngineError::new(
+                        1231,
+                        "42000",
+                        format!("Variable '{name}' can't be set to the value of '{text}'"),
+                    )
+                })?;
+                self.set_next_txn(None, Some(ro))
             }
         }
     }
@@ -1270,6 +1358,7 @@ impl Session {
             }
             "transaction_isolation" | "tx_isolation" => {
                 self.isolation = parse_iso(&text)?;
+                self.next_isolation = None;
                 Ok(())
             }
             "sql_mode" => {

@@ -48,9 +48,11 @@ fn statements() {
         ("SELECT * FROM t FOR UPDATE", OK),
         ("SELECT * FROM t FOR SHARE", OK),
         ("SELECT * FROM t LOCK IN SHARE MODE", OK),
-        ("SELECT * FROM t FOR UPDATE NOWAIT", Err(1235)), // MySQL: no wait, 3572
-        ("SELECT * FROM t FOR UPDATE SKIP LOCKED", Err(1235)), // MySQL: skips locked rows
-        ("SELECT * FROM t FOR UPDATE OF t", Err(1235)),
+        ("SELECT * FROM t FOR UPDATE NOWAIT", OK), // 3572 when contended (61_locking_reads)
+        ("SELECT * FROM t FOR UPDATE SKIP LOCKED", OK), // skips locked rows
+        ("SELECT * FROM t FOR UPDATE OF t", OK),
+        ("SELECT * FROM t FOR UPDATE OF t, t", Err(3569)),
+        ("SELECT * FROM t FOR UPDATE OF u", Err(3568)),
         ("SELECT SQL_CALC_FOUND_ROWS * FROM t", OK),
         (
             "SELECT * FROM (SELECT SQL_CALC_FOUND_ROWS * FROM t) d",
@@ -136,6 +138,13 @@ fn variables_and_scopes() {
         // Session variables: effective per session.
         ("SET SESSION sql_mode = 'STRICT_TRANS_TABLES'", OK),
         ("SET SESSION transaction_isolation = 'READ-COMMITTED'", OK),
+        ("SET SESSION transaction_isolation = 'SERIALIZABLE'", OK), // a real level now
+        ("SET SESSION transaction_isolation = 'READ-UNCOMMITTED'", OK),
+        (
+            "SET SESSION transaction_isolation = 'READ COMMITTED'",
+            Err(1231),
+        ),
+        ("SET SESSION cte_max_recursion_depth = 10", OK),
         ("SET SESSION autocommit = 1", OK),
         ("SET SESSION innodb_lock_wait_timeout = 5", OK),
         ("SET NAMES utf8mb4", OK),

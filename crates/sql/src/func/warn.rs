@@ -58,6 +58,11 @@ pub fn warn(code: u16, msg: impl Into<String>) {
     push("Warning", code, msg.into());
 }
 
+/// Raises a note (level `Note`).
+pub fn note(code: u16, msg: impl Into<String>) {
+    push("Note", code, msg.into());
+}
+
 fn push(level: &str, code: u16, msg: String) {
     SINK.with(|s| {
         let mut s = s.borrow_mut();

@@ -133,7 +133,7 @@ fn key_comparable(col: usize, other: &E, col_ty: ColType<'_>) -> bool {
         E::Col(j) => col_ty(*j),
         e => {
             let mut open = false;
-            e.walk(&mut |x| open |= matches!(x, E::Col(_) | E::Outer(_)));
+            e.walk(&mut |x| open |= matches!(x, E::Col(_) | E::Outer(..)));
             (!open).then(|| crate::expr::infer(e, &[], &[]))
         }
     };

@@ -27,7 +27,7 @@
 use std::ops::Range;
 use std::sync::Arc;
 
-use quire_engine::{ColumnType, EngineError, LockMode, Value, ViewDef};
+use quire_engine::{ColumnType, EngineError, Value, ViewDef};
 use sqlparser::ast::{
     self, Expr, GroupByExpr, JoinConstraint, JoinOperator, LimitClause, OrderByKind,
     OrderByOptions, OrderBySort, Query, SelectItem, SetExpr, SetOperator, SetQuantifier,
@@ -39,7 +39,10 @@ use crate::expr::{
     infer, nullable, AggSpec, BoundSub, ColInfo, Compiler, OuterScope, Row, SubqueryBinder, E,
 };
 use crate::query::fullgroup;
-use crate::query::plan::{exposed_cols, Join, Node, SetOpKind, Source, SourceKind, Subplan};
+use crate::query::locking::{self, Locking};
+use crate::query::plan::{
+    exposed_cols, Join, Node, ReadLock, SetOpKind, Source, SourceKind, Subplan,
+};
 use crate::{ColumnMeta, SqlResult};
 
 /// A bound query: its plan and result columns.
@@ -82,6 +85,9 @@ pub struct Binder<'a> {
     /// Views being expanded around now, (db, name) lower-cased: a view
     /// met again inside itself is MySQL's 1462.
     views_open: Vec<(String, String)>,
+    /// Locking clauses applied source by source (`locking.rs`), from
+    /// `bind_query` to the block's `bind_select`.
+    pending_locks: Option<Vec<locking::Clause>>,
 }
 
 /// How deep views may nest inside one another.
@@ -205,31 +211,6 @@ pub fn eval_limit(cx: &Ctx, e: &Expr) -> SqlResult<usize> {
     Ok(usize::try_from(n).unwrap_or(usize::MAX))
 }
 
-/// The lock mode a query's FOR UPDATE / FOR SHARE asks for.
-fn lock_of(q: &Query, inherited: Option<LockMode>) -> SqlResult<Option<LockMode>> {
-    // NOWAIT / SKIP LOCKED / OF change which rows a locking read waits
-    // for or returns: refused rather than read as a plain locking read.
-    if let Some(l) = q
-        .locks
-        .iter()
-        .find(|l| l.nonblock.is_some() || l.of.is_some())
-    {
-        let what = match (&l.nonblock, &l.of) {
-            (Some(ast::NonBlock::Nowait), _) => "NOWAIT",
-            (Some(ast::NonBlock::SkipLocked), _) => "SKIP LOCKED",
-            _ => "FOR UPDATE/SHARE OF",
-        };
-        return Err(EngineError::not_supported(what));
-    }
-    Ok(match q.locks.first() {
-        Some(l) => Some(match l.lock_type {
-            ast::LockType::Share => LockMode::Shared,
-            ast::LockType::Update => LockMode::Exclusive,
-        }),
-        None => inherited,
-    })
-}
-
 /// The FROM clause while it is being bound.
 #[derive(Default)]
 struct From {
@@ -279,6 +260,7 @@ impl<'a> Binder<'a> {
             materialised_depth: 0,
             windows: None,
             views_open: Vec::new(),
+            pending_locks: None,
         }
     }
 
@@ -331,13 +313,17 @@ impl<'a> Binder<'a> {
         &mut self,
         q: &Query,
         outer: &OuterScope,
-        lock: Option<LockMode>,
+        lock: Option<ReadLock>,
     ) -> SqlResult<Bound> {
         crate::stack::check()?;
         if q.fetch.is_some() {
             return Err(EngineError::not_supported("FETCH"));
         }
-        let lock = lock_of(q, lock)?;
+        let (lock, per_source) = match locking::clauses(q)? {
+            Locking::Inherit => (lock, None),
+            Locking::Block(l) => (Some(l), None),
+            Locking::PerSource(c) => (None, Some(c)),
+        };
         let saved = self.ctes.len();
         if let Some(w) = &q.with {
             for cte in &w.cte_tables {
@@ -366,6 +352,12 @@ impl<'a> Binder<'a> {
                 });
             }
         }
+        if per_source.is_some() && !matches!(&*q.body, SetExpr::Select(_)) {
+            return Err(EngineError::not_supported(
+                "FOR UPDATE/SHARE OF around a set operation or parenthesized query",
+            ));
+        }
+        self.pending_locks = per_source;
         let r = self.bind_query_body(q, outer, lock);
         self.ctes.truncate(saved);
         r
@@ -375,7 +367,7 @@ impl<'a> Binder<'a> {
         &mut self,
         q: &Query,
         outer: &OuterScope,
-        lock: Option<LockMode>,
+        lock: Option<ReadLock>,
     ) -> SqlResult<Bound> {
         let (limit, offset) = limit_offset(q)?;
         let limit = match limit {
@@ -481,7 +473,7 @@ impl<'a> Binder<'a> {
         &mut self,
         body: &SetExpr,
         outer: &OuterScope,
-        lock: Option<LockMode>,
+        lock: Option<ReadLock>,
     ) -> SqlResult<Bound> {
         crate::stack::check()?;
         match body {
@@ -568,7 +560,7 @@ impl<'a> Binder<'a> {
         &mut self,
         f: &TableFactor,
         from: &mut From,
-        lock: Option<LockMode>,
+        lock: Option<ReadLock>,
     ) -> SqlResult<usize> {
         crate::stack::check()?;
         let offset = from.cols.len();
@@ -765,7 +757,7 @@ impl<'a> Binder<'a> {
         &mut self,
         v: &ViewDef,
         alias: &str,
-        lock: Option<LockMode>,
+        lock: Option<ReadLock>,
     ) -> SqlResult<(String, SourceKind, Vec<ColInfo>)> {
         let key = (v.db.to_ascii_lowercase(), v.name.to_ascii_lowercase());
         if self.views_open.contains(&key) || self.views_open.len() >= MAX_VIEW_DEPTH {
@@ -926,7 +918,7 @@ impl<'a> Binder<'a> {
         &mut self,
         j: &ast::Join,
         from: &mut From,
-        lock: Option<LockMode>,
+        lock: Option<ReadLock>,
     ) -> SqlResult<()> {
         enum Side {
             Inner,
@@ -1033,7 +1025,7 @@ impl<'a> Binder<'a> {
         self.compile(e, &visible, outer, None, None, "on clause", refs)
     }
 
-    fn bind_from(&mut self, list: &[TableWithJoins], lock: Option<LockMode>) -> SqlResult<From> {
+    fn bind_from(&mut self, list: &[TableWithJoins], lock: Option<ReadLock>) -> SqlResult<From> {
         let mut from = From::default();
         for twj in list {
             let first = from.sources.len();
@@ -1113,14 +1105,18 @@ impl<'a> Binder<'a> {
         limit: Option<usize>,
         offset: usize,
         outer: &OuterScope,
-        lock: Option<LockMode>,
+        lock: Option<ReadLock>,
     ) -> SqlResult<Bound> {
+        let per_source_locks = self.pending_locks.take();
+        // WINDOW w AS (...): references replaced by what they stand for.
+        let expanded = crate::query::named_windows::expand(s, order)?;
+        let (s, order) = match &expanded {
+            Some((s2, o2)) => (s2, o2.as_slice()),
+            None => (s, order),
+        };
         reject_foreign_clauses(s)?;
         if s.into.is_some() {
             return Err(EngineError::not_supported("SELECT ... INTO"));
-        }
-        if !s.named_window.is_empty() {
-            return Err(EngineError::not_supported("window functions (WINDOW)"));
         }
         if s.select_modifiers
             .as_ref()
@@ -1134,7 +1130,10 @@ impl<'a> Binder<'a> {
                 "Incorrect usage/placement of 'SQL_CALC_FOUND_ROWS'",
             ));
         }
-        let from = self.bind_from(&s.from, lock)?;
+        let mut from = self.bind_from(&s.from, lock)?;
+        if let Some(c) = &per_source_locks {
+            locking::assign(&mut from.sources, c)?;
+        }
         let cols = from.cols.clone();
         let mut refs: Vec<usize> = Vec::new();
         // This block's window functions (a subquery has its own list).

@@ -32,6 +32,8 @@ pub mod bind;
 pub mod explain;
 pub mod fullgroup;
 pub mod key;
+pub mod locking;
+pub mod named_windows;
 pub mod ops;
 pub mod optimize;
 pub mod plan;
@@ -50,7 +52,7 @@ use plan::{Node, Plan};
 /// Binds and optimizes a query.
 pub fn plan(cx: &Ctx, q: &Query, lock: Option<LockMode>) -> SqlResult<(Plan, bool)> {
     let mut b = Binder::new(cx);
-    let bound = b.bind_query(q, &OuterScope::default(), lock)?;
+    let bound = b.bind_query(q, &OuterScope::default(), lock.map(plan::ReadLock::waiting))?;
     let any_limit = b.any_limit;
     let mut plan = Plan {
         root: bound.node,

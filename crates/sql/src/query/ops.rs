@@ -44,14 +44,14 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 
 use quire_engine::types::compare;
-use quire_engine::{ColumnType, EngineError, Scan, TableDef, Txn, Value};
+use quire_engine::{ColumnType, EngineError, LockWait, Scan, TableDef, Txn, Value};
 
 use crate::ctx::Ctx;
 use crate::expr::{conform, truth, Cmp, Row, SubKind, SubqueryRunner, E};
 use crate::query::access::{exact, key_ranges, Access, KeyRange};
 use crate::query::agg::AggState;
 use crate::query::key::{key_part, row_key, KeyPart};
-use crate::query::plan::{Join, Node, SetOpKind, SourceKind, Subplan};
+use crate::query::plan::{Join, Node, ReadLock, SetOpKind, SourceKind, Subplan};
 use crate::spill::file::StreamReader;
 use crate::spill::hash::{key_bytes, Dedup, Partitions, SetFilter};
 use crate::spill::sort::{Sorted, Sorter};
@@ -559,7 +559,7 @@ impl<'p> JoinOp<'p> {
     /// The lock step `k`'s rows are read with: its source's own (a
     /// multi-table UPDATE/DELETE's targets and read tables), else the
     /// block's FOR UPDATE / FOR SHARE.
-    fn step_lock(&self, k: usize) -> Option<quire_engine::LockMode> {
+    fn step_lock(&self, k: usize) -> Option<ReadLock> {
         let src = &self.j.sources[self.j.steps[k].source];
         src.lock.or(self.j.lock)
     }
@@ -605,7 +605,7 @@ impl<'p> JoinOp<'p> {
                 .collect();
             if let Some(pk) = exact_vals {
                 let mut got = match lock {
-                    Some(m) => ex.txn.get_for(def, &pk, m)?,
+                    Some(l) => ex.txn.get_locked(def, &pk, l.mode, l.wait)?,
                     None => ex.txn.get_cols(def, &pk, columns)?,
                 };
                 if let (true, Some(v)) = (keyed, got.as_mut()) {
@@ -685,7 +685,8 @@ impl<'p> JoinOp<'p> {
                     lower: range.lower.clone(),
                     upper: range.upper.clone(),
                     reverse: acc.reverse,
-                    lock,
+                    lock: lock.map(|l| l.mode),
+                    wait: lock.map_or(LockWait::Wait, |l| l.wait),
                     limit: Some(*batch_rows),
                 };
                 let got =

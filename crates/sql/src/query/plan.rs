@@ -29,7 +29,7 @@
 
 use std::sync::Arc;
 
-use quire_engine::{LockMode, TableDef, Value};
+use quire_engine::{LockMode, LockWait, TableDef, Value};
 
 use crate::expr::{AggSpec, ColInfo, E};
 use crate::query::access::Access;
@@ -133,7 +133,25 @@ pub struct Join {
     /// pushed down through nothing that drops or reorders rows).
     pub limit: Option<usize>,
     /// Locking read mode (FOR UPDATE / FOR SHARE) of the block's tables.
-    pub lock: Option<LockMode>,
+    pub lock: Option<ReadLock>,
+}
+
+/// How a locking read locks a source's rows: the mode, and what it does
+/// about rows another transaction holds (wait, NOWAIT, SKIP LOCKED).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReadLock {
+    pub mode: LockMode,
+    pub wait: LockWait,
+}
+
+impl ReadLock {
+    /// A locking read that waits for rows others hold.
+    pub fn waiting(mode: LockMode) -> ReadLock {
+        ReadLock {
+            mode,
+            wait: LockWait::Wait,
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -150,8 +168,8 @@ pub struct Source {
     pub after: Vec<usize>,
     /// The lock this source's rows are read with, instead of
     /// `Join::lock` (a multi-table UPDATE/DELETE: its targets exclusive,
-    /// the tables it only reads shared).
-    pub lock: Option<LockMode>,
+    /// the tables it only reads shared; FOR UPDATE OF / FOR SHARE OF).
+    pub lock: Option<ReadLock>,
     /// A multi-table UPDATE/DELETE target: where in the block's row
     /// (past its columns, `Join::width` includes it) the engine key of
     /// this source's current row goes, as `Value::Bytes` (NULL for the

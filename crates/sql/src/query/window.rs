@@ -7,10 +7,15 @@
 //! partitions and writes one value per row; each row leaves with its
 //! values appended, in input order.
 //!
-//! Frames are MySQL's defaults (explicit ROWS/RANGE frames are refused):
-//! with ORDER BY, from the partition's start to the current row's last
-//! peer (rows with equal order keys), so a running SUM includes the
-//! peers; without ORDER BY, the whole partition.
+//! Aggregates, FIRST_VALUE, LAST_VALUE and NTH_VALUE are computed over
+//! each row's frame (`win_frame.rs`): by default, with ORDER BY, from the
+//! partition's start to the current row's last peer (rows with equal order
+//! keys), so a running SUM includes the peers; without ORDER BY, the whole
+//! partition; or what `ROWS | RANGE BETWEEN ...` says. A frame that starts
+//! at UNBOUNDED PRECEDING (or ends at UNBOUNDED FOLLOWING) only grows from
+//! one row to the next, so its aggregate is built up row by row; other
+//! explicit frames are aggregated afresh for each row. The ranking
+//! functions, LAG/LEAD and NTILE look at the whole partition.
 //!
 //! ```text
 //!   partition  order  ROW_NUMBER RANK DENSE_RANK SUM(x)  (x = 1 each)
@@ -25,10 +30,11 @@ use std::cmp::Ordering;
 
 use quire_engine::{EngineError, Value};
 
-use crate::expr::{AggSpec, WinFunc, WinSpec, E};
+use crate::expr::{AggSpec, Arith, Row, WinFunc, WinSpec, E};
 use crate::query::agg::AggState;
 use crate::query::key::key_part;
 use crate::query::ops::{null_first, split_row, BoxOp, Ex, Operator};
+use crate::win_frame::{self, Bound, Partition};
 use crate::SqlResult;
 
 pub struct WindowOp<'p> {
@@ -80,6 +86,22 @@ fn cmp_keys(a: &[Value], b: &[Value], desc: &[bool]) -> Ordering {
 
 fn same(a: &[Value], b: &[Value]) -> bool {
     a.len() == b.len() && a.iter().zip(b).all(|(x, y)| key_part(x) == key_part(y))
+}
+
+/// `x + n` / `x - n` for RANGE offsets, with MySQL's arithmetic.
+fn shift(x: &Value, n: &Value, add: bool) -> Result<Value, EngineError> {
+    let op = if add { Arith::Add } else { Arith::Sub };
+    E::Arith(op, Box::new(E::Lit(x.clone())), Box::new(E::Lit(n.clone()))).eval(&Row::new(&[], &[]))
+}
+
+/// Row `k`'s frame as a range of partition positions (empty when the
+/// frame is).
+fn frame_range(spec: &WinSpec, p: &Partition, k: usize) -> SqlResult<std::ops::Range<usize>> {
+    let (lo, hi) = win_frame::bounds(spec.frame.as_ref(), p, k, &shift)?;
+    Ok(match hi {
+        Some(h) if lo <= h => lo..h + 1,
+        _ => 0..0,
+    })
 }
 
 fn int(v: &Value) -> Option<i64> {
@@ -242,16 +264,39 @@ impl<'p> WindowOp<'p> {
                     };
                 }
             }
-            WinFunc::FirstValue => {
-                let v = keyed[part[0]].args.first().cloned().unwrap_or(Value::Null);
-                for &r in part {
-                    out[r] = v.clone();
-                }
-            }
-            WinFunc::LastValue => {
+            WinFunc::FirstValue | WinFunc::LastValue | WinFunc::NthValue => {
+                let order = |i: usize| keyed[part[i]].order.as_slice();
+                let p = Partition {
+                    len: n,
+                    order: &order,
+                    peers: &peers,
+                    desc: spec.order.first().is_some_and(|(_, d)| *d),
+                };
+                // NTH_VALUE(x, N): N a positive integer.
+                let nth = match spec.func {
+                    WinFunc::FirstValue => 1,
+                    WinFunc::LastValue => 0,
+                    _ => keyed[part[0]]
+                        .args
+                        .get(1)
+                        .and_then(int)
+                        .filter(|b| *b > 0)
+                        .ok_or_else(|| {
+                            EngineError::new(1210, "HY000", "Incorrect arguments to nth_value")
+                        })? as usize,
+                };
                 for (k, &r) in part.iter().enumerate() {
-                    let last = part[peers[k].1];
-                    out[r] = keyed[last].args.first().cloned().unwrap_or(Value::Null);
+                    let f = frame_range(spec, &p, k)?;
+                    let at = if f.is_empty() {
+                        None
+                    } else if nth == 0 {
+                        Some(f.end - 1)
+                    } else {
+                        Some(f.start + nth - 1).filter(|i| *i < f.end)
+                    };
+                    out[r] = at
+                        .and_then(|i| keyed[part[i]].args.first().cloned())
+                        .unwrap_or(Value::Null);
                 }
             }
             WinFunc::Agg(kind) => {
@@ -260,6 +305,9 @@ impl<'p> WindowOp<'p> {
                     arg: None,
                     distinct: spec.distinct,
                 };
+                if spec.frame.is_some() {
+                    return self.framed_agg(spec, &agg, keyed, part, &peers, out);
+                }
                 let mut state = AggState::new(kind);
                 let mut k = 0;
                 while k < n {
@@ -274,6 +322,73 @@ impl<'p> WindowOp<'p> {
                     k = last + 1;
                 }
             }
+        }
+        Ok(())
+    }
+
+    /// An aggregate over explicit frames: grown row by row when the frame
+    /// is anchored at either end of the partition, else per row.
+    fn framed_agg(
+        &self,
+        spec: &WinSpec,
+        agg: &AggSpec,
+        keyed: &[Keyed],
+        part: &[usize],
+        peers: &[(usize, usize)],
+        out: &mut [Value],
+    ) -> SqlResult<()> {
+        let n = part.len();
+        let order = |i: usize| keyed[part[i]].order.as_slice();
+        let p = Partition {
+            len: n,
+            order: &order,
+            peers,
+            desc: spec.order.first().is_some_and(|(_, d)| *d),
+        };
+        let arg = |i: usize| keyed[part[i]].args.first().cloned();
+        let (start, end) = match &spec.frame {
+            Some(f) => (&f.start, &f.end),
+            None => return Err(EngineError::internal("framed aggregate without a frame")),
+        };
+        if *start == Bound::UnboundedPreceding || *end == Bound::UnboundedFollowing {
+            let forward = *start == Bound::UnboundedPreceding;
+            let mut state = AggState::new(agg.kind);
+            // Rows added so far: 0..next (forward) or next..n (backward).
+            let mut next = if forward { 0 } else { n };
+            let ks: Vec<usize> = if forward {
+                (0..n).collect()
+            } else {
+                (0..n).rev().collect()
+            };
+            for k in ks {
+                let f = frame_range(spec, &p, k)?;
+                if !f.is_empty() {
+                    if forward {
+                        while next < f.end {
+                            state.add(agg, arg(next))?;
+                            next += 1;
+                        }
+                    } else {
+                        while next > f.start {
+                            next -= 1;
+                            state.add(agg, arg(next))?;
+                        }
+                    }
+                }
+                out[part[k]] = if f.is_empty() {
+                    AggState::new(agg.kind).finish(agg)?
+                } else {
+                    state.finish(agg)?
+                };
+            }
+            return Ok(());
+        }
+        for k in 0..n {
+            let mut state = AggState::new(agg.kind);
+            for i in frame_range(spec, &p, k)? {
+                state.add(agg, arg(i))?;
+            }
+            out[part[k]] = state.finish(agg)?;
         }
         Ok(())
     }

@@ -102,9 +102,12 @@ pub fn row_bytes(row: &[Value]) -> usize {
 
 // ------------------------------------------------------------ variables
 
-/// MySQL's range of a memory variable: (min, max, block size).
+/// MySQL's range of a numeric session variable clamped on SET: (min,
+/// max, block size). The memory variables, and `cte_max_recursion_depth`
+/// (read by the recursive CTE operator) which MySQL clamps the same way.
 fn var_range(name: &str) -> Option<(u64, u64, u64)> {
     Some(match name {
+        "cte_max_recursion_depth" => (0, 4_294_967_295, 1),
         "sort_buffer_size" => (32_768, u64::MAX, 1),
         "join_buffer_size" => (128, 18_446_744_073_709_547_520, 128),
         "tmp_table_size" => (1024, u64::MAX, 1),
@@ -121,7 +124,9 @@ pub fn normalise_var(name: &str, text: &str) -> Option<SqlResult<(String, Option
     let (min, max, block) = var_range(name)?;
     let t = text.trim();
     if t.eq_ignore_ascii_case("DEFAULT") {
-        let d = if name == "sort_buffer_size" || name == "join_buffer_size" {
+        let d = if name == "cte_max_recursion_depth" {
+            1000
+        } else if name == "sort_buffer_size" || name == "join_buffer_size" {
             DEFAULT_SORT_BUFFER
         } else {
             DEFAULT_TMP_TABLE
