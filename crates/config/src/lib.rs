@@ -379,9 +379,9 @@ pub struct Config {
     /// before writing sorted runs to `<datadir>/#tmp`. Default 256K, range
     /// 32K .. 2^64-1. Dynamic (global and session).
     pub sort_buffer_size: u64,
-    /// `join_buffer_size`: MySQL's block/hash join buffer. Default 256K,
-    /// multiple of 128. quire's joins are index nested loops and use no
-    /// join buffer, so no operator reads it yet.
+    /// `join_buffer_size`: MySQL's hash join buffer. Default 256K,
+    /// multiple of 128: the bytes of build rows a hash join holds in
+    /// memory before partitioning both sides to `<datadir>/#tmp`.
     pub join_buffer_size: u64,
     /// `tmp_table_size` and `max_heap_table_size`: the smaller is how many
     /// bytes a GROUP BY / DISTINCT / set operation hash table holds in

@@ -224,6 +224,8 @@ struct From {
     /// Where the current comma-separated FROM item's columns start: the
     /// comma binds looser than JOIN, so an ON sees no column before it.
     scope_start: usize,
+    /// Table names inside nested join blocks (for 1066).
+    nested_names: Vec<String>,
 }
 
 /// The select-list items of a block, as compiled.
@@ -659,35 +661,31 @@ impl<'a> Binder<'a> {
                 if table_with_joins.joins.is_empty() {
                     return self.add_factor(&table_with_joins.relation, from, lock);
                 }
-                // `a JOIN (b JOIN c ON ...) ON ...`: inner joins only
-                // flatten into the enclosing FROM.
-                let first = self.add_factor(&table_with_joins.relation, from, lock)?;
-                for j in &table_with_joins.joins {
-                    if !matches!(
+                let has_right = table_with_joins.joins.iter().any(|j| {
+                    matches!(
                         j.join_operator,
-                        JoinOperator::Join(_)
-                            | JoinOperator::Inner(_)
-                            | JoinOperator::CrossJoin(_)
-                            | JoinOperator::StraightJoin(_)
-                    ) {
-                        return Err(EngineError::not_supported("outer joins inside parentheses"));
+                        JoinOperator::Right(_) | JoinOperator::RightOuter(_)
+                    )
+                });
+                if has_right {
+                    self.nested_block(table_with_joins, from, lock)?
+                } else {
+                    // `a JOIN (b LEFT JOIN c ON ...) ON ...` and a nested
+                    // join first in FROM flatten into the enclosing FROM:
+                    // an inner join of the block is a filter of the cross
+                    // product either way, and the block's outer joins'
+                    // ON conditions read only its own tables.
+                    let first = self.add_factor(&table_with_joins.relation, from, lock)?;
+                    for j in &table_with_joins.joins {
+                        self.add_join(j, from, lock)?;
                     }
-                    self.add_join(j, from, lock)?;
+                    return Ok(first);
                 }
-                return Ok(first);
             }
             _ => return Err(EngineError::not_supported("this kind of table reference")),
         };
-        if from
-            .sources
-            .iter()
-            .any(|s| s.name.eq_ignore_ascii_case(&name))
-        {
-            return Err(EngineError::new(
-                1066,
-                "42000",
-                format!("Not unique table/alias: '{name}'"),
-            ));
+        if !matches!(f, TableFactor::NestedJoin { .. }) {
+            check_unique(from, &name)?;
         }
         let width = cols.len();
         from.cols.extend(cols);
@@ -702,6 +700,36 @@ impl<'a> Binder<'a> {
             key_slot: None,
         });
         Ok(index)
+    }
+
+    /// A parenthesised join that cannot be flattened into the enclosing
+    /// FROM (the right side of an outer join, or holding a RIGHT JOIN):
+    /// bound as a block of its own whose rows are one source, so an
+    /// outer join null-extends all its tables together. Its columns keep
+    /// their tables' names (`b.x`, `c.*` resolve as before).
+    fn nested_block(
+        &mut self,
+        twj: &TableWithJoins,
+        from: &mut From,
+        lock: Option<ReadLock>,
+    ) -> SqlResult<(String, SourceKind, Vec<ColInfo>)> {
+        let (mut join, cols) = self.bind_join_block(std::slice::from_ref(twj), None, lock)?;
+        join.lock = lock;
+        let mut names: Vec<String> = Vec::new();
+        for c in &cols {
+            if !names.iter().any(|n| n.eq_ignore_ascii_case(&c.table)) {
+                names.push(c.table.clone());
+            }
+        }
+        for n in &names {
+            check_unique(from, n)?;
+        }
+        from.nested_names.extend(names.iter().cloned());
+        Ok((
+            names.join(","),
+            SourceKind::Derived(Box::new(Node::Join(Box::new(join)))),
+            cols,
+        ))
     }
 
     fn base_table(
@@ -937,7 +965,32 @@ impl<'a> Binder<'a> {
         };
         let before = from.sources.len();
         let left_cols = from.cols[from.scope_start..].to_vec();
-        let idx = self.add_factor(&j.relation, from, lock)?;
+        let idx = match (&side, &j.relation) {
+            (
+                Side::Left | Side::Right,
+                TableFactor::NestedJoin {
+                    table_with_joins,
+                    alias: None,
+                },
+            ) if !table_with_joins.joins.is_empty() => {
+                let (name, kind, cols) = self.nested_block(table_with_joins, from, lock)?;
+                let idx = from.sources.len();
+                let (offset, width) = (from.cols.len(), cols.len());
+                from.cols.extend(cols);
+                from.sources.push(Source {
+                    name,
+                    kind,
+                    offset,
+                    width,
+                    outer_on: None,
+                    after: Vec::new(),
+                    lock: None,
+                    key_slot: None,
+                });
+                idx
+            }
+            _ => self.add_factor(&j.relation, from, lock)?,
+        };
         let added = from.sources.len() - before;
         let scope = from.scope_start..from.cols.len();
         let on: Option<Expr> = match cons {
@@ -1050,7 +1103,18 @@ impl<'a> Binder<'a> {
         list: &[TableWithJoins],
         selection: Option<&Expr>,
     ) -> SqlResult<(Join, Vec<ColInfo>)> {
-        let from = self.bind_from(list, None)?;
+        self.bind_join_block(list, selection, None)
+    }
+
+    /// Table references and an optional WHERE as one `Join`, seeing no
+    /// enclosing query.
+    fn bind_join_block(
+        &mut self,
+        list: &[TableWithJoins],
+        selection: Option<&Expr>,
+        lock: Option<ReadLock>,
+    ) -> SqlResult<(Join, Vec<ColInfo>)> {
+        let from = self.bind_from(list, lock)?;
         let cols = from.cols.clone();
         let outer = OuterScope::default();
         let mut refs = Vec::new();
@@ -1079,6 +1143,8 @@ impl<'a> Binder<'a> {
             gate: Vec::new(),
             limit: None,
             lock: None,
+            col_types: cols.iter().map(|c| c.ty).collect(),
+            col_names: cols.iter().map(qualified_name).collect(),
         };
         Ok((join, cols))
     }
@@ -1253,6 +1319,8 @@ impl<'a> Binder<'a> {
             gate: Vec::new(),
             limit: None,
             lock,
+            col_types: cols.iter().map(|c| c.ty).collect(),
+            col_names: cols.iter().map(qualified_name).collect(),
         };
         let mut node = Node::Join(Box::new(join));
         if grouped {
@@ -1443,6 +1511,30 @@ fn exprs_len(node: &Node) -> usize {
         Node::Distinct { input, .. } | Node::Sort { input, .. } => exprs_len(input),
         _ => 0,
     }
+}
+
+/// Error 1066 when `name` is already a table of the FROM clause.
+fn check_unique(from: &From, name: &str) -> SqlResult<()> {
+    let taken = from
+        .sources
+        .iter()
+        .map(|s| &s.name)
+        .chain(&from.nested_names);
+    for t in taken {
+        if t.eq_ignore_ascii_case(name) {
+            return Err(EngineError::new(
+                1066,
+                "42000",
+                format!("Not unique table/alias: '{name}'"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `alias.column`, as EXPLAIN names a column.
+fn qualified_name(c: &ColInfo) -> String {
+    format!("{}.{}", c.table, c.name)
 }
 
 fn true_expr() -> Expr {

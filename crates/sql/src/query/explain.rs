@@ -262,6 +262,9 @@ impl Walk {
             if step.access.as_ref().is_some_and(|a| a.reverse) {
                 extra.push("Backward index scan".into());
             }
+            if step.hash.is_some() {
+                extra.push("Using join buffer (hash join)".into());
+            }
             self.lines.push(Line {
                 id,
                 select_type: st.to_string(),
@@ -451,6 +454,9 @@ fn tree_steps(j: &Join, n: usize, depth: usize, out: &mut String) {
         return tree_step(j, step, depth, out);
     }
     let src = &j.sources[step.source];
+    if let Some(h) = &step.hash {
+        return tree_hash_join(j, n, h, depth, out);
+    }
     let kind = if src.outer_on.is_some() {
         "Nested loop left join"
     } else {
@@ -461,8 +467,40 @@ fn tree_steps(j: &Join, n: usize, depth: usize, out: &mut String) {
     tree_step(j, step, depth + 1, out)
 }
 
-fn tree_step(j: &Join, step: &crate::query::plan::Step, depth: usize, out: &mut String) {
+/// Step `n - 1` as MySQL prints a hash join: the conditions left after
+/// the hashed equalities as a Filter above it (an outer join's other ON
+/// conditions as its "extra conditions"), the steps before as the probe
+/// input, the step's own read under `Hash`.
+fn tree_hash_join(
+    j: &Join,
+    n: usize,
+    h: &crate::query::plan::HashJoin,
+    depth: usize,
+    out: &mut String,
+) {
+    let step = &j.steps[n - 1];
     let src = &j.sources[step.source];
+    let keys = h.build.len();
+    let (kind, extra_on, filter) = match &src.outer_on {
+        Some(on) => ("Left", on.len().saturating_sub(keys), step.filter.len()),
+        None => ("Inner", 0, step.filter.len().saturating_sub(keys)),
+    };
+    let mut depth = depth;
+    if filter > 0 {
+        line(depth, &format!("Filter: ({filter} condition(s))"), out);
+        depth += 1;
+    }
+    let mut text = format!("{kind} hash join ({})", h.text);
+    if extra_on > 0 {
+        text.push_str(&format!(", extra conditions: ({extra_on} condition(s))"));
+    }
+    line(depth, &text, out);
+    tree_steps(j, n - 1, depth + 1, out);
+    line(depth + 1, "Hash", out);
+    tree_scan(j, step, depth + 2, out)
+}
+
+fn tree_step(j: &Join, step: &crate::query::plan::Step, depth: usize, out: &mut String) {
     let mut depth = depth;
     if !step.filter.is_empty() {
         line(
@@ -472,6 +510,12 @@ fn tree_step(j: &Join, step: &crate::query::plan::Step, depth: usize, out: &mut 
         );
         depth += 1;
     }
+    tree_scan(j, step, depth, out)
+}
+
+/// How a step reads its source.
+fn tree_scan(j: &Join, step: &crate::query::plan::Step, depth: usize, out: &mut String) {
+    let src = &j.sources[step.source];
     let rows = step.fanout.max(1.0).round() as u64;
     let t = match (&src.kind, &step.access) {
         (SourceKind::Table { .. }, Some(a)) => {

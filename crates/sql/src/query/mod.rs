@@ -20,6 +20,8 @@
 //! ```
 //!
 //! `explain.rs` prints the optimized plan (EXPLAIN, FORMAT=TREE);
+//! `hash_join.rs` decides which equalities a hash join may use and holds
+//! its build side (in memory, or partitioned to disk);
 //! `key.rs` is the hash key of GROUP BY / DISTINCT / UNION / IN;
 //! `agg.rs` the aggregate states; `window.rs` the window functions.
 //!
@@ -31,6 +33,7 @@ pub mod agg;
 pub mod bind;
 pub mod explain;
 pub mod fullgroup;
+pub mod hash_join;
 pub mod key;
 pub mod locking;
 pub mod named_windows;

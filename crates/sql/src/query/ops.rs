@@ -50,8 +50,9 @@ use crate::ctx::Ctx;
 use crate::expr::{conform, truth, Cmp, Row, SubKind, SubqueryRunner, E};
 use crate::query::access::{exact, key_ranges, Access, KeyRange};
 use crate::query::agg::AggState;
+use crate::query::hash_join::{key_of, BuildSide, Builder};
 use crate::query::key::{key_part, row_key, KeyPart};
-use crate::query::plan::{Join, Node, ReadLock, SetOpKind, SourceKind, Subplan};
+use crate::query::plan::{HashJoin, Join, Node, ReadLock, SetOpKind, SourceKind, Subplan};
 use crate::spill::file::StreamReader;
 use crate::spill::hash::{key_bytes, Dedup, Partitions, SetFilter};
 use crate::spill::sort::{Sorted, Sorter};
@@ -495,6 +496,11 @@ struct Level {
     matched: bool,
     /// The NULL row of an outer source was produced.
     null_done: bool,
+    /// A hash step's table, built at its first probe.
+    hash: Option<BuildSide>,
+    /// The current row was set aside in a spilled hash step's probe
+    /// partitions: nothing (not even a NULL row) is produced for it now.
+    deferred: bool,
 }
 
 pub struct JoinOp<'p> {
@@ -505,6 +511,9 @@ pub struct JoinOp<'p> {
     started: bool,
     done: bool,
     produced: usize,
+    /// The spilled hash step whose partitions are being replayed: going
+    /// back from it takes the next probe row from disk.
+    floor: Option<usize>,
 }
 
 impl<'p> JoinOp<'p> {
@@ -517,22 +526,36 @@ impl<'p> JoinOp<'p> {
                     cands: Cands::Empty,
                     matched: false,
                     null_done: false,
+                    hash: None,
+                    deferred: false,
                 })
                 .collect(),
             depth: 0,
             started: false,
             done: false,
             produced: 0,
+            floor: None,
         }
     }
 
     /// Prepares step `k`'s candidates for the current row.
     fn open(&mut self, k: usize, ex: &mut Ex<'_, 'p>) -> SqlResult<()> {
-        let step = &self.j.steps[k];
-        let src = &self.j.sources[step.source];
         self.levels[k].matched = false;
         self.levels[k].null_done = false;
-        self.levels[k].cands = match &src.kind {
+        self.levels[k].deferred = false;
+        let j = self.j;
+        if let Some(h) = &j.steps[k].hash {
+            return self.open_hash(k, h, ex);
+        }
+        self.levels[k].cands = self.source_cands(k, ex)?;
+        Ok(())
+    }
+
+    /// Step `k`'s candidates read from its source.
+    fn source_cands(&mut self, k: usize, ex: &mut Ex<'_, 'p>) -> SqlResult<Cands> {
+        let step = &self.j.steps[k];
+        let src = &self.j.sources[step.source];
+        Ok(match &src.kind {
             SourceKind::Table { def, .. } => {
                 let acc = step
                     .access
@@ -552,8 +575,96 @@ impl<'p> JoinOp<'p> {
                 rows: ex.sh.working.borrow().get(id).cloned().unwrap_or_default(),
                 pos: 0,
             },
+        })
+    }
+
+    /// A hash step's candidates: the bucket of the current row's probe
+    /// key (the table is built at the first call). A spilled table sets
+    /// the row aside instead, unless its partitions are being replayed.
+    fn open_hash(&mut self, k: usize, h: &'p HashJoin, ex: &mut Ex<'_, 'p>) -> SqlResult<()> {
+        if self.levels[k].hash.is_none() {
+            let built = self.build_hash(k, h, ex)?;
+            self.levels[k].hash = Some(built);
+        }
+        let mut probe = Vec::with_capacity(h.probe.len());
+        for e in &h.probe {
+            probe.push(ex.eval(e, &self.row, &[])?);
+        }
+        let key = key_of(&probe, &h.null_safe);
+        let replaying = self.floor == Some(k);
+        let lv = &mut self.levels[k];
+        let bucket = match lv.hash.as_mut() {
+            Some(BuildSide::Memory(map)) => key.and_then(|k| map.get(&k).cloned()),
+            Some(BuildSide::Spilled(sp)) if replaying => key.and_then(|k| sp.lookup(&k)),
+            Some(BuildSide::Spilled(sp)) => {
+                sp.add_probe(key.as_ref(), &self.row)?;
+                lv.deferred = true;
+                None
+            }
+            None => None,
+        };
+        lv.cands = match bucket {
+            Some(rows) => Cands::Rows { rows, pos: 0 },
+            None => Cands::Empty,
         };
         Ok(())
+    }
+
+    /// Reads step `k`'s source once into its hash table.
+    fn build_hash(&mut self, k: usize, h: &HashJoin, ex: &mut Ex<'_, 'p>) -> SqlResult<BuildSide> {
+        let src = &self.j.sources[self.j.steps[k].source];
+        let (offset, width) = (src.offset, src.width);
+        self.levels[k].cands = self.source_cands(k, ex)?;
+        let sh = ex.sh;
+        let limits = sh.limits();
+        let mut b = Builder::new(limits.join_bytes, &limits.dir, &h.null_safe);
+        // The build keys read only this source: evaluated on a row that
+        // holds just its values.
+        let mut scratch = vec![Value::Null; self.j.width];
+        while let Some(vals) = self.candidate(k, ex)? {
+            ex.txn.tick()?;
+            for (i, v) in vals.iter().take(width).enumerate() {
+                scratch[offset + i] = v.clone();
+            }
+            let mut kv = Vec::with_capacity(h.build.len());
+            for e in &h.build {
+                kv.push(ex.eval(e, &scratch, &[])?);
+            }
+            b.add(kv, vals)?;
+        }
+        self.levels[k].cands = Cands::Empty;
+        b.finish()
+    }
+
+    /// Starts replaying the lowest spilled hash step with probe rows set
+    /// aside (all steps before it are done); false when there is none.
+    fn start_replay(&mut self, ex: &mut Ex<'_, 'p>) -> SqlResult<bool> {
+        self.floor = None;
+        for k in 0..self.levels.len() {
+            if let Some(BuildSide::Spilled(sp)) = self.levels[k].hash.as_mut() {
+                if sp.pending() {
+                    sp.start_replay()?;
+                    self.floor = Some(k);
+                    return self.next_replayed(k, ex);
+                }
+            }
+        }
+        Ok(false)
+    }
+
+    /// The next probe row of replayed step `k` in place and the step
+    /// opened for it; false when its partitions are all done.
+    fn next_replayed(&mut self, k: usize, ex: &mut Ex<'_, 'p>) -> SqlResult<bool> {
+        let Some(BuildSide::Spilled(sp)) = self.levels[k].hash.as_mut() else {
+            return Ok(false);
+        };
+        let Some(row) = sp.next_probe(ex.txn)? else {
+            return Ok(false);
+        };
+        self.row = row;
+        self.depth = k;
+        self.open(k, ex)?;
+        Ok(true)
     }
 
     /// The lock step `k`'s rows are read with: its source's own (a
@@ -788,7 +899,7 @@ impl<'p> JoinOp<'p> {
                 }
                 None => {
                     let lv = &mut self.levels[k];
-                    if outer_on.is_some() && !lv.matched && !lv.null_done {
+                    if outer_on.is_some() && !lv.matched && !lv.null_done && !lv.deferred {
                         lv.null_done = true;
                         self.set_source(k, None);
                         if ex.passes(&step.filter, &self.row)? {
@@ -842,9 +953,18 @@ impl<'p> Operator<'p> for JoinOp<'p> {
                 }
                 self.depth += 1;
                 self.open(k + 1, ex)?;
+            } else if self.floor == Some(k) {
+                // A replayed hash step: its next probe row from disk, or
+                // the next spilled step's replay.
+                if !self.next_replayed(k, ex)? && !self.start_replay(ex)? {
+                    self.done = true;
+                    return Ok(None);
+                }
             } else if k == 0 {
-                self.done = true;
-                return Ok(None);
+                if !self.start_replay(ex)? {
+                    self.done = true;
+                    return Ok(None);
+                }
             } else {
                 self.depth -= 1;
             }
@@ -955,7 +1075,8 @@ impl<'p> AggregateOp<'p> {
         level: u32,
         ex: &mut Ex<'_, 'p>,
     ) -> SqlResult<Vec<Vec<Value>>> {
-        let limits = ex.sh.limits();
+        let sh = ex.sh;
+        let limits = sh.limits();
         let (limit, dir) = (limits.table_bytes, limits.dir.clone());
         let mut groups: Vec<Group> = Vec::new();
         let mut index: HashMap<Vec<KeyPart>, usize> = HashMap::new();

@@ -18,7 +18,11 @@
 //!    `access::choose_access`); the cheapest wins, ties to the written
 //!    order. Larger joins keep the written order.
 //! 4. **Predicate placement.** Each conjunct is checked at the first step
-//!    where every source it reads is in place.
+//!    where every source it reads is in place. Then **hash joins**: a
+//!    step whose access uses no column of the steps before (a scan, or a
+//!    derived table) and that has hashable equalities with them
+//!    (`hash_join::find_keys`) reads its source once into a hash table
+//!    when that costs less than one scan per row before it.
 //! 5. **MIN/MAX by index.** `MIN(c)` / `MAX(c)` without GROUP BY, where
 //!    `c` is the index column right after the access's equality prefix,
 //!    reads one row from the start (end) of the range, skipping NULLs,
@@ -36,6 +40,7 @@ use quire_engine::{ColumnType, Engine, TableDef};
 
 use crate::expr::{AggKind, AggSpec, Cmp, E};
 use crate::query::access::{choose_access, column_preds, Access, Pred, TableEstimate};
+use crate::query::hash_join::find_keys;
 use crate::query::plan::{Join, Node, Plan, SourceKind, Step};
 
 /// Largest join whose orders are all costed.
@@ -446,6 +451,7 @@ fn plan_join(j: &mut Join, engine: &Engine) {
             fanout,
             scan_limit: None,
             columns: None,
+            hash: None,
         });
     }
     // Every conjunct reads only sources of this block, so all are placed;
@@ -457,7 +463,67 @@ fn plan_join(j: &mut Join, engine: &Engine) {
             }
         }
     }
+    choose_hash(j, &mut steps);
     j.steps = steps;
+}
+
+/// Whether step `si`'s access reads nothing of the steps before it (it
+/// is the same for every row before: a scan, or a constant range).
+fn access_independent(a: Option<&Access>) -> bool {
+    let Some(a) = a else { return true };
+    let mut reads = false;
+    let mut see = |e: &E| e.for_each_col(&mut |_| reads = true);
+    for p in &a.eq {
+        match p {
+            Pred::Eq(e, _) | Pred::Lo(e, _) | Pred::Hi(e, _) => see(e),
+            Pred::In(v) => v.iter().for_each(&mut see),
+        }
+    }
+    a.lo.iter().chain(a.hi.iter()).for_each(|(e, _)| see(e));
+    !reads
+}
+
+/// The hash keys of source `si` after `bound`, when a hash join may read
+/// it: its access depends on nothing before it, and the equalities
+/// `conds` give keys.
+fn hash_keys(
+    j: &Join,
+    si: usize,
+    bound: &[bool],
+    access: Option<&Access>,
+    conds: &[E],
+) -> Option<crate::query::plan::HashJoin> {
+    if !bound.iter().any(|&b| b) || !access_independent(access) {
+        return None;
+    }
+    if matches!(j.sources[si].kind, SourceKind::Table { .. }) && access.is_none() {
+        return None;
+    }
+    find_keys(j, si, bound, conds)
+}
+
+/// Rule 4's hash joins: a step becomes one when building its table once
+/// (its rows, plus a probe per row before) costs less than a scan per
+/// row before.
+fn choose_hash(j: &Join, steps: &mut [Step]) {
+    let mut bound = vec![false; j.sources.len()];
+    let mut rows_before = 1.0f64;
+    for st in steps.iter_mut() {
+        let src = &j.sources[st.source];
+        let conds: &[E] = match &src.outer_on {
+            Some(on) => on,
+            None => &st.filter,
+        };
+        if let Some(h) = hash_keys(j, st.source, &bound, st.access.as_ref(), conds) {
+            let loop_cost = rows_before * (st.fanout + 1.0);
+            let hash_cost = st.fanout + rows_before;
+            if hash_cost < loop_cost {
+                st.hash = Some(h);
+            }
+        }
+        bound[st.source] = true;
+        rows_before *= st.fanout.max(0.01);
+    }
 }
 
 /// Whether `order` reads every outer join's right side after its left.
@@ -482,13 +548,18 @@ fn order_cost(j: &Join, order: &[usize], usable: &[E], est: &[Option<TableEstima
             Some(on) => on,
             None => usable,
         };
-        let per_probe = match access_for(j, si, &bound, u, est) {
-            Some(a) => a.est_rows,
-            None => source_rows(j, si),
-        };
+        let access = access_for(j, si, &bound, u, est);
+        let per_probe = access
+            .as_ref()
+            .map_or_else(|| source_rows(j, si), |a| a.est_rows);
+        // A probe costs something even when it finds nothing; a hash
+        // join reads the source once and probes a table per row.
+        let mut step_cost = rows * (per_probe + 1.0);
+        if hash_keys(j, si, &bound, access.as_ref(), u).is_some() {
+            step_cost = step_cost.min(per_probe + rows);
+        }
         bound[si] = true;
-        // A probe costs something even when it finds nothing.
-        cost += rows * (per_probe + 1.0);
+        cost += step_cost;
         let out = if j.sources[si].outer_on.is_some() {
             per_probe.max(1.0)
         } else {

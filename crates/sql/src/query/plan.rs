@@ -134,6 +134,10 @@ pub struct Join {
     pub limit: Option<usize>,
     /// Locking read mode (FOR UPDATE / FOR SHARE) of the block's tables.
     pub lock: Option<ReadLock>,
+    /// Each column of the block's row: its type and its qualified name
+    /// (`t1.a`), for the hash join's key check and EXPLAIN.
+    pub col_types: Vec<quire_engine::ColumnType>,
+    pub col_names: Vec<String>,
 }
 
 /// How a locking read locks a source's rows: the mode, and what it does
@@ -210,6 +214,25 @@ pub struct Step {
     /// engine decodes only these, the others read as NULL. Set by the
     /// optimizer's last rule (`prune_columns`).
     pub columns: Option<Vec<bool>>,
+    /// Set by the optimizer when this step is a hash join: its source is
+    /// read once into a hash table on `HashJoin::build`, and each row of
+    /// the steps before looks its candidates up by `HashJoin::probe`.
+    pub hash: Option<HashJoin>,
+}
+
+/// The equi-join keys of a hash-join step. Only the candidates are taken
+/// from the table: the step's filter (or ON) still checks every
+/// conjunct, equalities included.
+#[derive(Debug, Clone)]
+pub struct HashJoin {
+    /// Key expressions over the step's own source (the build side).
+    pub build: Vec<E>,
+    /// The matching expressions over the sources read before it.
+    pub probe: Vec<E>,
+    /// Per key: `<=>` (NULL matches NULL) rather than `=`.
+    pub null_safe: Vec<bool>,
+    /// The equalities as EXPLAIN prints them (`t2.a = t1.a`).
+    pub text: String,
 }
 
 /// A subquery used as a value, bound once per statement.

@@ -333,6 +333,7 @@ mod tests {
         let _ = std::fs::remove_dir_all(&d);
         std::fs::create_dir_all(&d).expect("dir");
         Limits {
+            join_bytes: 262_144,
             sort_bytes: 1 << 20,
             table_bytes,
             dir: d.join("#tmp"),

@@ -15,6 +15,11 @@
 //!                             and each partition is done on its own later
 //!                             (partitioned again, with another hash, if it
 //!                             is still too big)
+//!   hash join       query/    join_buffer_size bytes of build rows; beyond:
+//!                   hashjoin  build and probe rows both hash-partitioned
+//!                             to disk (`hash::Partitions`), partition i
+//!                             of the probe rows joined against partition
+//!                             i of the build rows (a grace hash join)
 //! ```
 //!
 //! MySQL does the same (filesort merge passes; an in-memory temporary
@@ -57,6 +62,8 @@ pub struct Limits {
     pub sort_bytes: usize,
     /// min(`tmp_table_size`, `max_heap_table_size`).
     pub table_bytes: usize,
+    /// `join_buffer_size`: a hash join's build side in memory.
+    pub join_bytes: usize,
     /// Where temporary files go.
     pub dir: PathBuf,
 }
@@ -74,10 +81,12 @@ impl Limits {
         let sort = var_u64(env, "sort_buffer_size", DEFAULT_SORT_BUFFER);
         let tmp = var_u64(env, "tmp_table_size", DEFAULT_TMP_TABLE);
         let heap = var_u64(env, "max_heap_table_size", DEFAULT_TMP_TABLE);
+        let join = var_u64(env, "join_buffer_size", DEFAULT_SORT_BUFFER);
         let to_usize = |v: u64| usize::try_from(v).unwrap_or(usize::MAX);
         Limits {
             sort_bytes: to_usize(sort),
             table_bytes: to_usize(tmp.min(heap)),
+            join_bytes: to_usize(join),
             dir: quire_engine::tmpdir(datadir),
         }
     }

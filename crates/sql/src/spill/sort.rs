@@ -270,6 +270,7 @@ mod tests {
         let _ = std::fs::remove_dir_all(&d);
         std::fs::create_dir_all(&d).expect("dir");
         Limits {
+            join_bytes: 262_144,
             sort_bytes,
             table_bytes: 1 << 20,
             dir: d.join("#tmp"),
