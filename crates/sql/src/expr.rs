@@ -3326,6 +3326,17 @@ pub fn conform_stored(v: Value, ty: &ColumnType) -> Value {
     }
 }
 
+fn is_unfixed_scale(ty: &ColumnType) -> bool {
+    matches!(
+        ty,
+        ColumnType::Decimal {
+            precision: 65,
+            scale: 30,
+            ..
+        }
+    )
+}
+
 /// Makes `v` fit the class of `ty` (what the protocol will encode).
 pub fn conform(v: Value, ty: &ColumnType) -> Value {
     if v.is_null() {
@@ -3347,6 +3358,12 @@ pub fn conform(v: Value, ty: &ColumnType) -> Value {
         // 3.0 to 3.000 and 1/3's quotient 0.333333333 to 0.3333.
         ColumnType::Decimal { scale, .. } => match v {
             Value::Decimal(d) if d.scale() == *scale => Value::Decimal(d),
+            // DECIMAL(65,30) is the type of a value whose scale the
+            // column does not fix (a user variable, MySQL's
+            // DECIMAL_MAX_SCALE): it shows its own scale (`SET @d = 1.50;
+            // SELECT @d` is 1.50). A CAST to DECIMAL(65,30) already made
+            // its value scale 30.
+            Value::Decimal(d) if is_unfixed_scale(ty) => Value::Decimal(d),
             Value::Decimal(d) => Value::Decimal(d.round_to_scale(*scale)),
             other => other
                 .to_decimal()
@@ -3406,11 +3423,14 @@ mod tests {
             Value::Int(3)
         );
         assert!(arith(Arith::Add, &Value::Int(i64::MAX), &Value::UInt(u64::MAX)).is_err());
+        // MySQL's division keeps whole 9-digit groups of fraction; the
+        // result column's scale (div_precision_increment = 4 here) is
+        // applied when the value is produced (`conform`), not by `arith`.
         assert_eq!(
             arith(Arith::Div, &Value::Int(1), &Value::Int(3))
                 .unwrap()
                 .to_string(),
-            "0.3333"
+            "0.333333333"
         );
         assert_eq!(
             arith(Arith::Div, &Value::Int(1), &Value::Int(0)).unwrap(),
