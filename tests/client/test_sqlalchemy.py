@@ -87,8 +87,6 @@ PENDING = {
     "TABLE (SQLAlchemy's reflection) has none",
     "enum_column": "the ENUM column type is refused (1235)",
     "json_column": "the JSON column type is refused (1235)",
-    "joinedload_many_to_many": "LEFT JOIN of a nested join, `a LEFT JOIN (b JOIN c ON ..) ON ..`, which "
-    "joinedload writes for a many-to-many relationship, is refused (1235)",
 }
 
 
