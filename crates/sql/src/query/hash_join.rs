@@ -219,7 +219,7 @@ impl Builder {
                     .map(|(k, (_, v))| (k, Arc::new(v)))
                     .collect(),
             ),
-            Some(p) => BuildSide::Spilled(Spilled {
+            Some(p) => BuildSide::Spilled(Box::new(Spilled {
                 build: p.finish()?.into_iter().map(|(r, _)| r).collect(),
                 probe: Some(Partitions::new(&self.dir, 0)?),
                 keys: self.keys,
@@ -227,7 +227,7 @@ impl Builder {
                 pairs: VecDeque::new(),
                 table: HashMap::new(),
                 reading: None,
-            }),
+            })),
         })
     }
 }
@@ -235,7 +235,7 @@ impl Builder {
 /// A hash step's table, once built.
 pub enum BuildSide {
     Memory(HashMap<Key, Arc<Vec<Row>>>),
-    Spilled(Spilled),
+    Spilled(Box<Spilled>),
 }
 
 /// A build side larger than `join_buffer_size`: partitions on disk.
