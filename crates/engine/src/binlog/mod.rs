@@ -181,9 +181,11 @@ impl Binlog {
         }
         f.write_at(text.as_bytes(), 0)?;
         f.sync()?;
-        if vfs.exists(&dst)? {
-            vfs.remove_file(&dst)?;
-        }
+        // rename replaces `dst` atomically: there is never a moment
+        // without an index. (Removing `dst` first opened one: a crash
+        // there left no index, the next start numbered from binlog.000001
+        // again and overwrote the oldest files — the kill loop's "ids only
+        // in the table" on 2026-12-02.)
         vfs.rename(&tmp, &dst)?;
         vfs.sync_dir(&cfg.dir)?;
         Ok(())
