@@ -166,6 +166,8 @@ pub struct EngineRecovery {
     /// Complete binlog transactions cut with that tail because their
     /// PREPARE record was not in the recovered redo (never acknowledged).
     pub binlog_cut_transactions: u64,
+    /// The binlog index was missing and rebuilt from the files on disk.
+    pub binlog_index_rebuilt: bool,
     pub storage: quire_storage::RecoveryReport,
 }
 
@@ -270,6 +272,7 @@ impl Engine {
         };
         rec.binlog_truncated_bytes = binlog_rec.truncated_bytes;
         rec.binlog_cut_transactions = binlog_rec.cut_transactions;
+        rec.binlog_index_rebuilt = binlog_rec.index_rebuilt;
         // Every record is in memory, so every decision is made first: a
         // prepare commits when a marker or the binlog has its XID.
         let mut marked: HashSet<u64> = HashSet::new();

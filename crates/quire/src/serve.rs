@@ -54,6 +54,12 @@ pub fn run(_a: Args, cfg: Config) -> Result<ExitCode, Box<dyn std::error::Error>
             rec.binlog_truncated_bytes
         );
     }
+    if rec.binlog_index_rebuilt {
+        eprintln!(
+            "quire: the binary log index was missing; rebuilt it from the binlog files in {}",
+            cfg.datadir.display()
+        );
+    }
     // SAFETY: installing an async-signal-safe handler that only stores to
     // an atomic.
     unsafe {

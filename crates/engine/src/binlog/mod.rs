@@ -61,6 +61,8 @@ pub struct BinlogRecovery {
     /// Complete transactions cut because their XID (the end LSN of their
     /// PREPARE record) lies beyond the recovered redo log.
     pub cut_transactions: u64,
+    /// The index was missing and was rebuilt from the files on disk.
+    pub index_rebuilt: bool,
 }
 
 pub(crate) struct Active {
@@ -155,6 +157,73 @@ impl Binlog {
             .collect())
     }
 
+    /// The sequence number of `name` if it is one of this log's files
+    /// (`stem.` followed by digits).
+    fn seq_of(stem: &str, name: &str) -> Option<u32> {
+        let digits = name.strip_prefix(stem)?.strip_prefix('.')?;
+        if digits.len() < 6 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        digits.parse().ok()
+    }
+
+    /// The most a file holding only MAGIC and FORMAT_DESCRIPTION can be
+    /// (with or without checksums): a longer file holds events.
+    fn header_max_bytes(cfg: &BinlogConfig) -> u64 {
+        [false, true]
+            .iter()
+            .map(|&c| {
+                let w = EventWriter::new(cfg.server_id, c);
+                (format::MAGIC.len() + w.format_description(4, 0, 0).len()) as u64
+            })
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// This log's files in the directory that hold events (past the
+    /// header), as (seq, name), by seq. A file holding only a header is
+    /// one a crash left between creating it and listing it in the index;
+    /// it may be written over.
+    fn files_with_events(vfs: &Arc<dyn Vfs>, cfg: &BinlogConfig) -> Result<Vec<(u32, String)>> {
+        let header = Binlog::header_max_bytes(cfg);
+        let mut out = Vec::new();
+        for name in vfs.list_dir(&cfg.dir).map_err(io)? {
+            let Some(seq) = Binlog::seq_of(&cfg.stem, &name) else {
+                continue;
+            };
+            let f = vfs
+                .open(&cfg.dir.join(&name), OpenOptions::existing(FileKind::Other))
+                .map_err(io)?;
+            if f.len().map_err(io)? > header {
+                out.push((seq, name));
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    /// The index, rebuilt from the directory when it is missing while
+    /// binlog files with events exist (a data directory written before the
+    /// index was replaced by rename could lose it in a crash). Starting
+    /// from an empty index there would number from `stem.000001` again
+    /// and write over the oldest files; MySQL likewise never reuses the
+    /// name of a file that exists.
+    fn index_or_rebuild(vfs: &Arc<dyn Vfs>, cfg: &BinlogConfig) -> Result<(Vec<String>, bool)> {
+        let names = Binlog::read_index(vfs, cfg)?;
+        if !names.is_empty() {
+            return Ok((names, false));
+        }
+        let on_disk: Vec<String> = Binlog::files_with_events(vfs, cfg)?
+            .into_iter()
+            .map(|(_, n)| n)
+            .collect();
+        if on_disk.is_empty() {
+            return Ok((names, false));
+        }
+        Binlog::write_index(vfs, cfg, &on_disk)?;
+        Ok((on_disk, true))
+    }
+
     /// Rewrites the index atomically: temp file, sync, rename, sync dir.
     fn write_index(vfs: &Arc<dyn Vfs>, cfg: &BinlogConfig, names: &[String]) -> Result<()> {
         Binlog::write_index_io(vfs, cfg, names).map_err(io)
@@ -210,8 +279,11 @@ impl Binlog {
         prepare_lost: impl Fn(u64) -> bool,
     ) -> Result<BinlogRecovery> {
         vfs.create_dir_all(&cfg.dir).map_err(io)?;
-        let names = Binlog::read_index(vfs, cfg)?;
-        let mut rec = BinlogRecovery::default();
+        let (names, rebuilt) = Binlog::index_or_rebuild(vfs, cfg)?;
+        let mut rec = BinlogRecovery {
+            index_rebuilt: rebuilt,
+            ..BinlogRecovery::default()
+        };
         if let Some(last) = names.last().cloned() {
             let p = cfg.dir.join(&last);
             if vfs.exists(&p).map_err(io)? {
@@ -253,8 +325,8 @@ impl Binlog {
     /// Start-up, step 2 (after the engine has made recovery durable):
     /// starts the next file, as MySQL does at every start.
     pub fn start(vfs: Arc<dyn Vfs>, cfg: BinlogConfig) -> Result<Binlog> {
-        let mut names = Binlog::read_index(&vfs, &cfg)?;
-        let seq = match names.last() {
+        let (mut names, _) = Binlog::index_or_rebuild(&vfs, &cfg)?;
+        let indexed = match names.last() {
             Some(last) => last
                 .rsplit('.')
                 .next()
@@ -265,7 +337,14 @@ impl Binlog {
                     ))
                 })?,
             None => 0,
-        } + 1;
+        };
+        // A file with events that the index does not name (copied in by
+        // hand, or left by an older quire) is never written over.
+        let on_disk = Binlog::files_with_events(&vfs, &cfg)?
+            .last()
+            .map(|(seq, _)| *seq)
+            .unwrap_or(0);
+        let seq = indexed.max(on_disk) + 1;
         let name = Binlog::file_name(&cfg.stem, seq);
         let (file, pos) = Binlog::create_file(&vfs, &cfg, &name, true)?;
         names.push(name.clone());
@@ -310,6 +389,17 @@ impl Binlog {
     ) -> quire_io::Result<(Arc<dyn File>, u64)> {
         let p = cfg.dir.join(name);
         let f = vfs.open(&p, OpenOptions::create(FileKind::Other))?;
+        let held = f.len()?;
+        if held > Binlog::header_max_bytes(cfg) {
+            // Never truncate a file that holds transactions: they may be
+            // the only copy (a replica or a backup may still need them).
+            return Err(quire_io::IoError::Os {
+                op: "create binlog file",
+                path: p,
+                errno: 17,
+                msg: format!("already exists and holds {held} bytes of events"),
+            });
+        }
         f.set_len(0)?;
         let w = EventWriter::new(cfg.server_id, cfg.checksum);
         let mut bytes = format::MAGIC.to_vec();
