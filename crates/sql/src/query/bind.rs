@@ -21,8 +21,9 @@
 //! Scopes: a block sees its own FROM columns first, then the columns of
 //! each enclosing block, innermost first (`expr::OuterScope`); a reference
 //! to an enclosing block's column is a correlated reference
-//! (`E::Outer`). Derived tables see no enclosing block (MySQL requires
-//! LATERAL for that).
+//! (`E::Outer`). Derived tables see no enclosing block; a LATERAL one
+//! sees the FROM columns before it as its innermost enclosing block
+//! (`SourceKind::Lateral`, run again for each row of those sources).
 
 use std::ops::Range;
 use std::sync::Arc;
@@ -226,6 +227,15 @@ struct From {
     scope_start: usize,
     /// Table names inside nested join blocks (for 1066).
     nested_names: Vec<String>,
+    /// The enclosing blocks' columns (what a LATERAL derived table sees
+    /// after this FROM's own preceding columns).
+    outer: OuterScope,
+    /// Positions in `outer` that LATERAL derived tables read (the
+    /// block's own correlated references).
+    refs: Vec<usize>,
+    /// Set while binding the right operand of a RIGHT JOIN: a LATERAL
+    /// derived table there may not read the left operand.
+    lateral_blind: bool,
 }
 
 /// The select-list items of a block, as compiled.
@@ -567,6 +577,8 @@ impl<'a> Binder<'a> {
         crate::stack::check()?;
         let offset = from.cols.len();
         let index = from.sources.len();
+        // A LATERAL derived table is joined after every source before it.
+        let mut after = Vec::new();
         let (name, kind, cols) = match f {
             TableFactor::Table {
                 name,
@@ -631,25 +643,47 @@ impl<'a> Binder<'a> {
                 alias,
                 ..
             } => {
-                if *lateral {
-                    return Err(EngineError::not_supported("LATERAL derived tables"));
-                }
                 let Some(alias) = alias else {
                     return Err(err_derived_alias());
                 };
+                // A LATERAL derived table sees the columns before it in
+                // this FROM (as the innermost enclosing block), then the
+                // enclosing blocks; a plain one sees neither.
+                let scope = if *lateral {
+                    self.lateral_scope(from)
+                } else {
+                    OuterScope::default()
+                };
                 self.materialised_depth += 1;
-                let b = self.bind_query(subquery, &OuterScope::default(), None);
+                let b = self.bind_query(subquery, &scope, None);
                 self.materialised_depth -= 1;
                 let b = b?;
                 let names: Vec<String> =
                     alias.columns.iter().map(|c| c.name.value.clone()).collect();
                 let columns = rename_columns(b.columns, &names)?;
                 let cols = exposed_cols(&columns, &alias.name.value);
-                (
-                    alias.name.value.clone(),
-                    SourceKind::Derived(Box::new(b.node)),
-                    cols,
-                )
+                let kind = if *lateral {
+                    let enclosing = from.outer.cols.len();
+                    from.refs
+                        .extend(b.refs.iter().copied().filter(|&r| r < enclosing));
+                    if !from.lateral_blind {
+                        after = (0..index).collect();
+                    }
+                    let mut reads: Vec<usize> = b
+                        .refs
+                        .iter()
+                        .filter_map(|&r| r.checked_sub(enclosing))
+                        .collect();
+                    reads.sort_unstable();
+                    reads.dedup();
+                    SourceKind::Lateral {
+                        node: Box::new(b.node),
+                        reads,
+                    }
+                } else {
+                    SourceKind::Derived(Box::new(b.node))
+                };
+                (alias.name.value.clone(), kind, cols)
             }
             TableFactor::NestedJoin {
                 table_with_joins,
@@ -695,11 +729,27 @@ impl<'a> Binder<'a> {
             offset,
             width,
             outer_on: None,
-            after: Vec::new(),
+            after,
             lock: None,
             key_slot: None,
         });
         Ok(index)
+    }
+
+    /// What a LATERAL derived table about to be added to `from` may read:
+    /// the FROM's columns so far (nameless on the right of a RIGHT JOIN,
+    /// whose left operand it may not read), then the enclosing blocks'.
+    /// At run time its outer row is the block's outer row followed by the
+    /// join row up to the derived table's offset (`ops::lateral_rows`).
+    fn lateral_scope(&self, from: &From) -> OuterScope {
+        let mut visible = from.cols.clone();
+        if from.lateral_blind {
+            for c in &mut visible {
+                c.table.clear();
+                c.name.clear();
+            }
+        }
+        from.outer.child(&visible)
     }
 
     /// A parenthesised join that cannot be flattened into the enclosing
@@ -989,7 +1039,12 @@ impl<'a> Binder<'a> {
                 });
                 idx
             }
-            _ => self.add_factor(&j.relation, from, lock)?,
+            _ => {
+                from.lateral_blind = matches!(side, Side::Right);
+                let idx = self.add_factor(&j.relation, from, lock);
+                from.lateral_blind = false;
+                idx?
+            }
         };
         let added = from.sources.len() - before;
         let scope = from.scope_start..from.cols.len();
@@ -1078,8 +1133,16 @@ impl<'a> Binder<'a> {
         self.compile(e, &visible, outer, None, None, "on clause", refs)
     }
 
-    fn bind_from(&mut self, list: &[TableWithJoins], lock: Option<ReadLock>) -> SqlResult<From> {
-        let mut from = From::default();
+    fn bind_from(
+        &mut self,
+        list: &[TableWithJoins],
+        lock: Option<ReadLock>,
+        outer: &OuterScope,
+    ) -> SqlResult<From> {
+        let mut from = From {
+            outer: outer.clone(),
+            ..From::default()
+        };
         for twj in list {
             let first = from.sources.len();
             from.scope_start = from.cols.len();
@@ -1114,7 +1177,7 @@ impl<'a> Binder<'a> {
         selection: Option<&Expr>,
         lock: Option<ReadLock>,
     ) -> SqlResult<(Join, Vec<ColInfo>)> {
-        let from = self.bind_from(list, lock)?;
+        let from = self.bind_from(list, lock, &OuterScope::default())?;
         let cols = from.cols.clone();
         let outer = OuterScope::default();
         let mut refs = Vec::new();
@@ -1196,12 +1259,12 @@ impl<'a> Binder<'a> {
                 "Incorrect usage/placement of 'SQL_CALC_FOUND_ROWS'",
             ));
         }
-        let mut from = self.bind_from(&s.from, lock)?;
+        let mut from = self.bind_from(&s.from, lock, outer)?;
         if let Some(c) = &per_source_locks {
             locking::assign(&mut from.sources, c)?;
         }
         let cols = from.cols.clone();
-        let mut refs: Vec<usize> = Vec::new();
+        let mut refs: Vec<usize> = std::mem::take(&mut from.refs);
         // This block's window functions (a subquery has its own list).
         let outer_wins = self.windows.replace(Vec::new());
         // WHERE and inner-join ON conjuncts.

@@ -110,7 +110,7 @@ fn has_nested(n: &Node) -> bool {
         Node::Join(j) => j
             .sources
             .iter()
-            .any(|s| matches!(s.kind, SourceKind::Derived(_))),
+            .any(|s| matches!(s.kind, SourceKind::Derived(_) | SourceKind::Lateral { .. })),
         Node::Aggregate { input, .. }
         | Node::Window { input, .. }
         | Node::Project { input, .. }
@@ -235,6 +235,7 @@ impl Walk {
             return;
         }
         let mut derived = Vec::new();
+        let mut rematerialize: Vec<String> = Vec::new();
         for (k, step) in j.steps.iter().enumerate() {
             let src = &j.sources[step.source];
             let (table, kind, key, ref_) = match (&src.kind, &step.access) {
@@ -246,7 +247,13 @@ impl Walk {
                 ),
                 (SourceKind::Derived(n), _) => {
                     let did = self.next_id + derived.len();
-                    derived.push(&**n);
+                    derived.push((&**n, "DERIVED"));
+                    (format!("<derived{did}>"), "ALL".into(), None, None)
+                }
+                (SourceKind::Lateral { node: n, .. }, _) => {
+                    let did = self.next_id + derived.len();
+                    derived.push((&**n, "DEPENDENT DERIVED"));
+                    rematerialize.push(format!("<derived{did}>"));
                     (format!("<derived{did}>"), "ALL".into(), None, None)
                 }
                 _ => (src.name.clone(), "ALL".into(), None, None),
@@ -276,8 +283,17 @@ impl Walk {
                 extra,
             });
         }
-        for n in derived {
-            self.node(n, "DERIVED");
+        if !rematerialize.is_empty() {
+            // MySQL notes on the join's first table that the lateral
+            // derived tables are materialised again for each of its rows.
+            if let Some(first) = self.lines.iter_mut().rev().nth(j.steps.len() - 1) {
+                first
+                    .extra
+                    .push(format!("Rematerialize ({})", rematerialize.join(",")));
+            }
+        }
+        for (n, st) in derived {
+            self.node(n, st);
         }
     }
 }
@@ -544,6 +560,27 @@ fn tree_scan(j: &Join, step: &crate::query::plan::Step, depth: usize, out: &mut 
         (SourceKind::Derived(n), _) => {
             line(depth, &format!("Table scan on {}", src.name), out);
             line(depth + 1, "Materialize", out);
+            return tree_node(n, depth + 2, out);
+        }
+        (SourceKind::Lateral { node: n, reads }, _) => {
+            line(depth, &format!("Table scan on {}", src.name), out);
+            // MySQL names the tables whose new row makes it run again.
+            let from: Vec<&str> = j
+                .sources
+                .iter()
+                .filter(|s| {
+                    reads
+                        .iter()
+                        .any(|&c| (s.offset..s.offset + s.width).contains(&c))
+                })
+                .map(|s| s.name.as_str())
+                .collect();
+            let what = if from.is_empty() {
+                "Materialize".to_string()
+            } else {
+                format!("Materialize (invalidate on row from {})", from.join(", "))
+            };
+            line(depth + 1, &what, out);
             return tree_node(n, depth + 2, out);
         }
         (SourceKind::Working(_), _) => format!("Scan new records on {}", src.name),

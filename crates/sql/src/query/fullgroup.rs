@@ -141,7 +141,7 @@ fn reads_only(e: &E, known: &HashSet<usize>) -> bool {
 fn source_keys(s: &Source) -> Vec<Vec<usize>> {
     match &s.kind {
         SourceKind::Table { def, .. } => table_keys(def),
-        SourceKind::Derived(node) => derived_keys(node, s.width),
+        SourceKind::Derived(node) | SourceKind::Lateral { node, .. } => derived_keys(node, s.width),
         _ => Vec::new(),
     }
 }

@@ -571,6 +571,10 @@ impl<'p> JoinOp<'p> {
                 rows: materialise(node, ex)?,
                 pos: 0,
             },
+            SourceKind::Lateral { node, .. } => Cands::Rows {
+                rows: lateral_rows(node, &self.row[..src.offset], ex)?,
+                pos: 0,
+            },
             SourceKind::Working(id) => Cands::Rows {
                 rows: ex.sh.working.borrow().get(id).cloned().unwrap_or_default(),
                 pos: 0,
@@ -994,13 +998,33 @@ fn materialise<'p>(node: &'p Node, ex: &mut Ex<'_, 'p>) -> SqlResult<Arc<Vec<Vec
     Ok(rows)
 }
 
+/// A LATERAL derived table's rows for the current row of the sources
+/// before it (`before`, the join row up to its offset): computed again
+/// each time, never cached. Its outer row is the block's, then `before`,
+/// as it was bound (`bind::Binder::lateral_scope`).
+fn lateral_rows<'p>(
+    node: &'p Node,
+    before: &[Value],
+    ex: &mut Ex<'_, 'p>,
+) -> SqlResult<Arc<Vec<Vec<Value>>>> {
+    let mut outer = Vec::with_capacity(ex.outer.len() + before.len());
+    outer.extend_from_slice(ex.outer);
+    outer.extend_from_slice(before);
+    let mut inner = Ex {
+        txn: &mut *ex.txn,
+        sh: ex.sh,
+        outer: &outer,
+    };
+    Ok(Arc::new(collect(node, &mut inner)?))
+}
+
 /// Whether a plan reads a recursive CTE's working rows (its result
 /// changes from round to round, so it is not cached).
 fn reads_working(node: &Node) -> bool {
     match node {
         Node::Join(j) => j.sources.iter().any(|s| match &s.kind {
             SourceKind::Working(_) => true,
-            SourceKind::Derived(n) => reads_working(n),
+            SourceKind::Derived(n) | SourceKind::Lateral { node: n, .. } => reads_working(n),
             _ => false,
         }),
         Node::Aggregate { input, .. }

@@ -126,7 +126,7 @@ fn prune_inner(node: &mut Node) {
 /// Derived tables inside a join are blocks of their own.
 fn prune_sources(j: &mut Join) {
     for s in j.sources.iter_mut() {
-        if let SourceKind::Derived(n) = &mut s.kind {
+        if let SourceKind::Derived(n) | SourceKind::Lateral { node: n, .. } = &mut s.kind {
             prune_columns(n);
         }
     }
@@ -153,6 +153,15 @@ fn prune_join(j: &mut Join, mut used: Vec<bool>) {
         mark_cols(e, &mut used);
     }
     used.resize(j.width, false);
+    for s in &j.sources {
+        if let SourceKind::Lateral { reads, .. } = &s.kind {
+            for &c in reads {
+                if let Some(u) = used.get_mut(c) {
+                    *u = true;
+                }
+            }
+        }
+    }
     for st in j.steps.iter_mut() {
         let src = &j.sources[st.source];
         if !matches!(src.kind, SourceKind::Table { .. }) {
@@ -192,7 +201,7 @@ fn optimize_inner(node: &mut Node, engine: &Engine) {
     match node {
         Node::Join(j) => {
             for s in j.sources.iter_mut() {
-                if let SourceKind::Derived(n) = &mut s.kind {
+                if let SourceKind::Derived(n) | SourceKind::Lateral { node: n, .. } = &mut s.kind {
                     optimize_node(n, engine);
                 }
             }
@@ -497,6 +506,11 @@ fn hash_keys(
         return None;
     }
     if matches!(j.sources[si].kind, SourceKind::Table { .. }) && access.is_none() {
+        return None;
+    }
+    // A LATERAL derived table changes with the rows before it: there is
+    // no one build side to hash.
+    if matches!(j.sources[si].kind, SourceKind::Lateral { .. }) {
         return None;
     }
     find_keys(j, si, bound, conds)

@@ -193,6 +193,15 @@ pub enum SourceKind {
     /// A derived table, view or CTE reference: its plan runs once per
     /// statement, at first use.
     Derived(Box<Node>),
+    /// A LATERAL derived table: its plan reads the sources before it in
+    /// the FROM (its outer row is the block's outer row followed by the
+    /// join row up to its offset) and runs again for each of their rows.
+    /// Joined after all of them (`Source::after`).
+    Lateral {
+        node: Box<Node>,
+        /// The join-row columns it reads (they must be decoded).
+        reads: Vec<usize>,
+    },
     /// The rows of the previous round of recursive CTE `id`.
     Working(usize),
 }
