@@ -44,6 +44,9 @@ class Diff:
     mariadb_error: int = None
     quire_types: list = field(default_factory=list)
     mariadb_types: list = field(default_factory=list)
+    # Rows each side returned (kind 'rows'), when known.
+    quire_rows: int = None
+    mariadb_rows: int = None
 
     def signature(self):
         """What must stay the same while minimising."""
@@ -220,7 +223,8 @@ def compare(oq, om, ordered, dml=False):
                 quire_types=[oq.columns[i] for i in tdiff], mariadb_types=[om.columns[i] for i in tdiff]))
         if not rows_equal(oq.rows, om.rows, oq.columns, om.columns, ordered):
             diffs.append(Diff("rows", f"quire: {show_rows(oq.rows)}\n  mariadb: {show_rows(om.rows)}",
-                              quire_types=oq.columns, mariadb_types=om.columns))
+                              quire_types=oq.columns, mariadb_types=om.columns,
+                              quire_rows=len(oq.rows), mariadb_rows=len(om.rows)))
     if (oq.warnings > 0) != (om.warnings > 0):
         diffs.append(Diff("warnings", f"warnings: quire {oq.warnings} / mariadb {om.warnings}"))
     return diffs
@@ -241,6 +245,7 @@ class KnownEntry:
     quire_type: str = None
     mariadb_type: str = None
     warnings_on: str = None  # 'quire' / 'mariadb': the side that warned
+    row_counts: list = None  # [quire, mariadb] rows returned (kind 'rows')
     docs: list = field(default_factory=list)
     example: str = ""
 
@@ -258,6 +263,9 @@ class KnownEntry:
             if not pairs or not all(
                     (self.quire_type is None or q == self.quire_type) and
                     (self.mariadb_type is None or m == self.mariadb_type) for q, m in pairs):
+                return False
+        if self.row_counts is not None:
+            if [d.quire_rows, d.mariadb_rows] != list(self.row_counts):
                 return False
         if self.warnings_on is not None:
             m = re.search(r"warnings: quire (\d+) / mariadb (\d+)", d.detail)

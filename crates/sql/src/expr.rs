@@ -3326,6 +3326,21 @@ pub fn conform_stored(v: Value, ty: &ColumnType) -> Value {
     }
 }
 
+/// A GROUP BY or ORDER BY key as MySQL compares it: a DECIMAL expression
+/// at its result scale. (MySQL's sort keys and grouping temporary table
+/// hold the value rounded to the item's decimals, so `1.5 / c` keys of
+/// -0.0000000150 and -0.0000020146 are both 0.00000 and tie.) Plain
+/// columns already have their scale; other types are left alone.
+pub fn key_at_result_scale(e: E, cols: &[ColInfo], aggs: &[AggSpec]) -> E {
+    if matches!(e, E::Col(_) | E::Lit(_)) {
+        return e;
+    }
+    match infer(&e, cols, aggs) {
+        ty @ ColumnType::Decimal { .. } if !is_unfixed_scale(&ty) => E::Cast(Box::new(e), ty),
+        _ => e,
+    }
+}
+
 fn is_unfixed_scale(ty: &ColumnType) -> bool {
     matches!(
         ty,

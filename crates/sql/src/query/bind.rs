@@ -37,7 +37,8 @@ use sqlparser::ast::{
 
 use crate::ctx::{split_name, Ctx};
 use crate::expr::{
-    infer, nullable, AggSpec, BoundSub, ColInfo, Compiler, OuterScope, Row, SubqueryBinder, E,
+    infer, key_at_result_scale, nullable, AggSpec, BoundSub, ColInfo, Compiler, OuterScope, Row,
+    SubqueryBinder, E,
 };
 use crate::query::fullgroup;
 use crate::query::locking::{self, Locking};
@@ -1373,6 +1374,15 @@ impl<'a> Binder<'a> {
                 m.nullable = true;
             }
         }
+        // Keys compare as MySQL's temporary table and filesort hold them.
+        let group_exprs: Vec<E> = group_exprs
+            .into_iter()
+            .map(|e| key_at_result_scale(e, &cols, &aggs))
+            .collect();
+        let order_keys: Vec<(E, bool)> = order_keys
+            .into_iter()
+            .map(|(e, d)| (key_at_result_scale(e, &cols, &aggs), d))
+            .collect();
         let width = cols.len();
         let join = Join {
             sources,
