@@ -293,6 +293,17 @@ class Known:
         for e in self.entries:
             if e.matches(d, sql):
                 return e
+        if d.kind == "types" and len(d.quire_types) > 1:
+            # Several columns differ: explained when each one is, perhaps
+            # by different entries (SUM(GREATEST(NULL, x)), MIN(NULL)).
+            first = None
+            for q, m in zip(d.quire_types, d.mariadb_types):
+                one = Diff("types", d.detail, quire_types=[q], mariadb_types=[m])
+                e = next((e for e in self.entries if e.matches(one, sql)), None)
+                if e is None:
+                    return None
+                first = first or e
+            return first
         return None
 
     def render_md(self):
