@@ -239,6 +239,33 @@ struct From {
     lateral_blind: bool,
 }
 
+impl From {
+    /// Appends a source whose columns are `cols` (placed after the FROM's
+    /// columns so far); returns its index.
+    fn push_source(
+        &mut self,
+        name: String,
+        kind: SourceKind,
+        cols: Vec<ColInfo>,
+        after: Vec<usize>,
+    ) -> usize {
+        let index = self.sources.len();
+        let (offset, width) = (self.cols.len(), cols.len());
+        self.cols.extend(cols);
+        self.sources.push(Source {
+            name,
+            kind,
+            offset,
+            width,
+            outer_on: None,
+            after,
+            lock: None,
+            key_slot: None,
+        });
+        index
+    }
+}
+
 /// The select-list items of a block, as compiled.
 struct SelectList {
     outs: Vec<(E, ColumnMeta)>,
@@ -722,19 +749,8 @@ impl<'a> Binder<'a> {
         if !matches!(f, TableFactor::NestedJoin { .. }) {
             check_unique(from, &name)?;
         }
-        let width = cols.len();
-        from.cols.extend(cols);
-        from.sources.push(Source {
-            name,
-            kind,
-            offset,
-            width,
-            outer_on: None,
-            after,
-            lock: None,
-            key_slot: None,
-        });
-        Ok(index)
+        debug_assert_eq!((offset, index), (from.cols.len(), from.sources.len()));
+        Ok(from.push_source(name, kind, cols, after))
     }
 
     /// What a LATERAL derived table about to be added to `from` may read:
@@ -1025,20 +1041,7 @@ impl<'a> Binder<'a> {
                 },
             ) if !table_with_joins.joins.is_empty() => {
                 let (name, kind, cols) = self.nested_block(table_with_joins, from, lock)?;
-                let idx = from.sources.len();
-                let (offset, width) = (from.cols.len(), cols.len());
-                from.cols.extend(cols);
-                from.sources.push(Source {
-                    name,
-                    kind,
-                    offset,
-                    width,
-                    outer_on: None,
-                    after: Vec::new(),
-                    lock: None,
-                    key_slot: None,
-                });
-                idx
+                from.push_source(name, kind, cols, Vec::new())
             }
             _ => {
                 from.lateral_blind = matches!(side, Side::Right);
