@@ -22,8 +22,8 @@ use std::ops::ControlFlow;
 
 use quire_engine::EngineError;
 use sqlparser::ast::{
-    Expr, Ident, NamedWindowDefinition, NamedWindowExpr, OrderByExpr, Query, Select, VisitMut,
-    VisitorMut, WindowSpec, WindowType,
+    Expr, Ident, NamedWindowDefinition, NamedWindowExpr, OrderByExpr, Query, Select, SelectItem,
+    VisitMut, VisitorMut, WindowSpec, WindowType,
 };
 
 use crate::SqlResult;
@@ -52,7 +52,21 @@ pub fn expand(s: &Select, order: &[OrderByExpr]) -> SqlResult<Option<(Select, Ve
         err: None,
     };
     for item in out.projection.iter_mut() {
+        // The column keeps the header it was written with (`SUM(x) OVER
+        // w`), not the expanded specification's text.
+        let header = match item {
+            SelectItem::UnnamedExpr(e) => Some(e.to_string()),
+            _ => None,
+        };
         let _ = item.visit(&mut v);
+        if let (Some(header), SelectItem::UnnamedExpr(e)) = (header, &*item) {
+            if e.to_string() != header {
+                *item = SelectItem::ExprWithAlias {
+                    expr: e.clone(),
+                    alias: Ident::new(header),
+                };
+            }
+        }
     }
     for o in order.iter_mut() {
         let _ = o.visit(&mut v);
