@@ -21,8 +21,9 @@
 //! Scopes: a block sees its own FROM columns first, then the columns of
 //! each enclosing block, innermost first (`expr::OuterScope`); a reference
 //! to an enclosing block's column is a correlated reference
-//! (`E::Outer`). Derived tables see no enclosing block; a LATERAL one
-//! sees the FROM columns before it as its innermost enclosing block
+//! (`E::Outer`). A derived table sees the enclosing blocks (and, when it
+//! reads them, runs again per outer row); a LATERAL one also sees the FROM
+//! columns before it as its innermost enclosing block
 //! (`SourceKind::Lateral`, run again for each row of those sources).
 
 use std::ops::Range;
@@ -677,10 +678,13 @@ impl<'a> Binder<'a> {
                 // A LATERAL derived table sees the columns before it in
                 // this FROM (as the innermost enclosing block), then the
                 // enclosing blocks; a plain one sees neither.
+                // A LATERAL derived table sees the FROM's preceding
+                // columns, then the enclosing blocks'; a plain one only the
+                // enclosing blocks' (outer references, MySQL 8.0.14+).
                 let scope = if *lateral {
                     self.lateral_scope(from)
                 } else {
-                    OuterScope::default()
+                    from.outer.clone()
                 };
                 self.materialised_depth += 1;
                 let b = self.bind_query(subquery, &scope, None);
@@ -707,6 +711,15 @@ impl<'a> Binder<'a> {
                     SourceKind::Lateral {
                         node: Box::new(b.node),
                         reads,
+                    }
+                } else if !b.refs.is_empty() {
+                    // It reads the enclosing query's row: run again for
+                    // each (a lateral source that reads nothing before it
+                    // in this FROM).
+                    from.refs.extend(b.refs.iter().copied());
+                    SourceKind::Lateral {
+                        node: Box::new(b.node),
+                        reads: Vec::new(),
                     }
                 } else {
                     SourceKind::Derived(Box::new(b.node))

@@ -250,10 +250,12 @@ impl Walk {
                     derived.push((&**n, "DERIVED"));
                     (format!("<derived{did}>"), "ALL".into(), None, None)
                 }
-                (SourceKind::Lateral { node: n, .. }, _) => {
+                (SourceKind::Lateral { node: n, reads }, _) => {
                     let did = self.next_id + derived.len();
                     derived.push((&**n, "DEPENDENT DERIVED"));
-                    rematerialize.push(format!("<derived{did}>"));
+                    if !reads.is_empty() {
+                        rematerialize.push(format!("<derived{did}>"));
+                    }
                     (format!("<derived{did}>"), "ALL".into(), None, None)
                 }
                 _ => (src.name.clone(), "ALL".into(), None, None),
