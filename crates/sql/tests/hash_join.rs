@@ -3,40 +3,13 @@
 //! the same as in memory (inner and left joins, NULL keys, `<=>`), the
 //! temporary files are counted and removed.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use quire_engine::Value;
-use quire_sql::{Output, Session};
+use quire_sql::Session;
 
 mod common;
-use common::open_engine;
-
-fn rows(s: &mut Session, sql: &str) -> Vec<Vec<Value>> {
-    match s.execute(sql) {
-        Ok(Output::Rows { rows, .. }) => rows,
-        other => panic!("{sql}: {other:?}"),
-    }
-}
-
-fn ok(s: &mut Session, sql: &str) {
-    if let Err(e) = s.execute(sql) {
-        panic!("{sql}: {e:?}");
-    }
-}
-
-fn status(s: &mut Session, name: &str) -> u64 {
-    let r = rows(s, &format!("SHOW GLOBAL STATUS LIKE '{name}'"));
-    match r.first().and_then(|r| r.get(1)) {
-        Some(Value::Bytes(b)) => String::from_utf8_lossy(b).parse().unwrap_or(0),
-        other => panic!("{name}: {other:?}"),
-    }
-}
-
-fn tmp_files(datadir: &Path) -> usize {
-    std::fs::read_dir(datadir.join("#tmp"))
-        .map(|d| d.count())
-        .unwrap_or(0)
-}
+use common::{ok, open_engine, rows, sorted, status, tmp_files};
 
 /// `o(id, k, s)` with `n` rows and `i(id, k, pad)` with `n / 2` rows, no
 /// index on either k; a tenth of the keys are NULL.
@@ -74,12 +47,6 @@ fn setup(tag: &str, n: u32) -> (Session, PathBuf) {
         }
     }
     (s, dir.join("data"))
-}
-
-fn sorted(v: Vec<Vec<Value>>) -> Vec<String> {
-    let mut out: Vec<String> = v.into_iter().map(|r| format!("{r:?}")).collect();
-    out.sort();
-    out
 }
 
 #[test]

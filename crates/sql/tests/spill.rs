@@ -3,40 +3,13 @@
 //! as in memory, write temporary files under `<datadir>/#tmp`, and leave
 //! none behind (after success and after KILL QUERY).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use quire_engine::{Kill, Value};
-use quire_sql::{Output, Session};
+use quire_sql::Session;
 
 mod common;
-use common::open_engine;
-
-fn rows(s: &mut Session, sql: &str) -> Vec<Vec<Value>> {
-    match s.execute(sql) {
-        Ok(Output::Rows { rows, .. }) => rows,
-        other => panic!("{sql}: {other:?}"),
-    }
-}
-
-fn ok(s: &mut Session, sql: &str) {
-    if let Err(e) = s.execute(sql) {
-        panic!("{sql}: {e:?}");
-    }
-}
-
-fn status(s: &mut Session, name: &str) -> u64 {
-    let r = rows(s, &format!("SHOW GLOBAL STATUS LIKE '{name}'"));
-    match r.first().and_then(|r| r.get(1)) {
-        Some(Value::Bytes(b)) => String::from_utf8_lossy(b).parse().unwrap_or(0),
-        other => panic!("{name}: {other:?}"),
-    }
-}
-
-fn tmp_files(datadir: &Path) -> usize {
-    std::fs::read_dir(datadir.join("#tmp"))
-        .map(|d| d.count())
-        .unwrap_or(0)
-}
+use common::{ok, open_engine, rows, sorted, status, tmp_files};
 
 /// A session on a fresh engine with `t(id, k, s)` of `n` rows: k repeats
 /// (1000 values, in an order unrelated to id), s is a short string.
@@ -58,12 +31,6 @@ fn setup(tag: &str, n: u32) -> (Session, PathBuf) {
         id += 2000;
     }
     (s, dir.join("data"))
-}
-
-fn sorted(mut v: Vec<Vec<Value>>) -> Vec<String> {
-    let mut out: Vec<String> = v.drain(..).map(|r| format!("{r:?}")).collect();
-    out.sort();
-    out
 }
 
 #[test]
