@@ -180,15 +180,20 @@ impl Binlog {
             .unwrap_or(0)
     }
 
-    /// This log's files in the directory that hold events (past the
-    /// header), as (seq, name), by seq. A file holding only a header is
-    /// one a crash left between creating it and listing it in the index;
-    /// it may be written over.
-    fn files_with_events(vfs: &Arc<dyn Vfs>, cfg: &BinlogConfig) -> Result<Vec<(u32, String)>> {
+    /// This log's files in the directory numbered after `after_seq` that
+    /// hold events (past the header), as (seq, name), by seq. Only those
+    /// are opened, so a start with a complete index opens none. A file
+    /// holding only a header is one a crash left between creating it and
+    /// listing it in the index; it may be written over.
+    fn files_with_events(
+        vfs: &Arc<dyn Vfs>,
+        cfg: &BinlogConfig,
+        after_seq: u32,
+    ) -> Result<Vec<(u32, String)>> {
         let header = Binlog::header_max_bytes(cfg);
         let mut out = Vec::new();
         for name in vfs.list_dir(&cfg.dir).map_err(io)? {
-            let Some(seq) = Binlog::seq_of(&cfg.stem, &name) else {
+            let Some(seq) = Binlog::seq_of(&cfg.stem, &name).filter(|&s| s > after_seq) else {
                 continue;
             };
             let f = vfs
@@ -213,7 +218,7 @@ impl Binlog {
         if !names.is_empty() {
             return Ok((names, false));
         }
-        let on_disk: Vec<String> = Binlog::files_with_events(vfs, cfg)?
+        let on_disk: Vec<String> = Binlog::files_with_events(vfs, cfg, 0)?
             .into_iter()
             .map(|(_, n)| n)
             .collect();
@@ -340,7 +345,7 @@ impl Binlog {
         };
         // A file with events that the index does not name (copied in by
         // hand, or left by an older quire) is never written over.
-        let on_disk = Binlog::files_with_events(&vfs, &cfg)?
+        let on_disk = Binlog::files_with_events(&vfs, &cfg, indexed)?
             .last()
             .map(|(seq, _)| *seq)
             .unwrap_or(0);

@@ -604,7 +604,6 @@ impl<'a> Binder<'a> {
         lock: Option<ReadLock>,
     ) -> SqlResult<usize> {
         crate::stack::check()?;
-        let offset = from.cols.len();
         let index = from.sources.len();
         // A LATERAL derived table is joined after every source before it.
         let mut after = Vec::new();
@@ -675,9 +674,6 @@ impl<'a> Binder<'a> {
                 let Some(alias) = alias else {
                     return Err(err_derived_alias());
                 };
-                // A LATERAL derived table sees the columns before it in
-                // this FROM (as the innermost enclosing block), then the
-                // enclosing blocks; a plain one sees neither.
                 // A LATERAL derived table sees the FROM's preceding
                 // columns, then the enclosing blocks'; a plain one only the
                 // enclosing blocks' (outer references, MySQL 8.0.14+).
@@ -694,32 +690,28 @@ impl<'a> Binder<'a> {
                     alias.columns.iter().map(|c| c.name.value.clone()).collect();
                 let columns = rename_columns(b.columns, &names)?;
                 let cols = exposed_cols(&columns, &alias.name.value);
-                let kind = if *lateral {
-                    let enclosing = from.outer.cols.len();
-                    from.refs
-                        .extend(b.refs.iter().copied().filter(|&r| r < enclosing));
-                    if !from.lateral_blind {
-                        after = (0..index).collect();
-                    }
-                    let mut reads: Vec<usize> = b
-                        .refs
-                        .iter()
-                        .filter_map(|&r| r.checked_sub(enclosing))
-                        .collect();
-                    reads.sort_unstable();
-                    reads.dedup();
+                // References below `enclosing` read the enclosing blocks
+                // (the block's own correlated references); the others read
+                // this FROM's preceding columns (LATERAL only).
+                let enclosing = from.outer.cols.len();
+                from.refs
+                    .extend(b.refs.iter().copied().filter(|&r| r < enclosing));
+                let mut reads: Vec<usize> = b
+                    .refs
+                    .iter()
+                    .filter_map(|&r| r.checked_sub(enclosing))
+                    .collect();
+                reads.sort_unstable();
+                reads.dedup();
+                if *lateral && !from.lateral_blind {
+                    after = (0..index).collect();
+                }
+                // One that reads nothing outside runs once per statement;
+                // otherwise again per outer row (and per row before it).
+                let kind = if *lateral || !b.refs.is_empty() {
                     SourceKind::Lateral {
                         node: Box::new(b.node),
                         reads,
-                    }
-                } else if !b.refs.is_empty() {
-                    // It reads the enclosing query's row: run again for
-                    // each (a lateral source that reads nothing before it
-                    // in this FROM).
-                    from.refs.extend(b.refs.iter().copied());
-                    SourceKind::Lateral {
-                        node: Box::new(b.node),
-                        reads: Vec::new(),
                     }
                 } else {
                     SourceKind::Derived(Box::new(b.node))
@@ -762,7 +754,11 @@ impl<'a> Binder<'a> {
         if !matches!(f, TableFactor::NestedJoin { .. }) {
             check_unique(from, &name)?;
         }
-        debug_assert_eq!((offset, index), (from.cols.len(), from.sources.len()));
+        debug_assert_eq!(
+            index,
+            from.sources.len(),
+            "`after` names the sources before it"
+        );
         Ok(from.push_source(name, kind, cols, after))
     }
 

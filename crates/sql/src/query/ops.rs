@@ -514,6 +514,10 @@ pub struct JoinOp<'p> {
     /// The spilled hash step whose partitions are being replayed: going
     /// back from it takes the next probe row from disk.
     floor: Option<usize>,
+    /// Rows of derived tables that read only the enclosing query's row
+    /// (`SourceKind::Lateral` reading nothing of this FROM), by source:
+    /// the same for every row of this join, computed at first use.
+    outer_only: Vec<Option<Arc<Vec<Vec<Value>>>>>,
 }
 
 impl<'p> JoinOp<'p> {
@@ -535,6 +539,7 @@ impl<'p> JoinOp<'p> {
             done: false,
             produced: 0,
             floor: None,
+            outer_only: vec![None; j.sources.len()],
         }
     }
 
@@ -571,6 +576,17 @@ impl<'p> JoinOp<'p> {
                 rows: materialise(node, ex)?,
                 pos: 0,
             },
+            SourceKind::Lateral { node, reads } if reads.is_empty() => {
+                let rows = match &self.outer_only[step.source] {
+                    Some(rows) => rows.clone(),
+                    None => {
+                        let rows = lateral_rows(node, &self.row[..src.offset], ex)?;
+                        self.outer_only[step.source] = Some(rows.clone());
+                        rows
+                    }
+                };
+                Cands::Rows { rows, pos: 0 }
+            }
             SourceKind::Lateral { node, .. } => Cands::Rows {
                 rows: lateral_rows(node, &self.row[..src.offset], ex)?,
                 pos: 0,
