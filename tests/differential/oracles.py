@@ -50,6 +50,8 @@ class Diff:
     # Kind 'rows': the rows are the same once the DOUBLE columns (of both
     # sides) are left out, so only DOUBLE values differ.
     float_only: bool = False
+    # MariaDB's warnings ("code message"), for entries that name one.
+    mariadb_warnings: list = field(default_factory=list)
 
     def signature(self):
         """What must stay the same while minimising."""
@@ -239,9 +241,11 @@ def compare(oq, om, ordered, dml=False):
             diffs.append(Diff("rows", f"quire: {show_rows(oq.rows)}\n  mariadb: {show_rows(om.rows)}",
                               quire_types=oq.columns, mariadb_types=om.columns,
                               quire_rows=len(oq.rows), mariadb_rows=len(om.rows),
-                              float_only=differ_in_floats_only(oq, om)))
+                              float_only=differ_in_floats_only(oq, om),
+                              mariadb_warnings=list(om.warning_texts)))
     if (oq.warnings > 0) != (om.warnings > 0):
-        diffs.append(Diff("warnings", f"warnings: quire {oq.warnings} / mariadb {om.warnings}"))
+        diffs.append(Diff("warnings", f"warnings: quire {oq.warnings} / mariadb {om.warnings}",
+                          mariadb_warnings=list(om.warning_texts)))
     return diffs
 
 
@@ -262,11 +266,13 @@ class KnownEntry:
     warnings_on: str = None  # 'quire' / 'mariadb': the side that warned
     row_counts: list = None  # [quire, mariadb] rows returned (kind 'rows')
     float_only: bool = None  # kind 'rows': only DOUBLE values differ
+    mariadb_warning: str = None  # regex one of MariaDB's warnings matches
     docs: list = field(default_factory=list)
     example: str = ""
 
     def matches(self, d, sql):
-        if self.kind in ("normalised", "avoided") or self.kind != d.kind:
+        kinds = self.kind if isinstance(self.kind, list) else [self.kind]
+        if d.kind not in kinds or d.kind in ("normalised", "avoided"):
             return False
         if self.sql and not re.search(self.sql, sql, re.I | re.S):
             return False
@@ -281,6 +287,9 @@ class KnownEntry:
                     (self.mariadb_type is None or m == self.mariadb_type) for q, m in pairs):
                 return False
         if self.float_only and not d.float_only:
+            return False
+        if self.mariadb_warning is not None and not any(
+                re.search(self.mariadb_warning, w) for w in d.mariadb_warnings):
             return False
         if self.row_counts is not None:
             if [d.quire_rows, d.mariadb_rows] != list(self.row_counts):
@@ -337,11 +346,12 @@ class Known:
             out.append("")
             out.append(e.reason.strip())
             out.append("")
-            m = [f"kind={e.kind}"]
-            for k in ("sql", "quire_error", "mariadb_error", "quire_type", "mariadb_type", "warnings_on"):
+            m = ["kind=" + ("/".join(e.kind) if isinstance(e.kind, list) else e.kind)]
+            for k in ("sql", "quire_error", "mariadb_error", "quire_type", "mariadb_type", "warnings_on",
+                      "mariadb_warning"):
                 v = getattr(e, k)
                 if v is not None:
-                    m.append(f"{k}={v!r}" if k == "sql" else f"{k}={v}")
+                    m.append(f"{k}={v!r}" if k in ("sql", "mariadb_warning") else f"{k}={v}")
             out.append("Matcher: " + ", ".join(f"`{x}`" for x in m))
             if e.example:
                 out.append("")

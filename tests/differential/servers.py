@@ -83,6 +83,8 @@ class Outcome:
     columns: list = field(default_factory=list)  # type classes
     rows: Optional[list] = None  # list of tuples of text (or None)
     warnings: int = 0
+    # "code message" of each warning (SHOW WARNINGS), read when there are any
+    warning_texts: list = field(default_factory=list)
     affected: int = -1  # rows affected (statements without a result set)
     timeout: bool = False  # no answer within the read timeout
     seconds: float = 0.0
@@ -160,6 +162,9 @@ class Conn:
                 out.affected = cur.rowcount
             res = getattr(cur, "_result", None)
             out.warnings = getattr(res, "warning_count", 0) or 0
+            if out.warnings:
+                cur.execute("SHOW WARNINGS")
+                out.warning_texts = [f"{_text(r[1])} {_text(r[2])}" for r in cur.fetchall()]
         except pymysql.err.OperationalError as e:
             code = e.args[0] if e.args else 0
             if code in (2013, 2006, 2014, 2055) or "timed out" in str(e):

@@ -191,6 +191,15 @@ fn successor(prefix: &[u8]) -> Option<Vec<u8>> {
     types::key_prefix_successor(prefix)
 }
 
+/// One batch of a range scan ([`Txn::scan_after_cols`]).
+#[derive(Debug, Default)]
+pub struct ScanBatch {
+    /// The rows, in scan order.
+    pub rows: Vec<Row>,
+    /// The position key of the last row: pass it as `after` to resume.
+    pub resume: Option<Vec<u8>>,
+}
+
 impl Txn {
     pub(crate) fn new(e: Arc<Inner>, isolation: Isolation, read_only: bool) -> Txn {
         let id = e.next_trx.fetch_add(1, Ordering::Relaxed);
@@ -850,39 +859,27 @@ impl Txn {
 
     /// Range scan in primary key or secondary index order.
     pub fn scan(&mut self, t: &TableDef, s: &Scan) -> Result<Vec<Row>> {
-        Ok(self
-            .scan_after(t, s, None)?
-            .into_iter()
-            .map(|(_, r)| r)
-            .collect())
+        Ok(self.scan_after_cols(t, s, None, None)?.rows)
     }
 
     /// A range scan that resumes strictly after `after`, a position key
-    /// returned by an earlier call (in scan direction), and returns each
-    /// row with its position key. The SQL layer reads a long range in
-    /// bounded batches this way: `LIMIT 10` over a million rows reads tens
-    /// of rows, and no batch holds more than its `limit`.
-    pub fn scan_after(
-        &mut self,
-        t: &TableDef,
-        s: &Scan,
-        after: Option<&[u8]>,
-    ) -> Result<Vec<(Vec<u8>, Row)>> {
-        self.scan_after_cols(t, s, after, None)
-    }
-
-    /// [`Txn::scan_after`] decoding only the `wanted` columns of rows read
-    /// from the tree (None = all; the others are NULL). A secondary index
-    /// scan decodes its index and primary key columns too (it checks each
-    /// entry against its row). Locking reads and this transaction's own
-    /// writes come back whole.
+    /// returned by an earlier call (in scan direction,
+    /// [`ScanBatch::resume`]). The SQL layer reads a long range in bounded
+    /// batches this way: `LIMIT 10` over a million rows reads tens of
+    /// rows, and no batch holds more than its `limit`.
+    ///
+    /// It decodes only the `wanted` columns of rows read from the tree
+    /// (None = all; the others are NULL). A secondary index scan decodes
+    /// its index and primary key columns too (it checks each entry against
+    /// its row). Locking reads and this transaction's own writes come back
+    /// whole.
     pub fn scan_after_cols(
         &mut self,
         t: &TableDef,
         s: &Scan,
         after: Option<&[u8]>,
         wanted: Option<&[bool]>,
-    ) -> Result<Vec<(Vec<u8>, Row)>> {
+    ) -> Result<ScanBatch> {
         let idx = match &s.index {
             None => None,
             Some(n) => Some(t.index(n).cloned().ok_or_else(|| {
@@ -958,7 +955,7 @@ impl Txn {
                 None => Bound::Unbounded,
                 Some(k) => match successor(&k) {
                     Some(x) => Bound::Included(x),
-                    None => return Ok(Vec::new()),
+                    None => return Ok(ScanBatch::default()),
                 },
             },
         };
@@ -1018,8 +1015,9 @@ impl Txn {
             .map(|((_, k), w)| (k.clone(), w.row.clone()))
             .collect();
         let want = s.limit.map(|l| l + own.len());
-        // (sort key, row)
-        let mut found: Vec<(Vec<u8>, Row)> = Vec::new();
+        // (sort key, row); None: the row's primary key is its sort key
+        // (a clustered scan), kept once.
+        let mut found: Vec<(Option<Vec<u8>>, Row)> = Vec::new();
         let tree_name = match &idx {
             None => t.clustered_tree(),
             Some(i) => t.index_tree(i.id),
@@ -1032,9 +1030,9 @@ impl Txn {
             }
             self.tick()?;
             let (k, v) = e?;
-            let pk = match &idx {
-                None => k.clone(),
-                Some(_) => v.clone(),
+            let (sort, pk) = match &idx {
+                None => (None, k),
+                Some(_) => (Some(k), v.clone()),
             };
             if !own.is_empty() && self.writes.contains_key(&(t.id, pk.clone())) {
                 continue; // own write decides; merged below
@@ -1057,7 +1055,7 @@ impl Txn {
                 (None, None) => None,
             };
             let Some(row) = row else { continue };
-            if let Some(i) = &idx {
+            if let (Some(i), Some(k)) = (&idx, &sort) {
                 // Stale entries (old versions) point at rows whose key moved.
                 let sk = sec_key(t, i, &row);
                 if k.len() < pk.len() || k[..k.len() - pk.len()] != sk[..] {
@@ -1065,13 +1063,14 @@ impl Txn {
                 }
             }
             found.push((
-                k,
+                sort,
                 Row {
                     key: pk,
                     values: row,
                 },
             ));
         }
+        let tree_rows = found.len();
         for (pk, row) in own {
             let Some(row) = row else { continue };
             let sort = match &idx {
@@ -1104,22 +1103,32 @@ impl Txn {
                 self.lock(&row_lock_name(t.id, &pk), mode)?;
             }
             found.push((
-                sort,
+                Some(sort),
                 Row {
                     key: pk,
                     values: row,
                 },
             ));
         }
-        if s.reverse {
-            found.sort_by(|a, b| b.0.cmp(&a.0));
-        } else {
-            found.sort_by(|a, b| a.0.cmp(&b.0));
+        fn key_of(e: &(Option<Vec<u8>>, Row)) -> &[u8] {
+            e.0.as_deref().unwrap_or(&e.1.key)
+        }
+        if found.len() > tree_rows {
+            // Tree rows came in scan order; own writes were appended.
+            if s.reverse {
+                found.sort_by(|a, b| key_of(b).cmp(key_of(a)));
+            } else {
+                found.sort_by(|a, b| key_of(a).cmp(key_of(b)));
+            }
         }
         if let Some(l) = s.limit {
             found.truncate(l);
         }
-        Ok(found)
+        let resume = found.last().map(|e| key_of(e).to_vec());
+        Ok(ScanBatch {
+            rows: found.into_iter().map(|(_, r)| r).collect(),
+            resume,
+        })
     }
 
     /// Commits. Returns the commit sequence number (0 for a transaction

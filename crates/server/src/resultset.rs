@@ -255,7 +255,7 @@ pub fn write_param_def(out: &mut Vec<u8>) {
 /// Appends a text-protocol row.
 pub fn write_text_row(out: &mut Vec<u8>, columns: &[ColumnMeta], row: &[Value]) {
     for (i, c) in columns.iter().enumerate() {
-        match row.get(i).and_then(|v| v.to_mysql_text(&c.ty)) {
+        match row.get(i).and_then(|v| v.mysql_text(&c.ty)) {
             Some(text) => put_lenenc_str(out, &text),
             None => out.push(0xFB),
         }
@@ -309,7 +309,7 @@ pub fn write_binary_value(out: &mut Vec<u8>, t: &ColumnType, v: &Value) {
             // form would break the row format; send the zero value.
             _ => out.push(0),
         },
-        _ => put_lenenc_str(out, &v.to_mysql_text(t).unwrap_or_default()),
+        _ => put_lenenc_str(out, &v.mysql_text(t).unwrap_or_default()),
     }
 }
 

@@ -2085,13 +2085,16 @@ impl Session {
                 .ok()
                 .and_then(|g| g.get("max_execution_time").cloned())
         });
-        let v = match text {
-            Some(t) => Ok(var_value(&t)),
-            None => self.sysvar("max_execution_time", Scope::Session),
+        let v = match &text {
+            Some(t) => var_value(t),
+            None => SESSION_VARS
+                .iter()
+                .find(|(k, _)| *k == "max_execution_time")
+                .map_or(Value::Int(0), |(_, d)| var_value(d)),
         };
         match v {
-            Ok(Value::Int(i)) => u64::try_from(i).unwrap_or(0),
-            Ok(Value::UInt(u)) => u,
+            Value::Int(i) => u64::try_from(i).unwrap_or(0),
+            Value::UInt(u) => u,
             _ => 0,
         }
     }

@@ -110,7 +110,16 @@ impl Value {
     /// fractional digits, DECIMAL with exactly the column's scale, FLOAT and
     /// DOUBLE through `my_gcvt` rules.
     pub fn to_mysql_text(&self, ty: &ColumnType) -> Option<Vec<u8>> {
-        Some(match (self, ty) {
+        self.mysql_text(ty).map(std::borrow::Cow::into_owned)
+    }
+
+    /// [`Value::to_mysql_text`] without a copy for strings (the result
+    /// path writes a row's strings straight from the values).
+    pub fn mysql_text(&self, ty: &ColumnType) -> Option<std::borrow::Cow<'_, [u8]>> {
+        if let Value::Bytes(b) = self {
+            return Some(std::borrow::Cow::Borrowed(b));
+        }
+        Some(std::borrow::Cow::Owned(match (self, ty) {
             (Value::Null, _) => return None,
             (Value::DateTime(t), ColumnType::DateTime { fsp } | ColumnType::Timestamp { fsp }) => {
                 t.format_fsp(*fsp).into_bytes()
@@ -120,9 +129,8 @@ impl Value {
                 d.round_to_scale(*scale).to_string().into_bytes()
             }
             (Value::Double(v), ColumnType::Float) => format_float(*v as f32).into_bytes(),
-            (Value::Bytes(b), _) => b.clone(),
             (v, _) => v.to_string().into_bytes(),
-        })
+        }))
     }
 
     /// [`Value::to_mysql_text`] as a `String` (invalid UTF-8 replaced).

@@ -8,7 +8,7 @@
 //! (MySQL's equality), not by their text.
 
 use std::cmp::Ordering;
-use std::collections::HashSet;
+use foldhash::HashSet;
 
 use quire_engine::types::{compare, Decimal};
 use quire_engine::{EngineError, Value};
@@ -42,7 +42,7 @@ impl AggState {
             best: Value::Null,
             concat: Vec::new(),
             bits: if kind == AggKind::BitAnd { u64::MAX } else { 0 },
-            seen: HashSet::new(),
+            seen: HashSet::default(),
             any: false,
         }
     }

@@ -1377,7 +1377,9 @@ impl<'a> Binder<'a> {
             grouped,
             distinct,
         };
-        fullgroup::check(&block, self.only_full_group_by())?;
+        // The sql_mode lookup only where the check can matter.
+        let full = (block.grouped || block.distinct) && self.only_full_group_by();
+        fullgroup::check(&block, full)?;
         for (e, m) in outs.iter_mut() {
             if !matches!(e, E::Col(_)) {
                 m.ty = infer(e, &cols, &aggs);

@@ -31,7 +31,8 @@
 //! level of partitioning: a partition is loaded whole even if a skewed
 //! key makes it larger than the buffer.
 
-use std::collections::{HashMap, VecDeque};
+use foldhash::HashMap;
+use std::collections::VecDeque;
 use std::sync::Arc;
 
 use quire_engine::{ColumnType, Txn, Value};
@@ -163,7 +164,7 @@ pub struct Builder {
 impl Builder {
     pub fn new(limit_bytes: usize, dir: &std::path::Path, null_safe: &[bool]) -> Builder {
         Builder {
-            map: HashMap::new(),
+            map: HashMap::default(),
             bytes: 0,
             limit_bytes,
             dir: dir.to_path_buf(),
@@ -225,7 +226,7 @@ impl Builder {
                 keys: self.keys,
                 null_safe: self.null_safe,
                 pairs: VecDeque::new(),
-                table: HashMap::new(),
+                table: HashMap::default(),
                 reading: None,
             })),
         })
@@ -307,10 +308,10 @@ impl Spilled {
                 self.reading = None;
             }
             let Some((mut b, p)) = self.pairs.pop_front() else {
-                self.table = HashMap::new();
+                self.table = HashMap::default();
                 return Ok(None);
             };
-            let mut map: HashMap<Key, Vec<Row>> = HashMap::new();
+            let mut map: HashMap<Key, Vec<Row>> = HashMap::default();
             while let Some(mut row) = b.next_row()? {
                 txn.tick()?;
                 let at = row.len().saturating_sub(self.keys);

@@ -23,7 +23,7 @@ use std::ops::ControlFlow;
 use quire_engine::EngineError;
 use sqlparser::ast::{
     Expr, Ident, NamedWindowDefinition, NamedWindowExpr, OrderByExpr, Query, Select, SelectItem,
-    VisitMut, VisitorMut, WindowSpec, WindowType,
+    Visit, VisitMut, Visitor, VisitorMut, WindowSpec, WindowType,
 };
 
 use crate::SqlResult;
@@ -85,11 +85,9 @@ fn names_a_window(s: &Select, order: &[OrderByExpr]) -> bool {
         found: false,
     };
     for item in &s.projection {
-        let mut item = item.clone();
         let _ = item.visit(&mut f);
     }
     for o in order {
-        let mut o = o.clone();
         let _ = o.visit(&mut f);
     }
     f.found
@@ -100,17 +98,17 @@ struct FindNamed {
     found: bool,
 }
 
-impl VisitorMut for FindNamed {
+impl Visitor for FindNamed {
     type Break = ();
-    fn pre_visit_query(&mut self, _: &mut Query) -> ControlFlow<()> {
+    fn pre_visit_query(&mut self, _: &Query) -> ControlFlow<()> {
         self.depth += 1;
         ControlFlow::Continue(())
     }
-    fn post_visit_query(&mut self, _: &mut Query) -> ControlFlow<()> {
+    fn post_visit_query(&mut self, _: &Query) -> ControlFlow<()> {
         self.depth -= 1;
         ControlFlow::Continue(())
     }
-    fn pre_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<()> {
+    fn pre_visit_expr(&mut self, e: &Expr) -> ControlFlow<()> {
         if self.depth == 0 {
             if let Expr::Function(f) = e {
                 match &f.over {

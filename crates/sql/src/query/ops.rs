@@ -40,7 +40,8 @@
 
 use std::cell::RefCell;
 use std::cmp::Ordering;
-use std::collections::{HashMap, HashSet, VecDeque};
+use foldhash::{HashMap, HashSet};
+use std::collections::VecDeque;
 use std::sync::Arc;
 
 use quire_engine::types::compare;
@@ -85,9 +86,9 @@ impl<'p> Shared<'p> {
             cx,
             subplans,
             any_limit,
-            subq_cache: RefCell::new(HashMap::new()),
-            derived: RefCell::new(HashMap::new()),
-            working: RefCell::new(HashMap::new()),
+            subq_cache: RefCell::new(HashMap::default()),
+            derived: RefCell::new(HashMap::default()),
+            working: RefCell::new(HashMap::default()),
             limits: std::cell::OnceCell::new(),
         }
     }
@@ -257,7 +258,7 @@ pub fn build<'p>(node: &'p Node) -> BoxOp<'p> {
             anchor: Some(build(anchor)),
             step,
             distinct: *distinct,
-            seen: HashSet::new(),
+            seen: HashSet::default(),
             round: VecDeque::new(),
             next_round: Vec::new(),
             rounds: 0,
@@ -328,7 +329,7 @@ impl Runner<'_, '_> {
             return Ok(c.clone());
         }
         let rows = self.rows(id, &[], None)?;
-        let mut set = HashSet::new();
+        let mut set = HashSet::default();
         let mut has_null = false;
         for r in &rows {
             match r.first() {
@@ -755,7 +756,7 @@ impl<'p> JoinOp<'p> {
             (None, _) if self.j.limit.is_some() => (16, MAX_BATCH_ROWS),
             (None, _) => (256, MAX_BATCH_ROWS),
         };
-        let seen = (ranges.len() > 1).then(HashSet::new);
+        let seen = (ranges.len() > 1).then(HashSet::default);
         Ok(Cands::Scan {
             seen,
             ranges,
@@ -823,14 +824,13 @@ impl<'p> JoinOp<'p> {
                 let got =
                     ex.txn
                         .scan_after_cols(def, &s, after.as_deref(), step.columns.as_deref())?;
-                if got.len() < *batch_rows {
+                if got.rows.len() < *batch_rows {
                     *range_done = true;
                 }
                 *batch_rows = (*batch_rows * 2).min(*max_batch_rows);
-                if let Some((k, _)) = got.last() {
-                    *after = Some(k.clone());
-                } else {
-                    *range_done = true;
+                match got.resume {
+                    Some(k) => *after = Some(k),
+                    None => *range_done = true,
                 }
                 let with_key = |r: quire_engine::Row| {
                     let mut v = r.values;
@@ -840,9 +840,9 @@ impl<'p> JoinOp<'p> {
                     v
                 };
                 match seen.as_mut() {
-                    None => batch.extend(got.into_iter().map(|(_, r)| with_key(r))),
+                    None => batch.extend(got.rows.into_iter().map(with_key)),
                     Some(seen) => {
-                        for (_, r) in got {
+                        for r in got.rows {
                             if seen.insert(r.key.clone()) {
                                 batch.push_back(with_key(r));
                             }
@@ -1119,7 +1119,7 @@ impl<'p> AggregateOp<'p> {
         let limits = sh.limits();
         let (limit, dir) = (limits.table_bytes, limits.dir.clone());
         let mut groups: Vec<Group> = Vec::new();
-        let mut index: HashMap<Vec<KeyPart>, usize> = HashMap::new();
+        let mut index: HashMap<Vec<KeyPart>, usize> = HashMap::default();
         let mut bytes = 0usize;
         let mut over: Option<Partitions> = None;
         while let Some(row) = self.source_row(&mut src, ex)? {

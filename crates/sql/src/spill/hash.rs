@@ -28,7 +28,8 @@
 //! right (a grace hash join).
 
 use std::collections::hash_map::DefaultHasher;
-use std::collections::{HashMap, HashSet, VecDeque};
+use foldhash::{HashMap, HashSet};
+use std::collections::VecDeque;
 use std::hash::{Hash, Hasher};
 use std::path::PathBuf;
 use std::rc::Rc;
@@ -125,7 +126,7 @@ impl Dedup {
             limit_bytes: limits.table_bytes,
             dir: limits.dir.clone(),
             width,
-            seen: HashSet::new(),
+            seen: HashSet::default(),
             bytes: 0,
             over: None,
             level: 0,
@@ -178,7 +179,7 @@ impl Dedup {
             let Some((reader, level)) = self.queue.pop_front() else {
                 return Ok(None);
             };
-            self.seen = HashSet::new();
+            self.seen = HashSet::default();
             self.bytes = 0;
             self.level = level;
             self.reading = Some(reader);
@@ -212,7 +213,7 @@ impl SetFilter {
             all,
             limit_bytes: limits.table_bytes,
             dir: limits.dir.clone(),
-            map: HashMap::new(),
+            map: HashMap::default(),
             bytes: 0,
             level: 0,
             right_over: None,
@@ -308,7 +309,7 @@ impl SetFilter {
             let Some((mut right, left, level)) = self.queue.pop_front() else {
                 return Ok(None);
             };
-            self.map = HashMap::new();
+            self.map = HashMap::default();
             self.bytes = 0;
             self.level = level;
             while let Some(mut rec) = right.next_row()? {
