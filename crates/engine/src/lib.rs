@@ -26,7 +26,9 @@ pub use error::{EngineError, Result};
 pub use interrupt::{Interrupt, Kill, Stage};
 pub use lock::LockMode;
 pub use stats::{IndexStats, TableStats};
-pub use txn::{lock_nowait_error, Inserted, Isolation, LockWait, Row, Savepoint, Scan, ScanBatch, Txn};
+pub use txn::{
+    lock_nowait_error, Inserted, Isolation, LockWait, Row, Savepoint, Scan, ScanBatch, Txn,
+};
 pub use types::{ColumnType, Value};
 pub use view::{CheckOption, ViewAlgorithm, ViewDef};
 

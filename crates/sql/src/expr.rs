@@ -180,7 +180,13 @@ pub struct BoundSub {
 /// implements it; this module only knows the interface, so imports go one
 /// way (query -> expr).
 pub trait SubqueryBinder {
-    fn bind_subquery(&mut self, q: &ast::Query, outer: &OuterScope) -> SqlResult<BoundSub>;
+    /// `kind`: how the expression around it uses its rows.
+    fn bind_subquery(
+        &mut self,
+        q: &ast::Query,
+        outer: &OuterScope,
+        kind: SubKind,
+    ) -> SqlResult<BoundSub>;
 }
 
 /// Evaluates a bound subquery for the current outer row.
@@ -621,7 +627,7 @@ impl Compiler<'_> {
         let Some(b) = self.binder.as_deref_mut() else {
             return Err(EngineError::not_supported("subqueries in this statement"));
         };
-        let bound = b.bind_subquery(q, &scope)?;
+        let bound = b.bind_subquery(q, &scope, kind)?;
         let want_cols = match kind {
             SubKind::Exists => None,
             _ => Some(1),

@@ -7,8 +7,8 @@
 //! `DISTINCT` arguments are de-duplicated by the hash key of `key.rs`
 //! (MySQL's equality), not by their text.
 
-use std::cmp::Ordering;
 use foldhash::HashSet;
+use std::cmp::Ordering;
 
 use quire_engine::types::{compare, Decimal};
 use quire_engine::{EngineError, Value};

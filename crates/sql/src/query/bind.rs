@@ -39,7 +39,7 @@ use sqlparser::ast::{
 use crate::ctx::{split_name, Ctx};
 use crate::expr::{
     infer, key_at_result_scale, nullable, AggSpec, BoundSub, ColInfo, Compiler, OuterScope, Row,
-    SubqueryBinder, E,
+    SubKind, SubqueryBinder, E,
 };
 use crate::query::fullgroup;
 use crate::query::locking::{self, Locking};
@@ -274,12 +274,19 @@ struct SelectList {
 }
 
 impl SubqueryBinder for Binder<'_> {
-    fn bind_subquery(&mut self, q: &Query, outer: &OuterScope) -> SqlResult<BoundSub> {
+    fn bind_subquery(
+        &mut self,
+        q: &Query,
+        outer: &OuterScope,
+        kind: SubKind,
+    ) -> SqlResult<BoundSub> {
         let b = self.bind_query(q, outer, None)?;
         let id = self.subplans.len();
         self.subplans.push(Subplan {
             node: b.node,
             correlated: !b.refs.is_empty(),
+            kind,
+            lookup: None,
         });
         Ok(BoundSub {
             id,

@@ -65,7 +65,9 @@ pub fn table(plan: &Plan) -> (Vec<ColumnMeta>, Vec<Vec<Value>>) {
     let top = if nested { "PRIMARY" } else { "SIMPLE" };
     w.node(&plan.root, top);
     for sp in &plan.subplans {
-        let t = if sp.correlated {
+        let t = if sp.lookup.is_some() {
+            "MATERIALIZED"
+        } else if sp.correlated {
             "DEPENDENT SUBQUERY"
         } else {
             "SUBQUERY"
@@ -324,6 +326,16 @@ pub fn tree(plan: &Plan) -> (Vec<ColumnMeta>, Vec<Vec<Value>>) {
     let mut out = String::new();
     tree_node(&plan.root, 0, &mut out);
     for (i, sp) in plan.subplans.iter().enumerate() {
+        if let Some(lk) = &sp.lookup {
+            // A decorrelated EXISTS: its rows are read once into a set.
+            out.push_str(&format!(
+                "-> Select #{} (subquery in condition; run only once, looked up by ({}))\n",
+                i + 2,
+                lk.text
+            ));
+            tree_node(&sp.node, 1, &mut out);
+            continue;
+        }
         let what = if sp.correlated {
             "Select #"
         } else {

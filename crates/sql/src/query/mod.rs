@@ -23,7 +23,9 @@
 //! `hash_join.rs` decides which equalities a hash join may use and holds
 //! its build side (in memory, or partitioned to disk);
 //! `key.rs` is the hash key of GROUP BY / DISTINCT / UNION / IN;
-//! `agg.rs` the aggregate states; `window.rs` the window functions.
+//! `agg.rs` the aggregate states; `window.rs` the window functions;
+//! `semijoin.rs` is the optimizer rule that reads a correlated EXISTS once
+//! into a key set when no index serves its correlation.
 //!
 //! The write statements (`exec.rs`) use `access.rs` to find their rows
 //! and [`select`] for INSERT ... SELECT; this module never imports them.
@@ -40,6 +42,7 @@ pub mod named_windows;
 pub mod ops;
 pub mod optimize;
 pub mod plan;
+pub mod semijoin;
 pub mod window;
 
 use quire_engine::{LockMode, Txn, Value};

@@ -38,9 +38,9 @@
 //! stops as soon as its answer is known (EXISTS at the first row, a
 //! scalar subquery at the second).
 
+use foldhash::{HashMap, HashSet};
 use std::cell::RefCell;
 use std::cmp::Ordering;
-use foldhash::{HashMap, HashSet};
 use std::collections::VecDeque;
 use std::sync::Arc;
 
@@ -53,7 +53,9 @@ use crate::query::access::{exact, key_ranges, Access, KeyRange};
 use crate::query::agg::AggState;
 use crate::query::hash_join::{key_of, BuildSide, Builder};
 use crate::query::key::{key_part, row_key, KeyPart};
-use crate::query::plan::{HashJoin, Join, Node, ReadLock, SetOpKind, SourceKind, Subplan};
+use crate::query::plan::{
+    HashJoin, Join, Node, ReadLock, SemiLookup, SetOpKind, SourceKind, Subplan,
+};
 use crate::spill::file::StreamReader;
 use crate::spill::hash::{key_bytes, Dedup, Partitions, SetFilter};
 use crate::spill::sort::{Sorted, Sorter};
@@ -73,6 +75,8 @@ pub struct Shared<'p> {
     /// Some block has a LIMIT: locking reads fetch in small batches.
     pub any_limit: bool,
     subq_cache: RefCell<HashMap<usize, Arc<SubRows>>>,
+    /// Key sets of decorrelated EXISTS subqueries (`semijoin.rs`).
+    semi_keys: RefCell<HashMap<usize, Arc<HashSet<Vec<KeyPart>>>>>,
     derived: RefCell<HashMap<usize, Arc<Vec<Vec<Value>>>>>,
     working: RefCell<HashMap<usize, Arc<Vec<Vec<Value>>>>>,
     /// Memory limits of sorts and hash tables (`spill/`), read when an
@@ -87,6 +91,7 @@ impl<'p> Shared<'p> {
             subplans,
             any_limit,
             subq_cache: RefCell::new(HashMap::default()),
+            semi_keys: RefCell::new(HashMap::default()),
             derived: RefCell::new(HashMap::default()),
             working: RefCell::new(HashMap::default()),
             limits: std::cell::OnceCell::new(),
@@ -349,6 +354,47 @@ impl Runner<'_, '_> {
     }
 }
 
+impl Runner<'_, '_> {
+    /// A decorrelated EXISTS (`semijoin.rs`): the subquery's key rows are
+    /// read once into a set; this outer row's key is looked up in it. A
+    /// NULL on either side matches nothing (`a = NULL` is never true).
+    fn semi_exists(&self, id: usize, lk: &SemiLookup, outer: &[Value]) -> SqlResult<Value> {
+        let keys = self.semi_key_set(id)?;
+        let r = Row {
+            row: &[],
+            aggs: &[],
+            outer,
+            subq: None,
+            wins: &[],
+        };
+        let mut probe = Vec::with_capacity(lk.outer_keys.len());
+        for e in &lk.outer_keys {
+            let v = e.eval(&r)?;
+            if v.is_null() {
+                return Ok(Value::Int(0));
+            }
+            probe.push(key_part(&v));
+        }
+        Ok(Value::Int(i64::from(keys.contains(&probe))))
+    }
+
+    fn semi_key_set(&self, id: usize) -> SqlResult<Arc<HashSet<Vec<KeyPart>>>> {
+        if let Some(k) = self.sh.semi_keys.borrow().get(&id) {
+            return Ok(k.clone());
+        }
+        let mut set = HashSet::default();
+        for row in self.rows(id, &[], None)? {
+            if row.iter().any(Value::is_null) {
+                continue;
+            }
+            set.insert(row.iter().map(key_part).collect::<Vec<_>>());
+        }
+        let set = Arc::new(set);
+        self.sh.semi_keys.borrow_mut().insert(id, set.clone());
+        Ok(set)
+    }
+}
+
 fn err_subquery_rows() -> EngineError {
     EngineError::new(1242, "21000", "Subquery returns more than 1 row")
 }
@@ -395,7 +441,11 @@ impl SubqueryRunner for Runner<'_, '_> {
         lhs: Option<&Value>,
         outer: &[Value],
     ) -> SqlResult<Value> {
-        let correlated = self.sh.subplans.get(id).is_some_and(|s| s.correlated);
+        let sp = self.sh.subplans.get(id);
+        if let (Some(lk), SubKind::Exists) = (sp.and_then(|s| s.lookup.as_ref()), kind) {
+            return self.semi_exists(id, lk, outer);
+        }
+        let correlated = sp.is_some_and(|s| s.correlated);
         let null = Value::Null;
         let x = lhs.unwrap_or(&null);
         if !correlated {

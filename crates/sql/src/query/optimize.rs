@@ -50,6 +50,7 @@ const MAX_PERMUTED_SOURCES: usize = 7;
 pub fn optimize(plan: &mut Plan, engine: &Engine) {
     optimize_node(&mut plan.root, engine);
     for s in plan.subplans.iter_mut() {
+        crate::query::semijoin::decorrelate(s);
         optimize_node(&mut s.node, engine);
     }
     prune_columns(&mut plan.root);
@@ -189,6 +190,7 @@ fn mark_cols(e: &E, used: &mut Vec<bool>) {
 /// Optimizes the subqueries of a write statement.
 pub fn optimize_subplans(subplans: &mut [crate::query::plan::Subplan], engine: &Engine) {
     for s in subplans.iter_mut() {
+        crate::query::semijoin::decorrelate(s);
         optimize_node(&mut s.node, engine);
     }
 }

@@ -31,7 +31,7 @@ use std::sync::Arc;
 
 use quire_engine::{LockMode, LockWait, TableDef, Value};
 
-use crate::expr::{AggSpec, ColInfo, E};
+use crate::expr::{AggSpec, ColInfo, SubKind, E};
 use crate::query::access::Access;
 use crate::ColumnMeta;
 
@@ -250,6 +250,22 @@ pub struct Subplan {
     pub node: Node,
     /// Outer values it reads (empty: evaluated once, cached).
     pub correlated: bool,
+    /// How the expression around it uses it (EXISTS, IN, a scalar, ...).
+    pub kind: SubKind,
+    /// Set by the optimizer (`semijoin.rs`): a correlated EXISTS read once
+    /// into a set of keys (`node` then yields the inner key columns), each
+    /// enclosing row looking its own key up.
+    pub lookup: Option<SemiLookup>,
+}
+
+/// A decorrelated EXISTS: the enclosing row's side of each correlated
+/// equality, in the order of the keys `Subplan::node` yields.
+#[derive(Debug)]
+pub struct SemiLookup {
+    /// Expressions over the subquery's outer row (`E::Outer`).
+    pub outer_keys: Vec<E>,
+    /// The inner key columns as EXPLAIN prints them (`t2.a, t2.b`).
+    pub text: String,
 }
 
 /// A bound, optimized statement.

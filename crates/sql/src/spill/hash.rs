@@ -27,8 +27,8 @@
 //! way and partition i of the left is probed against partition i of the
 //! right (a grace hash join).
 
-use std::collections::hash_map::DefaultHasher;
 use foldhash::{HashMap, HashSet};
+use std::collections::hash_map::DefaultHasher;
 use std::collections::VecDeque;
 use std::hash::{Hash, Hasher};
 use std::path::PathBuf;
