@@ -227,6 +227,9 @@ struct From {
     /// Where the current comma-separated FROM item's columns start: the
     /// comma binds looser than JOIN, so an ON sees no column before it.
     scope_start: usize,
+    /// The index of the current FROM item's first source (the left
+    /// operand a RIGHT JOIN null-extends).
+    scope_first: usize,
     /// Table names inside nested join blocks (for 1066).
     nested_names: Vec<String>,
     /// The enclosing blocks' columns (what a LATERAL derived table sees
@@ -1117,14 +1120,18 @@ impl<'a> Binder<'a> {
             }
             Side::Right => {
                 // `A RIGHT JOIN B ON c` is `B LEFT JOIN A ON c` with A's
-                // columns still first.
-                if before != 1 || added != 1 {
+                // columns still first. `regroup_right_joins` and
+                // `bind_from` made A (this FROM item so far) one source,
+                // and a nested B is one source too.
+                let first = from.scope_first;
+                if before != first + 1 || added != 1 {
                     return Err(EngineError::not_supported(
                         "RIGHT JOIN with more than one table on a side",
                     ));
                 }
-                from.sources[0].after = vec![idx];
-                from.outer_on.push((0, on.unwrap_or_else(true_expr), scope));
+                from.sources[first].after = vec![idx];
+                from.outer_on
+                    .push((first, on.unwrap_or_else(true_expr), scope));
             }
         }
         Ok(())
@@ -1164,15 +1171,31 @@ impl<'a> Binder<'a> {
             ..From::default()
         };
         for twj in list {
-            let first = from.sources.len();
+            // A comma-joined item after an outer join: MySQL reads
+            // `a LEFT JOIN b, c` as `(a LEFT JOIN b), c`; nothing to order.
+            let twj = regroup_right_joins(twj);
             from.scope_start = from.cols.len();
-            self.add_factor(&twj.relation, &mut from, lock)?;
+            from.scope_first = from.sources.len();
+            match &twj.relation {
+                // `(a JOIN b) RIGHT JOIN c`: the left operand is null-
+                // extended as a whole, so it is one block source.
+                TableFactor::NestedJoin {
+                    table_with_joins,
+                    alias: None,
+                } if twj.joins.first().is_some_and(is_right_join)
+                    && !table_with_joins.joins.is_empty() =>
+                {
+                    let (name, kind, cols) =
+                        self.nested_block(table_with_joins, &mut from, lock)?;
+                    from.push_source(name, kind, cols, Vec::new());
+                }
+                r => {
+                    self.add_factor(r, &mut from, lock)?;
+                }
+            }
             for j in &twj.joins {
                 self.add_join(j, &mut from, lock)?;
             }
-            // A comma-joined item after an outer join: MySQL reads
-            // `a LEFT JOIN b, c` as `(a LEFT JOIN b), c`; nothing to order.
-            let _ = first;
         }
         Ok(from)
     }
@@ -1627,6 +1650,38 @@ fn check_unique(from: &From, name: &str) -> SqlResult<()> {
 }
 
 /// `alias.column`, as EXPLAIN names a column.
+fn is_right_join(j: &ast::Join) -> bool {
+    matches!(
+        j.join_operator,
+        JoinOperator::Right(_) | JoinOperator::RightOuter(_)
+    )
+}
+
+/// Joins associate to the left: `a JOIN b ON x RIGHT JOIN c ON y` is
+/// `(a JOIN b ON x) RIGHT JOIN c ON y`. Each RIGHT JOIN that is not the
+/// first join of the item gets everything before it as one parenthesised
+/// block, the left operand it null-extends as a whole.
+fn regroup_right_joins(twj: &TableWithJoins) -> std::borrow::Cow<'_, TableWithJoins> {
+    if !twj.joins.iter().skip(1).any(is_right_join) {
+        return std::borrow::Cow::Borrowed(twj);
+    }
+    let mut relation = twj.relation.clone();
+    let mut joins: Vec<ast::Join> = Vec::new();
+    for j in &twj.joins {
+        if is_right_join(j) && !joins.is_empty() {
+            relation = TableFactor::NestedJoin {
+                table_with_joins: Box::new(TableWithJoins {
+                    relation,
+                    joins: std::mem::take(&mut joins),
+                }),
+                alias: None,
+            };
+        }
+        joins.push(j.clone());
+    }
+    std::borrow::Cow::Owned(TableWithJoins { relation, joins })
+}
+
 fn qualified_name(c: &ColInfo) -> String {
     format!("{}.{}", c.table, c.name)
 }
