@@ -50,6 +50,10 @@ pub struct ColInfo {
     pub org_name: String,
     pub ty: ColumnType,
     pub nullable: bool,
+    /// A common column of a USING / NATURAL join replaced by its
+    /// coalesced twin: it answers only a qualified name (`b.id`), and
+    /// `SELECT *` leaves it out.
+    pub hidden: bool,
 }
 
 /// Session-derived values an expression may read.
@@ -672,7 +676,7 @@ fn find_col(
     {
         let mut found = None;
         for (i, c) in cols.iter().enumerate() {
-            if !ident_eq(&c.name, name) {
+            if !ident_eq(&c.name, name) || (c.hidden && qual.is_none()) {
                 continue;
             }
             if let Some(q) = qual {

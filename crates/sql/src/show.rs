@@ -71,6 +71,7 @@ fn filter(
                     org_name: n.to_string(),
                     ty: ColumnType::Varchar { len: 1024 },
                     nullable: true,
+                    hidden: false,
                 })
                 .collect();
             let mut c = Compiler {

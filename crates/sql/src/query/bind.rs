@@ -134,6 +134,7 @@ pub fn table_cols(t: &quire_engine::TableDef, alias: &str) -> Vec<ColInfo> {
             org_name: c.name.clone(),
             ty: c.ty,
             nullable: c.nullable,
+            hidden: false,
         })
         .collect()
 }
@@ -230,6 +231,13 @@ struct From {
     /// The index of the current FROM item's first source (the left
     /// operand a RIGHT JOIN null-extends).
     scope_first: usize,
+    /// The columns `SELECT *` lists, in its order: every column of every
+    /// source, except that a USING / NATURAL join lists the coalesced
+    /// common columns first and leaves their hidden twins out.
+    star: Vec<usize>,
+    /// The `*` order of the nested block about to be pushed (relative to
+    /// its first column), set by `nested_block`.
+    pending_star: Option<Vec<usize>>,
     /// Table names inside nested join blocks (for 1066).
     nested_names: Vec<String>,
     /// The enclosing blocks' columns (what a LATERAL derived table sees
@@ -256,6 +264,10 @@ impl From {
         let index = self.sources.len();
         let (offset, width) = (self.cols.len(), cols.len());
         self.cols.extend(cols);
+        match self.pending_star.take() {
+            Some(rel) => self.star.extend(rel.into_iter().map(|p| offset + p)),
+            None => self.star.extend(offset..offset + width),
+        }
         self.sources.push(Source {
             name,
             kind,
@@ -267,6 +279,50 @@ impl From {
             key_slot: None,
         });
         index
+    }
+
+    /// A USING / NATURAL join of the current item's columns before
+    /// `right_start` with those from it on: each common pair `(l, r)`
+    /// becomes one column, the left one (the right one for a RIGHT JOIN,
+    /// whose right operand is never NULL-extended) standing for
+    /// `COALESCE(l, r)` and the other hidden. `SELECT *` then lists the
+    /// coalesced columns first, then the first operand's others, then the
+    /// second's (the right operand is the first for RIGHT JOIN), as MySQL.
+    fn coalesce(&mut self, pairs: &[(usize, usize)], right_start: usize, right_join: bool) {
+        let cut = self
+            .star
+            .iter()
+            .position(|&p| p >= self.scope_start)
+            .unwrap_or(self.star.len());
+        let item: Vec<usize> = self.star.split_off(cut);
+        let (left, right): (Vec<usize>, Vec<usize>) =
+            item.into_iter().partition(|&p| p < right_start);
+        let (first, second, keep): (&[usize], &[usize], Vec<usize>) = if right_join {
+            (&right, &left, pairs.iter().map(|p| p.1).collect())
+        } else {
+            (&left, &right, pairs.iter().map(|p| p.0).collect())
+        };
+        let common: Vec<usize> = pairs.iter().flat_map(|p| [p.0, p.1]).collect();
+        let mut keep_in_order: Vec<usize> =
+            first.iter().copied().filter(|p| keep.contains(p)).collect();
+        // A pair whose kept column is not in the item's `*` list (cannot
+        // happen for visible columns) still gets its place.
+        for k in &keep {
+            if !keep_in_order.contains(k) {
+                keep_in_order.push(*k);
+            }
+        }
+        self.star.extend(keep_in_order);
+        self.star
+            .extend(first.iter().copied().filter(|p| !common.contains(p)));
+        self.star
+            .extend(second.iter().copied().filter(|p| !common.contains(p)));
+        for &(l, r) in pairs {
+            let hide = if right_join { l } else { r };
+            if let Some(c) = self.cols.get_mut(hide) {
+                c.hidden = true;
+            }
+        }
     }
 }
 
@@ -668,6 +724,7 @@ impl<'a> Binder<'a> {
                             org_name: n.clone(),
                             ty: *ty,
                             nullable: true,
+                            hidden: false,
                         })
                         .collect();
                     (alias_name, SourceKind::Rows(Arc::new(rows)), cols)
@@ -799,8 +856,12 @@ impl<'a> Binder<'a> {
         from: &mut From,
         lock: Option<ReadLock>,
     ) -> SqlResult<(String, SourceKind, Vec<ColInfo>)> {
-        let (mut join, cols) = self.bind_join_block(std::slice::from_ref(twj), None, lock)?;
+        let (mut join, cols, star) =
+            self.bind_join_block_star(std::slice::from_ref(twj), None, lock)?;
         join.lock = lock;
+        // The block's USING / NATURAL coalescing shows in the enclosing
+        // `SELECT *` too (`push_source` takes it).
+        from.pending_star = Some(star);
         let mut names: Vec<String> = Vec::new();
         for c in &cols {
             if !names.iter().any(|n| n.eq_ignore_ascii_case(&c.table)) {
@@ -1090,10 +1151,10 @@ impl<'a> Binder<'a> {
             JoinConstraint::Natural => {
                 let right = &from.cols[from.scope_start + left_cols.len()..];
                 let mut cond: Option<Expr> = None;
-                for c in right {
+                for c in right.iter().filter(|c| !c.hidden) {
                     if left_cols
                         .iter()
-                        .any(|l| l.name.eq_ignore_ascii_case(&c.name))
+                        .any(|l| !l.hidden && l.name.eq_ignore_ascii_case(&c.name))
                     {
                         cond = Some(using_eq(cond, &c.name, &left_cols, right)?);
                     }
@@ -1104,6 +1165,45 @@ impl<'a> Binder<'a> {
                 return Err(crate::parse::syntax_error("AS"));
             }
         };
+        let right_start = from.scope_start + left_cols.len();
+        let common: Option<Vec<String>> = match cons {
+            JoinConstraint::Using(names) => Some(
+                names
+                    .iter()
+                    .map(|n| split_name(n).map(|(_, c)| c))
+                    .collect::<SqlResult<_>>()?,
+            ),
+            JoinConstraint::Natural => Some(
+                left_cols
+                    .iter()
+                    .filter(|l| !l.hidden)
+                    .filter(|l| {
+                        from.cols[right_start..]
+                            .iter()
+                            .any(|r| !r.hidden && r.name.eq_ignore_ascii_case(&l.name))
+                    })
+                    .map(|l| l.name.clone())
+                    .collect(),
+            ),
+            _ => None,
+        };
+        if let Some(names) = common {
+            let find = |range: Range<usize>, name: &str| {
+                range
+                    .clone()
+                    .find(|&p| !from.cols[p].hidden && from.cols[p].name.eq_ignore_ascii_case(name))
+            };
+            let mut pairs = Vec::new();
+            for n in &names {
+                if let (Some(l), Some(r)) = (
+                    find(from.scope_start..right_start, n),
+                    find(right_start..from.cols.len(), n),
+                ) {
+                    pairs.push((l, r));
+                }
+            }
+            from.coalesce(&pairs, right_start, matches!(side, Side::Right));
+        }
         match side {
             Side::Inner => {
                 if let Some(e) = on {
@@ -1220,8 +1320,20 @@ impl<'a> Binder<'a> {
         selection: Option<&Expr>,
         lock: Option<ReadLock>,
     ) -> SqlResult<(Join, Vec<ColInfo>)> {
+        let (join, cols, _) = self.bind_join_block_star(list, selection, lock)?;
+        Ok((join, cols))
+    }
+
+    /// [`Binder::bind_join_block`], with the block's `SELECT *` order.
+    fn bind_join_block_star(
+        &mut self,
+        list: &[TableWithJoins],
+        selection: Option<&Expr>,
+        lock: Option<ReadLock>,
+    ) -> SqlResult<(Join, Vec<ColInfo>, Vec<usize>)> {
         let from = self.bind_from(list, lock, &OuterScope::default())?;
         let cols = from.cols.clone();
+        let star = from.star.clone();
         let outer = OuterScope::default();
         let mut refs = Vec::new();
         let mut conj = Vec::new();
@@ -1252,7 +1364,7 @@ impl<'a> Binder<'a> {
             col_types: cols.iter().map(|c| c.ty).collect(),
             col_names: cols.iter().map(qualified_name).collect(),
         };
-        Ok((join, cols))
+        Ok((join, cols, star))
     }
 
     // ----------------------------------------------------------- SELECT
@@ -1329,7 +1441,7 @@ impl<'a> Binder<'a> {
         }
         // Select list.
         let mut aggs: Vec<AggSpec> = Vec::new();
-        let list = self.select_list(s, &cols, &sources, outer, &mut aggs, &mut refs)?;
+        let list = self.select_list(s, &cols, &from.star, &sources, outer, &mut aggs, &mut refs)?;
         let SelectList { mut outs, aliases } = list;
         // GROUP BY
         let (group_exprs, rollup) = match &s.group_by {
@@ -1510,6 +1622,7 @@ impl<'a> Binder<'a> {
         &mut self,
         s: &ast::Select,
         cols: &[ColInfo],
+        star: &[usize],
         sources: &[Source],
         outer: &OuterScope,
         aggs: &mut Vec<AggSpec>,
@@ -1534,7 +1647,14 @@ impl<'a> Binder<'a> {
                         return Err(EngineError::new(1096, "HY000", "No tables used"));
                     }
                     let mut any = false;
-                    for (i, c) in cols.iter().enumerate() {
+                    // `*` in the FROM's order (USING / NATURAL coalesced);
+                    // `t.*` every column of t, hidden twins included.
+                    let order: Vec<usize> = match &qual {
+                        None => star.to_vec(),
+                        Some(_) => (0..cols.len()).collect(),
+                    };
+                    for i in order {
+                        let Some(c) = cols.get(i) else { continue };
                         if qual
                             .as_ref()
                             .is_some_and(|q| !q.eq_ignore_ascii_case(&c.table))
@@ -1695,11 +1815,11 @@ fn using_eq(acc: Option<Expr>, col: &str, left: &[ColInfo], right: &[ColInfo]) -
     let unknown = || crate::expr::err_unknown_column(col, "from clause");
     let l = left
         .iter()
-        .find(|c| c.name.eq_ignore_ascii_case(col))
+        .find(|c| !c.hidden && c.name.eq_ignore_ascii_case(col))
         .ok_or_else(unknown)?;
     let r = right
         .iter()
-        .find(|c| c.name.eq_ignore_ascii_case(col))
+        .find(|c| !c.hidden && c.name.eq_ignore_ascii_case(col))
         .ok_or_else(unknown)?;
     let side = |c: &ColInfo| {
         Expr::CompoundIdentifier(vec![

@@ -288,6 +288,7 @@ pub fn exposed_cols(columns: &[ColumnMeta], alias: &str) -> Vec<ColInfo> {
             org_name: c.name.clone(),
             ty: c.ty,
             nullable: c.nullable,
+            hidden: false,
         })
         .collect()
 }
