@@ -131,13 +131,11 @@ fn add_target(join: &Join, targets: &mut Vec<Target>, si: usize, stmt: &str) -> 
         return Ok(k);
     }
     let src = &join.sources[si];
-    if let SourceKind::Derived(n) = &src.kind {
-        if matches!(&**n, Node::Join(_)) {
-            return Err(EngineError::not_supported(format!(
-                "{stmt} of a table inside a join block that an outer join null-extends as a whole (here {})",
-                src.name
-            )));
-        }
+    if src.kind.join_block().is_some() {
+        return Err(EngineError::not_supported(format!(
+            "{stmt} of a table inside a join block that an outer join null-extends as a whole (here {})",
+            src.name
+        )));
     }
     let SourceKind::Table { def, .. } = &src.kind else {
         return Err(not_updatable(&src.name, stmt));
@@ -226,14 +224,10 @@ fn key_of<'r>(t: &Target, row: &'r [Value]) -> Option<&'r [u8]> {
 fn from_table_count(join: &Join) -> usize {
     join.sources
         .iter()
-        .map(|s| match &s.kind {
-            SourceKind::Table { .. } => 1,
-            // A parenthesised join block (or the left operand of a RIGHT
-            // JOIN) is part of the FROM, not a subquery.
-            SourceKind::Derived(n) => match &**n {
-                Node::Join(j) => from_table_count(j),
-                _ => 0,
-            },
+        .map(|s| match (&s.kind, s.kind.join_block()) {
+            (SourceKind::Table { .. }, _) => 1,
+            // A join block is part of the FROM, not a subquery.
+            (_, Some(j)) => from_table_count(j),
             _ => 0,
         })
         .sum()

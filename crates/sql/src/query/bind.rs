@@ -303,16 +303,9 @@ impl From {
             (&left, &right, pairs.iter().map(|p| p.0).collect())
         };
         let common: Vec<usize> = pairs.iter().flat_map(|p| [p.0, p.1]).collect();
-        let mut keep_in_order: Vec<usize> =
-            first.iter().copied().filter(|p| keep.contains(p)).collect();
-        // A pair whose kept column is not in the item's `*` list (cannot
-        // happen for visible columns) still gets its place.
-        for k in &keep {
-            if !keep_in_order.contains(k) {
-                keep_in_order.push(*k);
-            }
-        }
-        self.star.extend(keep_in_order);
+        // Kept columns are visible, so each is in the item's `*` list.
+        self.star
+            .extend(first.iter().copied().filter(|p| keep.contains(p)));
         self.star
             .extend(first.iter().copied().filter(|p| !common.contains(p)));
         self.star

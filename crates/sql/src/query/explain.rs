@@ -326,22 +326,17 @@ pub fn tree(plan: &Plan) -> (Vec<ColumnMeta>, Vec<Vec<Value>>) {
     let mut out = String::new();
     tree_node(&plan.root, 0, &mut out);
     for (i, sp) in plan.subplans.iter().enumerate() {
-        if let Some(lk) = &sp.lookup {
+        let n = i + 2;
+        let header = match (&sp.lookup, sp.correlated) {
             // A decorrelated EXISTS: its rows are read once into a set.
-            out.push_str(&format!(
-                "-> Select #{} (subquery in condition; run only once, looked up by ({}))\n",
-                i + 2,
+            (Some(lk), _) => format!(
+                "Select #{n} (subquery in condition; run only once, looked up by ({}))",
                 lk.text
-            ));
-            tree_node(&sp.node, 1, &mut out);
-            continue;
-        }
-        let what = if sp.correlated {
-            "Select #"
-        } else {
-            "Select # (subquery in condition; run only once) "
+            ),
+            (None, true) => format!("Select #{n}"),
+            (None, false) => format!("Select # (subquery in condition; run only once) {n}"),
         };
-        out.push_str(&format!("-> {what}{}\n", i + 2));
+        out.push_str(&format!("-> {header}\n"));
         tree_node(&sp.node, 1, &mut out);
     }
     let columns = vec![col(

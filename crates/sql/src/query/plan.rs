@@ -206,6 +206,21 @@ pub enum SourceKind {
     Working(usize),
 }
 
+impl SourceKind {
+    /// A parenthesised join block bound as one source (`Binder::
+    /// nested_block`: the right side of an outer join, or the left operand
+    /// of a RIGHT JOIN): part of the FROM, not a derived table.
+    pub fn join_block(&self) -> Option<&Join> {
+        match self {
+            SourceKind::Derived(n) => match &**n {
+                Node::Join(j) => Some(j),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+}
+
 /// One source read by the join, in order.
 #[derive(Debug)]
 pub struct Step {

@@ -60,13 +60,12 @@ pub fn decorrelate(sp: &mut Subplan) {
     let Some(mut j) = into_core_join(old) else {
         return; // unreachable: core_join accepted the same shape
     };
-    let mut keep = Vec::with_capacity(split.rest.len());
-    for (i, c) in std::mem::take(&mut j.conj).into_iter().enumerate() {
-        if split.rest.contains(&i) {
-            keep.push(c);
-        }
-    }
-    j.conj = keep;
+    j.conj = std::mem::take(&mut j.conj)
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| !split.corr_at.contains(i))
+        .map(|(_, c)| c)
+        .collect();
     let text = split
         .corr
         .iter()
@@ -128,8 +127,8 @@ fn into_core_join(node: Node) -> Option<Box<Join>> {
 struct Split {
     /// (inner column of the block row, outer key expression).
     corr: Vec<(usize, E)>,
-    /// Positions in `conj` of the conjuncts kept.
-    rest: Vec<usize>,
+    /// Positions in `conj` of the correlated equalities (the rest stay).
+    corr_at: Vec<usize>,
 }
 
 fn split_conjuncts(j: &Join) -> Option<Split> {
@@ -150,15 +149,14 @@ fn split_conjuncts(j: &Join) -> Option<Split> {
     }
     let mut split = Split {
         corr: Vec::new(),
-        rest: Vec::new(),
+        corr_at: Vec::new(),
     };
     for (i, c) in j.conj.iter().enumerate() {
         if let Some(pair) = correlated_eq(c, j) {
             split.corr.push(pair);
+            split.corr_at.push(i);
         } else if reads_outer(c) || volatile(c) {
             return None;
-        } else {
-            split.rest.push(i);
         }
     }
     (!split.corr.is_empty()).then_some(split)
