@@ -186,3 +186,32 @@ fn deep_nesting_is_1436() {
         });
     }
 }
+
+/// `t0 RIGHT JOIN t1 ON .. RIGHT JOIN t2 ON ..`: each RIGHT JOIN makes
+/// everything before it one nested block, so the chain is as deep as it
+/// is long. MySQL's limit of 61 tables per block (1116) bounds it; at the
+/// limit it runs, also on a small stack; past it, and for a chain of
+/// thousands, the answer is 1116, never a stack overflow.
+#[test]
+fn right_join_chains_stop_at_61_tables() {
+    fn right_chain(n: usize) -> String {
+        let mut q = String::from("SELECT COUNT(*) FROM t t0");
+        for i in 1..n {
+            q.push_str(&format!(" RIGHT JOIN t t{i} ON t{i}.id = t{}.id", i - 1));
+        }
+        q
+    }
+    for stack in [CONN_STACK, 2 << 20] {
+        on_stack(stack, move || {
+            let mut s = setup("deep-right-joins");
+            assert_eq!(one(&mut s, &right_chain(61)).unwrap(), Value::Int(5));
+            for n in [62, 3000] {
+                let e = one(&mut s, &right_chain(n)).unwrap_err();
+                assert_eq!((e.code, e.sqlstate), (1116, "HY000"), "{n} tables: {e:?}");
+            }
+            let e = one(&mut s, &chain("SELECT COUNT(*) FROM t", ",", "t", 62)).unwrap_err();
+            assert_eq!(e.code, 1116, "62 comma-joined tables: {e:?}");
+            assert_eq!(one(&mut s, "SELECT 1").unwrap(), Value::Int(1));
+        });
+    }
+}

@@ -1259,6 +1259,17 @@ impl<'a> Binder<'a> {
         lock: Option<ReadLock>,
         outer: &OuterScope,
     ) -> SqlResult<From> {
+        // MySQL's limit on one block's tables. It also bounds how deep
+        // `regroup_right_joins` nests a chain of RIGHT JOINs, which is
+        // bound recursively (`nested_block`).
+        let tables: usize = list.iter().map(count_tables).sum();
+        if tables > MAX_JOIN_TABLES {
+            return Err(EngineError::new(
+                1116,
+                "HY000",
+                format!("Too many tables; quire can only use {MAX_JOIN_TABLES} tables in a join"),
+            ));
+        }
         let mut from = From {
             outer: outer.clone(),
             ..From::default()
@@ -1763,6 +1774,21 @@ fn check_unique(from: &From, name: &str) -> SqlResult<()> {
 }
 
 /// `alias.column`, as EXPLAIN names a column.
+/// Tables one query block may join (MySQL's `MAX_TABLES`, error 1116).
+const MAX_JOIN_TABLES: usize = 61;
+
+/// The table references of one FROM item, parenthesised joins included
+/// (a derived table counts as one; its own FROM is another block).
+fn count_tables(twj: &TableWithJoins) -> usize {
+    let factor = |f: &TableFactor| match f {
+        TableFactor::NestedJoin {
+            table_with_joins, ..
+        } => count_tables(table_with_joins),
+        _ => 1,
+    };
+    factor(&twj.relation) + twj.joins.iter().map(|j| factor(&j.relation)).sum::<usize>()
+}
+
 fn is_right_join(j: &ast::Join) -> bool {
     matches!(
         j.join_operator,
