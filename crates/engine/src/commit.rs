@@ -75,7 +75,7 @@ use quire_storage::CheckpointPin;
 use crate::binlog::format::{RowImage, RowsKind};
 use crate::binlog::Binlog;
 use crate::catalog::TableDef;
-use crate::engine::{ApplyWrite, Inner, RecWrite};
+use crate::engine::{ApplyWrite, BigCommit, Inner, RecWrite};
 use crate::error::{EngineError, Result};
 use crate::syncer::RedoSyncer;
 use crate::types::{self, Value};
@@ -104,6 +104,8 @@ pub(crate) struct Ticket {
     prepare_lsn: u64,
     writes: Vec<TxWrite>,
     apply: Vec<ApplyWrite>,
+    /// A large transaction's id (its record is in a side file, bigtrx.rs).
+    big: Option<u64>,
     pin: Mutex<Option<CheckpointPin>>,
     /// (binlog file seq, end offset of its XID event).
     binlog_end: Mutex<(u32, u64)>,
@@ -428,11 +430,25 @@ impl Inner {
                 return (None, Err(e));
             }
         }
-        let record = encode_prepare(trx_id, &writes);
+        let mut record = encode_prepare(trx_id, &writes);
+        let big = record.len() as u64 > self.big_record_bytes();
+        // bigtrx.rs: a large transaction commits alone.
+        let (_alone, _shared) = if big {
+            (Some(self.big_gate.write()), None)
+        } else {
+            (None, Some(self.big_gate.read()))
+        };
+        if big {
+            match self.side.write(trx_id, &record) {
+                Ok(r) => record = r.encode(crate::bigtrx::REC_PREPARE_EXT),
+                Err(e) => return (None, Err(e)),
+            }
+        }
         let (prepare_lsn, pin) = match self.store.append_logical(&record, |_, _| {}) {
             Ok(x) => x,
             Err(e) => return (None, Err(e.into())),
         };
+        drop(record);
         if self.settings.prepare_flush_per_trx.load(Ordering::Relaxed) {
             if let Err(e) = self.flush_redo_for_commit(prepare_lsn) {
                 return (Some(prepare_lsn), Err(e));
@@ -462,6 +478,7 @@ impl Inner {
             prepare_lsn,
             writes,
             apply,
+            big: big.then_some(trx_id),
             pin: Mutex::new(Some(pin)),
             binlog_end: Mutex::new((0, 0)),
             done: Mutex::new(None),
@@ -650,7 +667,34 @@ impl Inner {
                     continue;
                 }
                 let csn = p.next_csn.fetch_add(1, Ordering::AcqRel) + 1;
-                match self.apply_commit(&mut st, csn, &t.apply) {
+                let applied = match t.big {
+                    None => self.apply_commit(&mut st, csn, &t.apply),
+                    Some(trx) => match t.pin.lock().take() {
+                        Some(pin) => {
+                            self.apply_big(
+                                &mut st,
+                                BigCommit {
+                                    trx,
+                                    xid: t.xid,
+                                    csn,
+                                },
+                                pin,
+                                &t.apply,
+                                || {
+                                    // Committed for good: its binlog bytes and its
+                                    // prepare durable, whatever the settings; and
+                                    // every earlier marker written, so that no pin
+                                    // but its own holds the checkpoint.
+                                    p.binlog.sync()?;
+                                    self.store.log().flush_to(t.prepare_lsn)?;
+                                    self.append_markers(p, false)
+                                },
+                            )
+                        }
+                        None => Err(EngineError::internal("large transaction without its pin")),
+                    },
+                };
+                match applied {
                     Ok(()) => {
                         self.snapshots.visible.store(csn, Ordering::Release);
                         t.finish(Ok(csn));

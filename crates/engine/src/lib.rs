@@ -5,6 +5,7 @@
 //! deadlock detection, `catalog.rs` for table definitions, `types.rs` for
 //! MySQL types, strict-mode checks and the key/row encodings.
 
+mod bigtrx;
 pub mod binlog;
 pub mod catalog;
 mod commit;
@@ -32,5 +33,7 @@ pub use txn::{
 pub use types::{ColumnType, Value};
 pub use view::{CheckOption, ViewAlgorithm, ViewDef};
 
+#[cfg(test)]
+mod bigtrx_tests;
 #[cfg(test)]
 mod tests;

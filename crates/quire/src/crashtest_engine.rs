@@ -8,6 +8,8 @@
 //!  transactions: transfer (lock two accounts, move an amount)
 //!                add item (insert through both secondary indexes)
 //!                drop item (find one through the owner index, delete it)
+//!                3 in 100: replace one owner's items by 2,500 new ones (a
+//!                large transaction: its record goes to a side file)
 //! ```
 //!
 //! Every transaction records what it wrote and its CSN (the end LSN of its
@@ -45,6 +47,9 @@ use crate::crashtest::crash;
 
 const ACCOUNTS: i64 = 20;
 const START_BALANCE: i64 = 1000;
+/// Rows of a large transaction: with 8 MiB of redo, its record is above
+/// the 128 KiB at which a record goes to a side file.
+const BULK_ITEMS: u64 = 2_500;
 
 /// Rows by table (0 = accounts, 1 = items) and primary key bytes.
 type State = BTreeMap<(u8, Vec<u8>), Vec<Value>>;
@@ -76,6 +81,10 @@ struct Totals {
     binlog_cut: u64,
     /// Recoveries interrupted by a recovery sweep.
     sweep_points: u64,
+    /// Large transactions logged, and replayed by recovery from their
+    /// anchored files (bigtrx.rs).
+    large_logged: u64,
+    large_replayed: u64,
 }
 
 /// Recovery sweeps: after every `every`-th crash (0: never), the disk as
@@ -629,6 +638,7 @@ pub fn run(opts: Options, mut cfg: Config) -> Result<ExitCode, Box<dyn std::erro
                 recovery_ops = recovery_ops.max(sim.stats().ops - ops_before);
                 recovery_streak = 0;
                 tot.binlog_cut += r.binlog_cut_transactions;
+                tot.large_replayed += r.large_replayed;
                 last_rec = r;
                 e
             }
@@ -665,7 +675,12 @@ pub fn run(opts: Options, mut cfg: Config) -> Result<ExitCode, Box<dyn std::erro
         // Workload until the machine goes down.
         let cap = if rng.chance(0.5) { 40 } else { 400 };
         let budget = 1 + rng.below(cap);
-        sim.arm_crash_after(budget);
+        // In a fifth of the phases the first thread starts with a large
+        // transaction and arms the crash only once its commit starts.
+        let bulk_first = rng.chance(0.2);
+        if !bulk_first {
+            sim.arm_crash_after(budget);
+        }
         let max_time = if rng.chance(0.15) {
             Duration::from_millis(rng.range(900, 1600))
         } else {
@@ -674,14 +689,35 @@ pub fn run(opts: Options, mut cfg: Config) -> Result<ExitCode, Box<dyn std::erro
         let log: Mutex<Vec<Commit>> = Mutex::new(Vec::new());
         let stop = AtomicBool::new(false);
         let next_item = AtomicU64::new(rng.next_u64() >> 20);
+        let armed = AtomicBool::new(!bulk_first);
         let wseed = rng.next_u64();
         std::thread::scope(|sc| {
             for th in 0..threads {
-                let (e, acc, items, log, stop, next_item) =
-                    (&e, &acc, &items, &log, &stop, &next_item);
+                let (e, acc, items, log, stop, next_item, armed, sim) =
+                    (&e, &acc, &items, &log, &stop, &next_item, &armed, &sim);
                 sc.spawn(move || {
                     let mut r =
                         Rng::new(wseed ^ (th as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+                    // The others wait until the crash is armed.
+                    while th != 0 && !armed.load(Ordering::Acquire) && !stop.load(Ordering::Relaxed)
+                    {
+                        std::thread::sleep(Duration::from_micros(200));
+                    }
+                    if bulk_first && th == 0 {
+                        let arm = || {
+                            sim.arm_crash_after(budget);
+                            armed.store(true, Ordering::Release);
+                        };
+                        let out = bulk(e, items, &mut r, next_item, arm);
+                        if !armed.swap(true, Ordering::AcqRel) {
+                            sim.arm_crash_after(budget);
+                        }
+                        match out {
+                            Ok(Some(c)) => log.lock().push(c),
+                            Ok(None) => {}
+                            Err(Stop) => return,
+                        }
+                    }
                     while !stop.load(Ordering::Relaxed) {
                         match one(e, acc, items, &mut r, next_item) {
                             Ok(Some(c)) => log.lock().push(c),
@@ -690,6 +726,12 @@ pub fn run(opts: Options, mut cfg: Config) -> Result<ExitCode, Box<dyn std::erro
                         }
                     }
                 });
+            }
+            // The phase's time starts when the crash is armed (a large
+            // transaction's build-up first; at most 30 s of it).
+            let build_up = Instant::now() + Duration::from_secs(30);
+            while bulk_first && !armed.load(Ordering::Acquire) && Instant::now() < build_up {
+                std::thread::sleep(Duration::from_micros(300));
             }
             let deadline = Instant::now() + max_time;
             while !sim.is_down() && Instant::now() < deadline {
@@ -702,6 +744,10 @@ pub fn run(opts: Options, mut cfg: Config) -> Result<ExitCode, Box<dyn std::erro
             stop.store(true, Ordering::Relaxed);
         });
         pending = log.into_inner();
+        tot.large_logged += pending
+            .iter()
+            .filter(|c| c.writes.len() as u64 >= BULK_ITEMS)
+            .count() as u64;
         tot.acked += pending.iter().filter(|c| c.acked_at.is_some()).count() as u64;
         tot.in_doubt += pending.iter().filter(|c| c.acked_at.is_none()).count() as u64;
         let _ = e.close(false);
@@ -738,7 +784,7 @@ pub fn run(opts: Options, mut cfg: Config) -> Result<ExitCode, Box<dyn std::erro
         String::new()
     };
     println!(
-        "layer={} crashes={} violations={} lost_acked={}{binlog_part} acked={} in_doubt={} recovered_commits={} recovery_crashes={} sweep_points={} trx_commit={trx_commit} crash={} elapsed_s={:.1} seed={seed}",
+        "layer={} crashes={} violations={} lost_acked={}{binlog_part} acked={} in_doubt={} recovered_commits={} recovery_crashes={} sweep_points={} large_logged={} large_replayed={} trx_commit={trx_commit} crash={} elapsed_s={:.1} seed={seed}",
         if binlog { "binlog" } else { "engine" },
         tot.crashes,
         tot.violations,
@@ -748,6 +794,8 @@ pub fn run(opts: Options, mut cfg: Config) -> Result<ExitCode, Box<dyn std::erro
         tot.recovered_commits,
         tot.recovery_crashes,
         tot.sweep_points,
+        tot.large_logged,
+        tot.large_replayed,
         if power { "power" } else { "process" },
         t0.elapsed().as_secs_f64()
     );
@@ -824,6 +872,17 @@ fn one(
         }
         Ok(())
     })();
+    finish(tx, writes, res)
+}
+
+/// Ends a transaction of the workload: rolled back on a lock conflict or
+/// duplicate (Ok(None)), committed otherwise; Ok(Some) = its commit record
+/// was logged.
+fn finish(
+    tx: Txn,
+    writes: Vec<(u8, Vec<u8>, Option<Vec<Value>>)>,
+    res: quire_engine::Result<()>,
+) -> Result<Option<Commit>, Stop> {
     match res {
         Err(err) if err.code == 1213 || err.code == 1205 || err.code == 1062 => {
             tx.rollback();
@@ -858,4 +917,50 @@ fn one(
         })),
         (None, _) => Err(Stop),
     }
+}
+
+/// A large transaction (bigtrx.rs: its record goes to a side file): one
+/// owner's items replaced by BULK_ITEMS new ones. `arm` runs between its
+/// statements and its commit, so that the crash budget falls inside the
+/// commit rather than the long build-up before it.
+fn bulk(
+    e: &Engine,
+    items: &TableDef,
+    r: &mut Rng,
+    next_item: &AtomicU64,
+    arm: impl FnOnce(),
+) -> Result<Option<Commit>, Stop> {
+    let mut tx = e.begin(Isolation::RepeatableRead, false);
+    let mut writes: Vec<(u8, Vec<u8>, Option<Vec<Value>>)> = Vec::new();
+    let res: quire_engine::Result<()> = (|| {
+        let owner = r.below(ACCOUNTS as u64) as i64;
+        let found = tx.scan(
+            items,
+            &Scan {
+                index: Some("owner".into()),
+                lower: Bound::Included(vec![Value::Int(owner)]),
+                upper: Bound::Included(vec![Value::Int(owner)]),
+                lock: Some(LockMode::Exclusive),
+                ..Scan::default()
+            },
+        )?;
+        for row in found {
+            if tx.delete(items, &row.key)? {
+                writes.push((1, row.key, None));
+            }
+        }
+        let first = next_item.fetch_add(BULK_ITEMS, Ordering::Relaxed) as i64;
+        for id in first..first + BULK_ITEMS as i64 {
+            let row = vec![
+                Value::Int(id),
+                Value::Int(owner),
+                Value::Bytes(format!("bulk-{id}").into_bytes()),
+            ];
+            let ins = tx.insert(items, row.iter().cloned().map(Some).collect())?;
+            writes.push((1, ins.key, Some(row)));
+        }
+        Ok(())
+    })();
+    arm();
+    finish(tx, writes, res)
 }

@@ -39,7 +39,7 @@ pub fn run(_a: Args, cfg: Config) -> Result<ExitCode, Box<dyn std::error::Error>
         );
     } else {
         eprintln!(
-            "quire: opened {} in {:.3} s: redo {} -> {} ({} mini-transactions, {} bytes replayed in {:.3} s), {} torn pages restored, {} commits replayed, {} prepared committed, {} rolled back, {} bytes cut from the binlog",
+            "quire: opened {} in {:.3} s: redo {} -> {} ({} mini-transactions, {} bytes replayed in {:.3} s), {} torn pages restored, {} commits replayed, {} prepared committed, {} rolled back, {} large transactions replayed from their files, {} bytes cut from the binlog",
             cfg.datadir.display(),
             t0.elapsed().as_secs_f64(),
             s.checkpoint_lsn,
@@ -51,6 +51,7 @@ pub fn run(_a: Args, cfg: Config) -> Result<ExitCode, Box<dyn std::error::Error>
             rec.commits_replayed,
             rec.prepared_committed,
             rec.prepared_rolled_back,
+            rec.large_replayed,
             rec.binlog_truncated_bytes
         );
     }

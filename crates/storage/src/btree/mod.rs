@@ -263,6 +263,11 @@ impl Tree {
             let mut mtr = Mtr::new(&self.shared.pool);
             let s = self.find_leaf_exclusive(&mut mtr, key)?;
             let done = match node::search(mtr.page(s), key) {
+                // Already this value (recovery re-applying a transaction
+                // whose changes reached the pages): no change, no redo.
+                Ok(i) if node::value(mtr.page(s), i) == val => {
+                    return Ok(self.shared.log.lsn());
+                }
                 Ok(i) => mtr.set_value(s, i, val),
                 Err(i) => mtr.insert(s, i, key, val),
             };
