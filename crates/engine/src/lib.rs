@@ -7,6 +7,7 @@
 
 pub mod binlog;
 pub mod catalog;
+mod check_table;
 mod commit;
 pub mod engine;
 pub mod error;
@@ -14,6 +15,7 @@ pub mod interrupt;
 pub mod lock;
 mod mdl;
 pub mod mvcc;
+mod sizes;
 mod stats;
 mod syncer;
 pub mod txn;
@@ -25,6 +27,7 @@ pub use engine::{tmpdir, Engine, EngineRecovery};
 pub use error::{EngineError, Result};
 pub use interrupt::{Interrupt, Kill, Stage};
 pub use lock::LockMode;
+pub use sizes::TablePages;
 pub use stats::{IndexStats, TableStats};
 pub use txn::{
     lock_nowait_error, Inserted, Isolation, LockWait, Row, Savepoint, Scan, ScanBatch, Txn,
