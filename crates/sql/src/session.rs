@@ -466,7 +466,9 @@ impl Session {
     /// becomes the entry's id and the entry's interrupt is used.
     pub fn set_process(&mut self, p: Arc<Proc>) {
         self.conn_id = p.id;
+        let mdl_wait = self.interrupt.mdl_wait_timeout();
         self.interrupt = p.interrupt().clone();
+        self.interrupt.set_mdl_wait_timeout(mdl_wait);
         p.set_db(self.db.as_deref());
         self.proc = Some(p);
     }
@@ -1498,18 +1500,17 @@ impl Session {
     }
 
     /// `SET SESSION lock_wait_timeout` (MySQL: session and global; monitoring
-    /// agents such as mysqld_exporter set it on connect). The value is kept
-    /// and shown as the session's, clamped to 1..=31536000 with 1292 as
-    /// MySQL does; but the engine's metadata-lock waits (the only waits this
-    /// variable bounds) still use the global value, since a transaction
-    /// carries no timeout of its own for them yet. So that this is not
-    /// silent, a value other than the global one adds warning 1235 saying
-    /// so.
+    /// agents such as mysqld_exporter set it on connect): this connection's
+    /// metadata lock waits (its DDL waiting for open writers, its first
+    /// write to a table waiting behind a DDL) last this long; DEFAULT goes
+    /// back to the global value. Out of 1..=31536000 is clamped with
+    /// warning 1292, as MySQL does.
     fn set_session_mdl_wait(&mut self, name: &str, text: &str) -> SqlResult<()> {
         const MAX: i128 = 31_536_000;
         let key = "lock_wait_timeout";
         if text.eq_ignore_ascii_case("DEFAULT") {
             self.vars.remove(key);
+            self.interrupt.set_mdl_wait_timeout(None);
             return Ok(());
         }
         let v: i128 = text.trim().parse().map_err(|_| {
@@ -1527,16 +1528,8 @@ impl Session {
                 format!("Truncated incorrect {key} value: '{v}'"),
             ));
         }
-        let global = self.engine.config_value(key).unwrap_or_default();
-        if clamped.to_string() != global {
-            self.warnings.push((
-                "Warning".into(),
-                1235,
-                format!(
-                    "This version of quire doesn't yet support 'a session {key}': metadata lock waits use the global value ({global})"
-                ),
-            ));
-        }
+        self.interrupt
+            .set_mdl_wait_timeout(Some(std::time::Duration::from_secs(clamped as u64)));
         self.vars.insert(key.to_string(), clamped.to_string());
         Ok(())
     }
