@@ -789,10 +789,10 @@ impl Engine {
         // Open writers of the table first end (mdl.rs): their buffered
         // rows were never checked against the new index.
         let id = self.table(db, table)?.id;
-        let _mdl = self
-            .inner
-            .mdl
-            .enter_ddl(id, self.inner.mdl_timeout(), interrupt)?;
+        let _mdl =
+            self.inner
+                .mdl
+                .enter_ddl(id, self.inner.mdl_timeout_for(interrupt), interrupt)?;
         let _hold_commits = self.inner.commit.lock();
         let t = self.table(db, table)?;
         if t.index(name).is_some() || name.eq_ignore_ascii_case("PRIMARY") {
@@ -901,10 +901,10 @@ impl Engine {
     /// (metadata locks, mdl.rs).
     pub fn drop_table(&self, db: &str, name: &str, interrupt: Option<&Interrupt>) -> Result<()> {
         let id = self.table(db, name)?.id;
-        let _mdl = self
-            .inner
-            .mdl
-            .enter_ddl(id, self.inner.mdl_timeout(), interrupt)?;
+        let _mdl =
+            self.inner
+                .mdl
+                .enter_ddl(id, self.inner.mdl_timeout_for(interrupt), interrupt)?;
         let t = {
             let mut ddl = self.inner.commit.lock();
             let t = self.table(db, name)?;
@@ -1230,9 +1230,14 @@ impl Inner {
         Duration::from_secs(self.settings.lock_wait_timeout_s.load(Ordering::Relaxed))
     }
 
-    /// How long a metadata lock wait lasts (`lock_wait_timeout`).
-    pub(crate) fn mdl_timeout(&self) -> Duration {
-        Duration::from_secs(self.settings.mdl_wait_timeout_s.load(Ordering::Relaxed))
+    /// How long a metadata lock wait lasts (`lock_wait_timeout`): the
+    /// connection's own value if it set one, else the global.
+    pub(crate) fn mdl_timeout_for(&self, interrupt: Option<&Interrupt>) -> Duration {
+        interrupt
+            .and_then(Interrupt::mdl_wait_timeout)
+            .unwrap_or_else(|| {
+                Duration::from_secs(self.settings.mdl_wait_timeout_s.load(Ordering::Relaxed))
+            })
     }
 
     /// Drops every tree of table `id` (and forgets the cached handles).

@@ -93,6 +93,8 @@ struct State {
     deadline: AtomicU64,
     /// Calls of `tick` since the last full check.
     ticks: AtomicU64,
+    /// The session's `lock_wait_timeout` in seconds (0: the global value).
+    mdl_wait_s: AtomicU64,
 }
 
 /// A connection's kill flag, statement deadline and engine stage. Clones
@@ -128,6 +130,22 @@ impl Interrupt {
     /// A fresh, unkilled interrupt.
     pub fn new() -> Interrupt {
         Interrupt::default()
+    }
+
+    /// The connection's own `lock_wait_timeout` (metadata lock waits of
+    /// its DDL and of its transactions' first writes to a table); None:
+    /// the global value at the time of each wait.
+    pub fn set_mdl_wait_timeout(&self, t: Option<Duration>) {
+        let s = t.map_or(0, |d| d.as_secs().max(1));
+        self.0.mdl_wait_s.store(s, Ordering::Relaxed);
+    }
+
+    /// See [`Interrupt::set_mdl_wait_timeout`].
+    pub fn mdl_wait_timeout(&self) -> Option<Duration> {
+        match self.0.mdl_wait_s.load(Ordering::Relaxed) {
+            0 => None,
+            s => Some(Duration::from_secs(s)),
+        }
     }
 
     /// Requests a stop. A connection kill is never downgraded to a query

@@ -8,6 +8,7 @@
 mod bigtrx;
 pub mod binlog;
 pub mod catalog;
+mod check_table;
 mod commit;
 pub mod engine;
 pub mod error;
@@ -15,6 +16,7 @@ pub mod interrupt;
 pub mod lock;
 mod mdl;
 pub mod mvcc;
+mod sizes;
 mod stats;
 mod syncer;
 pub mod txn;
@@ -26,6 +28,7 @@ pub use engine::{tmpdir, Engine, EngineRecovery};
 pub use error::{EngineError, Result};
 pub use interrupt::{Interrupt, Kill, Stage};
 pub use lock::LockMode;
+pub use sizes::TablePages;
 pub use stats::{IndexStats, TableStats};
 pub use txn::{
     lock_nowait_error, Inserted, Isolation, LockWait, Row, Savepoint, Scan, ScanBatch, Txn,

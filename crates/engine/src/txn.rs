@@ -326,9 +326,11 @@ impl Txn {
         if self.mdl_tables.contains(&table) {
             return Ok(());
         }
-        self.e
-            .mdl
-            .enter_writer(table, self.e.mdl_timeout(), self.interrupt.as_ref())?;
+        self.e.mdl.enter_writer(
+            table,
+            self.e.mdl_timeout_for(self.interrupt.as_ref()),
+            self.interrupt.as_ref(),
+        )?;
         self.mdl_tables.push(table);
         Ok(())
     }

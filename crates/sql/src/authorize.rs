@@ -850,6 +850,13 @@ pub(crate) fn check(tg: &Target, cmd: &Command) -> SqlResult<()> {
         Command::Describe(n) => check_any_on_table(tg, n, None),
         Command::View(v) => check_create_view(tg, v),
         Command::KeysToggle(n) => tg.table(n, Privs::ALTER),
+        // MySQL: SELECT on each table checked (sql_admin.cc).
+        Command::CheckTable { tables, .. } => {
+            for n in tables {
+                tg.table(n, Privs::SELECT)?;
+            }
+            Ok(())
+        }
         // MySQL: SELECT and INSERT on each table (sql_admin.cc).
         Command::Analyze { tables, .. } => {
             for n in tables {
@@ -858,7 +865,8 @@ pub(crate) fn check(tg: &Target, cmd: &Command) -> SqlResult<()> {
             Ok(())
         }
         Command::Show(s) => match &**s {
-            Show::Tables { db, .. } => match db.as_deref().or(tg.db) {
+            Show::Tables { db, .. } | Show::TableStatus { db, .. } => match db.as_deref().or(tg.db)
+            {
                 Some(d) => check_use(ck, d),
                 None => Ok(()),
             },
@@ -872,7 +880,7 @@ pub(crate) fn check(tg: &Target, cmd: &Command) -> SqlResult<()> {
             },
             Show::Index(n) => check_any_on_table(tg, n, None),
             Show::CreateDatabase(d) => check_use(ck, d),
-            Show::BinaryLogs | Show::MasterStatus => {
+            Show::BinaryLogs | Show::MasterStatus | Show::ReplicaStatus { .. } => {
                 if ck.global(Privs::SUPER) || ck.global(Privs::REPL_CLIENT) {
                     Ok(())
                 } else {

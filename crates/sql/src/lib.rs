@@ -19,6 +19,7 @@ use quire_engine::{ColumnType, EngineError, Value};
 
 pub mod account;
 mod account_opts;
+mod admin;
 mod authorize;
 mod ctx;
 mod ddl;

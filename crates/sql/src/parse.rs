@@ -111,9 +111,25 @@ pub enum Show {
     Warnings,
     Errors,
     Index(ObjectName),
+    /// `SHOW TABLE STATUS [{FROM | IN} db] [LIKE | WHERE]`.
+    TableStatus {
+        db: Option<String>,
+        filter: Filter,
+    },
+    /// SHOW EVENTS / TRIGGERS / PROCEDURE STATUS / FUNCTION STATUS: quire
+    /// has none of these objects, so the answer is MySQL's columns and no
+    /// rows (the filter is still compiled, so a bad one is an error).
+    NoObjects {
+        columns: &'static [&'static str],
+        filter: Filter,
+    },
+    /// SHOW SLAVE | REPLICA STATUS (no rows: quire is not a replica).
+    ReplicaStatus {
+        columns: &'static [&'static str],
+    },
     Engines,
-    Charset,
-    Collation,
+    Charset(Filter),
+    Collation(Filter),
     Processlist {
         full: bool,
     },
@@ -145,6 +161,13 @@ pub enum Command {
     Kill {
         query_only: bool,
         id: Box<Expr>,
+    },
+    /// `CHECK {TABLE | TABLES} t1 [, t2] ... [option ...]`; `for_upgrade`
+    /// is the FOR UPGRADE option (the others InnoDB ignores, and so does
+    /// quire: QUICK, FAST, MEDIUM, EXTENDED, CHANGED).
+    CheckTable {
+        tables: Vec<ObjectName>,
+        for_upgrade: bool,
     },
     /// `ANALYZE [NO_WRITE_TO_BINLOG | LOCAL] TABLE t1 [, t2] ...`
     /// (sqlparser takes one table and not the options).
@@ -417,6 +440,7 @@ fn parse_inner(sql: &str) -> SqlResult<Parsed> {
             parse_analyze(&mut p)
         }
         "KILL" => parse_kill(&mut p),
+        "CHECK" => parse_check(&mut p),
         "COMMIT" => {
             p.next_token();
             let _ = p.parse_keyword(Keyword::WORK);
@@ -687,6 +711,38 @@ fn parse_analyze(p: &mut Parser) -> Result<Command, ParserError> {
     }
     let tables = p.parse_comma_separated(|p| p.parse_object_name(false))?;
     Ok(Command::Analyze { tables, local })
+}
+
+/// `CHECK {TABLE | TABLES} t1 [, t2] ... [FOR UPGRADE | QUICK | FAST |
+/// MEDIUM | EXTENDED | CHANGED] ...` (the leading word not yet consumed).
+fn parse_check(p: &mut Parser) -> Result<Command, ParserError> {
+    p.next_token();
+    if !p.parse_keyword(Keyword::TABLE) {
+        p.expect_keyword_is(Keyword::TABLES)?;
+    }
+    let tables = p.parse_comma_separated(|p| p.parse_object_name(false))?;
+    let mut for_upgrade = false;
+    loop {
+        let t = p.peek_token();
+        match word_upper(&t.token).as_deref() {
+            Some("FOR") => {
+                p.next_token();
+                let u = p.next_token();
+                if word_upper(&u.token).as_deref() != Some("UPGRADE") {
+                    return p.expected("UPGRADE", u);
+                }
+                for_upgrade = true;
+            }
+            Some("QUICK" | "FAST" | "MEDIUM" | "EXTENDED" | "CHANGED") => {
+                p.next_token();
+            }
+            _ => break,
+        }
+    }
+    Ok(Command::CheckTable {
+        tables,
+        for_upgrade,
+    })
 }
 
 /// `KILL [CONNECTION | QUERY] expr` (the leading word not yet consumed).
@@ -1136,16 +1192,218 @@ fn parse_show(p: &mut Parser) -> Result<Show, ParserError> {
             if !p.parse_keyword(Keyword::SET) {
                 return p.expected("SET", p.peek_token());
             }
-            parse_filter(p)?;
-            Show::Charset
+            Show::Charset(parse_filter(p)?)
         }
-        "CHARSET" => {
-            parse_filter(p)?;
-            Show::Charset
+        "CHARSET" => Show::Charset(parse_filter(p)?),
+        "EVENTS" => {
+            parse_from_db(p)?;
+            Show::NoObjects {
+                columns: &[
+                    "Db",
+                    "Name",
+                    "Definer",
+                    "Time zone",
+                    "Type",
+                    "Execute at",
+                    "Interval value",
+                    "Interval field",
+                    "Starts",
+                    "Ends",
+                    "Status",
+                    "Originator",
+                    "character_set_client",
+                    "collation_connection",
+                    "Database Collation",
+                ],
+                filter: parse_filter(p)?,
+            }
         }
-        "COLLATION" => {
-            parse_filter(p)?;
-            Show::Collation
+        "TRIGGERS" => {
+            parse_from_db(p)?;
+            Show::NoObjects {
+                columns: &[
+                    "Trigger",
+                    "Event",
+                    "Table",
+                    "Statement",
+                    "Timing",
+                    "Created",
+                    "sql_mode",
+                    "Definer",
+                    "character_set_client",
+                    "collation_connection",
+                    "Database Collation",
+                ],
+                filter: parse_filter(p)?,
+            }
+        }
+        // quire is not a replica (it replicates out, not in): MySQL's
+        // answer on such a server is its columns and no row.
+        "SLAVE" | "REPLICA" => {
+            if !p.parse_keyword(Keyword::STATUS) {
+                return p.expected("STATUS", p.peek_token());
+            }
+            Show::ReplicaStatus {
+                columns: if w == "SLAVE" {
+                    &[
+                        "Slave_IO_State",
+                        "Master_Host",
+                        "Master_User",
+                        "Master_Port",
+                        "Connect_Retry",
+                        "Master_Log_File",
+                        "Read_Master_Log_Pos",
+                        "Relay_Log_File",
+                        "Relay_Log_Pos",
+                        "Relay_Master_Log_File",
+                        "Slave_IO_Running",
+                        "Slave_SQL_Running",
+                        "Replicate_Do_DB",
+                        "Replicate_Ignore_DB",
+                        "Replicate_Do_Table",
+                        "Replicate_Ignore_Table",
+                        "Replicate_Wild_Do_Table",
+                        "Replicate_Wild_Ignore_Table",
+                        "Last_Errno",
+                        "Last_Error",
+                        "Skip_Counter",
+                        "Exec_Master_Log_Pos",
+                        "Relay_Log_Space",
+                        "Until_Condition",
+                        "Until_Log_File",
+                        "Until_Log_Pos",
+                        "Master_SSL_Allowed",
+                        "Master_SSL_CA_File",
+                        "Master_SSL_CA_Path",
+                        "Master_SSL_Cert",
+                        "Master_SSL_Cipher",
+                        "Master_SSL_Key",
+                        "Seconds_Behind_Master",
+                        "Master_SSL_Verify_Server_Cert",
+                        "Last_IO_Errno",
+                        "Last_IO_Error",
+                        "Last_SQL_Errno",
+                        "Last_SQL_Error",
+                        "Replicate_Ignore_Server_Ids",
+                        "Master_Server_Id",
+                        "Master_UUID",
+                        "Master_Info_File",
+                        "SQL_Delay",
+                        "SQL_Remaining_Delay",
+                        "Slave_SQL_Running_State",
+                        "Master_Retry_Count",
+                        "Master_Bind",
+                        "Last_IO_Error_Timestamp",
+                        "Last_SQL_Error_Timestamp",
+                        "Master_SSL_Crl",
+                        "Master_SSL_Crlpath",
+                        "Retrieved_Gtid_Set",
+                        "Executed_Gtid_Set",
+                        "Auto_Position",
+                        "Replicate_Rewrite_DB",
+                        "Channel_Name",
+                        "Master_TLS_Version",
+                        "Master_public_key_path",
+                        "Get_master_public_key",
+                        "Network_Namespace",
+                    ]
+                } else {
+                    &[
+                        "Replica_IO_State",
+                        "Source_Host",
+                        "Source_User",
+                        "Source_Port",
+                        "Connect_Retry",
+                        "Source_Log_File",
+                        "Read_Source_Log_Pos",
+                        "Relay_Log_File",
+                        "Relay_Log_Pos",
+                        "Relay_Source_Log_File",
+                        "Replica_IO_Running",
+                        "Replica_SQL_Running",
+                        "Replicate_Do_DB",
+                        "Replicate_Ignore_DB",
+                        "Replicate_Do_Table",
+                        "Replicate_Ignore_Table",
+                        "Replicate_Wild_Do_Table",
+                        "Replicate_Wild_Ignore_Table",
+                        "Last_Errno",
+                        "Last_Error",
+                        "Skip_Counter",
+                        "Exec_Source_Log_Pos",
+                        "Relay_Log_Space",
+                        "Until_Condition",
+                        "Until_Log_File",
+                        "Until_Log_Pos",
+                        "Source_SSL_Allowed",
+                        "Source_SSL_CA_File",
+                        "Source_SSL_CA_Path",
+                        "Source_SSL_Cert",
+                        "Source_SSL_Cipher",
+                        "Source_SSL_Key",
+                        "Seconds_Behind_Source",
+                        "Source_SSL_Verify_Server_Cert",
+                        "Last_IO_Errno",
+                        "Last_IO_Error",
+                        "Last_SQL_Errno",
+                        "Last_SQL_Error",
+                        "Replicate_Ignore_Server_Ids",
+                        "Source_Server_Id",
+                        "Source_UUID",
+                        "Source_Info_File",
+                        "SQL_Delay",
+                        "SQL_Remaining_Delay",
+                        "Replica_SQL_Running_State",
+                        "Source_Retry_Count",
+                        "Source_Bind",
+                        "Last_IO_Error_Timestamp",
+                        "Last_SQL_Error_Timestamp",
+                        "Source_SSL_Crl",
+                        "Source_SSL_Crlpath",
+                        "Retrieved_Gtid_Set",
+                        "Executed_Gtid_Set",
+                        "Auto_Position",
+                        "Replicate_Rewrite_DB",
+                        "Channel_Name",
+                        "Source_TLS_Version",
+                        "Source_public_key_path",
+                        "Get_source_public_key",
+                        "Network_Namespace",
+                    ]
+                },
+            }
+        }
+        "PROCEDURE" | "FUNCTION" => {
+            if !p.parse_keyword(Keyword::STATUS) {
+                return p.expected("STATUS", p.peek_token());
+            }
+            Show::NoObjects {
+                columns: &[
+                    "Db",
+                    "Name",
+                    "Type",
+                    "Definer",
+                    "Modified",
+                    "Created",
+                    "Security_type",
+                    "Comment",
+                    "character_set_client",
+                    "collation_connection",
+                    "Database Collation",
+                ],
+                filter: parse_filter(p)?,
+            }
+        }
+        "COLLATION" => Show::Collation(parse_filter(p)?),
+        "TABLE" => {
+            if !p.parse_keyword(Keyword::STATUS) {
+                return p.expected("STATUS", p.peek_token());
+            }
+            let db = parse_from_db(p)?;
+            Show::TableStatus {
+                db,
+                filter: parse_filter(p)?,
+            }
         }
         "PROCESSLIST" => Show::Processlist { full },
         _ => return p.expected("a SHOW statement quire knows", t),

@@ -108,6 +108,7 @@ pub(crate) const SESSION_VARS: &[(&str, &str)] = &[
     ("sql_auto_is_null", "OFF"),
     ("sql_mode", "ONLY_FULL_GROUP_BY,STRICT_TRANS_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION"),
     ("sql_notes", "ON"),
+    ("sql_quote_show_create", "ON"),
     ("sql_safe_updates", "OFF"),
     ("sql_select_limit", "18446744073709551615"),
     ("sql_warnings", "OFF"),
@@ -149,6 +150,8 @@ fn inert_value_ok(name: &str, text: &str) -> Option<bool> {
         "sql_select_limit" => up == "DEFAULT" || up == "18446744073709551615",
         "sql_safe_updates" | "sql_auto_is_null" => flag(false),
         "sql_log_bin" => flag(true),
+        // SHOW CREATE TABLE always quotes names (mariadb-dump sets it ON).
+        "sql_quote_show_create" => flag(true),
         "auto_increment_increment" | "auto_increment_offset" => up == "1" || up == "DEFAULT",
         "mandatory_roles" => up.is_empty() || up == "DEFAULT",
         "time_zone" => matches!(
@@ -463,7 +466,9 @@ impl Session {
     /// becomes the entry's id and the entry's interrupt is used.
     pub fn set_process(&mut self, p: Arc<Proc>) {
         self.conn_id = p.id;
+        let mdl_wait = self.interrupt.mdl_wait_timeout();
         self.interrupt = p.interrupt().clone();
+        self.interrupt.set_mdl_wait_timeout(mdl_wait);
         p.set_db(self.db.as_deref());
         self.proc = Some(p);
     }
@@ -806,6 +811,15 @@ impl Session {
             .variables()
             .map(|(k, v)| (k.to_string(), v))
             .collect();
+        if !global {
+            // Engine variables with a session value of their own
+            // (innodb_lock_wait_timeout, lock_wait_timeout).
+            for (k, v) in out.iter_mut() {
+                if let Some(sv) = self.vars.get(k.as_str()) {
+                    *v = sv.clone();
+                }
+            }
+        }
         let overrides = global_overrides()
             .lock()
             .map(|g| g.clone())
@@ -1126,6 +1140,13 @@ impl Session {
                 ));
                 Ok(done(0, 0, 1, String::new()))
             }
+            Command::CheckTable {
+                tables,
+                for_upgrade,
+            } => {
+                self.implicit_commit()?;
+                crate::admin::check(self, tables, *for_upgrade)
+            }
             Command::Analyze { tables, local } => {
                 // An implicit commit, as every administrative statement.
                 self.implicit_commit()?;
@@ -1423,6 +1444,9 @@ impl Session {
                     if lname == "innodb_lock_wait_timeout" {
                         return self.set_session_lock_wait(name, &text);
                     }
+                    if lname == "lock_wait_timeout" {
+                        return self.set_session_mdl_wait(name, &text);
+                    }
                     Err(EngineError::new(
                         1229,
                         "HY000",
@@ -1472,6 +1496,41 @@ impl Session {
         if let Some(txn) = self.txn.as_mut() {
             txn.set_lock_wait_timeout(t);
         }
+        Ok(())
+    }
+
+    /// `SET SESSION lock_wait_timeout` (MySQL: session and global; monitoring
+    /// agents such as mysqld_exporter set it on connect): this connection's
+    /// metadata lock waits (its DDL waiting for open writers, its first
+    /// write to a table waiting behind a DDL) last this long; DEFAULT goes
+    /// back to the global value. Out of 1..=31536000 is clamped with
+    /// warning 1292, as MySQL does.
+    fn set_session_mdl_wait(&mut self, name: &str, text: &str) -> SqlResult<()> {
+        const MAX: i128 = 31_536_000;
+        let key = "lock_wait_timeout";
+        if text.eq_ignore_ascii_case("DEFAULT") {
+            self.vars.remove(key);
+            self.interrupt.set_mdl_wait_timeout(None);
+            return Ok(());
+        }
+        let v: i128 = text.trim().parse().map_err(|_| {
+            EngineError::new(
+                1232,
+                "42000",
+                format!("Incorrect argument type to variable '{name}'"),
+            )
+        })?;
+        let clamped = v.clamp(1, MAX);
+        if clamped != v {
+            self.warnings.push((
+                "Warning".into(),
+                1292,
+                format!("Truncated incorrect {key} value: '{v}'"),
+            ));
+        }
+        self.interrupt
+            .set_mdl_wait_timeout(Some(std::time::Duration::from_secs(clamped as u64)));
+        self.vars.insert(key.to_string(), clamped.to_string());
         Ok(())
     }
 

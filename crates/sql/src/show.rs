@@ -202,12 +202,8 @@ pub fn virtual_table(s: &Session, db: &str, name: &str) -> Option<Virtual> {
             .collect();
         return Some((cols, rows));
     }
-    if db == "information_schema" && name == "tables" {
-        return Some(crate::info_schema::tables(s));
-    }
-    if db == "information_schema" && name == "processlist" {
-        let rows = crate::process::visible_rows(s.account().0, s.sees_all_threads());
-        return Some(crate::process::information_schema(&rows));
+    if db == "information_schema" {
+        return crate::info_schema::table(s, &name);
     }
     if db == "performance_schema" && name == "threads" {
         let rows = crate::process::visible_rows(s.account().0, s.sees_all_threads());
@@ -313,57 +309,53 @@ pub(crate) fn analyze(s: &mut Session, tables: &[ObjectName], local: bool) -> Sq
 }
 
 pub fn describe(s: &Session, n: &ObjectName) -> SqlResult<Output> {
-    columns(s, n, None, &Filter::None)
+    columns(s, n, None, false, &Filter::None)
 }
 
-fn columns(s: &Session, n: &ObjectName, db: Option<&str>, f: &Filter) -> SqlResult<Output> {
+/// SHOW [FULL] COLUMNS / DESCRIBE: Field, Type, [Collation,] Null, Key,
+/// Default, Extra[, Privileges, Comment] (the values are
+/// information_schema.COLUMNS', `info_schema::full_columns`).
+fn columns(
+    s: &Session,
+    n: &ObjectName,
+    db: Option<&str>,
+    full: bool,
+    f: &Filter,
+) -> SqlResult<Output> {
     let (d, t) = table_db(s, n, db)?;
     if let Some(v) = s.engine().view(&d, &t) {
-        return view_columns(s, &v, f);
+        return view_columns(s, &v, full, f);
     }
     let def = s.engine().table(&d, &t)?;
-    let mut rows = Vec::new();
-    for (i, c) in def.columns.iter().enumerate() {
-        let key = if def.primary.contains(&i) {
-            "PRI"
-        } else if def.indexes.iter().any(|x| x.unique && x.columns[0] == i) {
-            "UNI"
-        } else if def.indexes.iter().any(|x| x.columns[0] == i) {
-            "MUL"
-        } else {
-            ""
-        };
-        let now = |fsp: u8| match fsp {
-            0 => "CURRENT_TIMESTAMP".to_string(),
-            n => format!("CURRENT_TIMESTAMP({n})"),
-        };
-        let default = match (&c.default, c.default_now) {
-            (_, Some(fsp)) => text(&now(fsp)),
-            (None | Some(Value::Null), None) => Value::Null,
-            (Some(v), None) => text(&v.to_string_mysql(&c.ty)),
-        };
-        // MySQL 8.0's Extra: DEFAULT_GENERATED for an expression default,
-        // "on update CURRENT_TIMESTAMP[(n)]" for the ON UPDATE clause.
-        let mut extra: Vec<String> = Vec::new();
-        if c.auto_increment {
-            extra.push("auto_increment".into());
-        }
-        if c.default_now.is_some() {
-            extra.push("DEFAULT_GENERATED".into());
-        }
-        if let Some(fsp) = c.on_update_now {
-            extra.push(format!("on update {}", now(fsp)));
-        }
-        rows.push(vec![
-            text(&c.name),
-            text(&c.ty.name()),
-            text(if c.nullable { "YES" } else { "NO" }),
-            text(key),
-            default,
-            text(&extra.join(" ")),
-        ]);
-    }
-    let names = ["Field", "Type", "Null", "Key", "Default", "Extra"];
+    let rows = crate::info_schema::full_columns(s, &def);
+    short_or_full(s, rows, full, f)
+}
+
+/// Cuts full SHOW COLUMNS rows down to the short form unless FULL, then
+/// applies the filter.
+fn short_or_full(s: &Session, rows: Vec<Vec<Value>>, full: bool, f: &Filter) -> SqlResult<Output> {
+    const FULL: [&str; 9] = [
+        "Field",
+        "Type",
+        "Collation",
+        "Null",
+        "Key",
+        "Default",
+        "Extra",
+        "Privileges",
+        "Comment",
+    ];
+    const SHORT: [usize; 6] = [0, 1, 3, 4, 5, 6];
+    let (names, rows): (Vec<&str>, Vec<Vec<Value>>) = if full {
+        (FULL.to_vec(), rows)
+    } else {
+        (
+            SHORT.iter().map(|&i| FULL[i]).collect(),
+            rows.into_iter()
+                .map(|r| SHORT.iter().map(|&i| r[i].clone()).collect())
+                .collect(),
+        )
+    };
     let rows = filter(s, &names, rows, f)?;
     Ok(rows_out(&names, rows))
 }
@@ -371,23 +363,47 @@ fn columns(s: &Session, n: &ObjectName, db: Option<&str>, f: &Filter) -> SqlResu
 /// DESCRIBE / SHOW COLUMNS of a view: its columns as the SELECT types
 /// them now; no keys or defaults (MySQL shows the base column's default
 /// for a plain column; quire shows NULL).
-fn view_columns(s: &Session, v: &quire_engine::ViewDef, f: &Filter) -> SqlResult<Output> {
+fn view_columns(
+    s: &Session,
+    v: &quire_engine::ViewDef,
+    full: bool,
+    f: &Filter,
+) -> SqlResult<Output> {
+    let vis_privs = s.privileges_now();
     let rows = crate::view::columns(s, v)?
         .iter()
         .map(|c| {
+            let privs = match &vis_privs {
+                None => "select,insert,update,references".to_string(),
+                Some(p) => {
+                    let have = p.on_column(&v.db, &v.name, &c.name);
+                    [
+                        (crate::privilege::Privs::SELECT, "select"),
+                        (crate::privilege::Privs::INSERT, "insert"),
+                        (crate::privilege::Privs::UPDATE, "update"),
+                        (crate::privilege::Privs::REFERENCES, "references"),
+                    ]
+                    .iter()
+                    .filter(|(b, _)| have.has(*b))
+                    .map(|(_, n)| *n)
+                    .collect::<Vec<_>>()
+                    .join(",")
+                }
+            };
             vec![
                 text(&c.name),
                 text(&c.ty.name()),
+                crate::info_schema::column_collation(&c.ty).map_or(Value::Null, text),
                 text(if c.nullable { "YES" } else { "NO" }),
                 text(""),
                 Value::Null,
                 text(""),
+                text(&privs),
+                text(""),
             ]
         })
         .collect();
-    let names = ["Field", "Type", "Null", "Key", "Default", "Extra"];
-    let rows = filter(s, &names, rows, f)?;
-    Ok(rows_out(&names, rows))
+    short_or_full(s, rows, full, f)
 }
 
 fn innodb_status(engine: &Engine) -> String {
@@ -495,9 +511,36 @@ pub fn show(s: &mut Session, sh: &Show) -> SqlResult<Output> {
         Show::Columns {
             table,
             db,
+            full,
             filter: f,
-            ..
-        } => columns(s, table, db.as_deref(), f),
+        } => columns(s, table, db.as_deref(), *full, f),
+        Show::TableStatus { db, filter: f } => {
+            let db = match db {
+                Some(d) => d.clone(),
+                None => s
+                    .current_db()
+                    .map(str::to_string)
+                    .ok_or_else(crate::exec::no_db)?,
+            };
+            if !engine.databases().contains(&db) {
+                return Err(EngineError::new(
+                    1049,
+                    "42000",
+                    format!("Unknown database '{db}'"),
+                ));
+            }
+            let (names, rows) = crate::info_schema::table_status(s, &db);
+            let rows = filter(s, &names, rows, f)?;
+            let mut out = rows_out(&names, rows);
+            if let Output::Rows { columns, .. } = &mut out {
+                for c in columns.iter_mut().skip(2).take(9) {
+                    if c.name != "Row_format" {
+                        c.ty = ColumnType::BigInt { unsigned: true };
+                    }
+                }
+            }
+            Ok(out)
+        }
         Show::CreateView(n) => {
             let (d, t) = table_db(s, n, None)?;
             match engine.view(&d, &t) {
@@ -692,51 +735,64 @@ pub fn show(s: &mut Session, sh: &Show) -> SqlResult<Output> {
                 rows,
             ))
         }
-        Show::Engines => Ok(rows_out(
-            &[
-                "Engine",
-                "Support",
-                "Comment",
-                "Transactions",
-                "XA",
-                "Savepoints",
-            ],
-            vec![vec![
-                text("InnoDB"),
-                text("DEFAULT"),
-                text("quire's transactional engine"),
-                text("YES"),
-                text("YES"),
-                text("NO"),
-            ]],
-        )),
-        Show::Charset => Ok(rows_out(
-            &["Charset", "Description", "Default collation", "Maxlen"],
-            vec![vec![
-                text("utf8mb4"),
-                text("UTF-8 Unicode"),
-                text("utf8mb4_bin"),
-                text("4"),
-            ]],
-        )),
-        Show::Collation => Ok(rows_out(
-            &[
+        Show::NoObjects { columns, filter: f } => {
+            let rows = filter(s, columns, Vec::new(), f)?;
+            Ok(rows_out(columns, rows))
+        }
+        Show::ReplicaStatus { columns } => Ok(rows_out(columns, Vec::new())),
+        Show::Engines => {
+            let rows = crate::info_schema::engines()
+                .iter()
+                .map(|r| r.iter().map(|x| text(x)).collect())
+                .collect();
+            Ok(rows_out(
+                &[
+                    "Engine",
+                    "Support",
+                    "Comment",
+                    "Transactions",
+                    "XA",
+                    "Savepoints",
+                ],
+                rows,
+            ))
+        }
+        Show::Charset(f) => {
+            let names = ["Charset", "Description", "Default collation", "Maxlen"];
+            let rows = crate::info_schema::character_sets()
+                .iter()
+                .map(|(n, c, d, m)| vec![text(n), text(d), text(c), Value::UInt(*m)])
+                .collect();
+            let rows = filter(s, &names, rows, f)?;
+            Ok(rows_out(&names, rows))
+        }
+        Show::Collation(f) => {
+            let names = [
                 "Collation",
                 "Charset",
                 "Id",
                 "Default",
                 "Compiled",
                 "Sortlen",
-            ],
-            vec![vec![
-                text("utf8mb4_bin"),
-                text("utf8mb4"),
-                text("46"),
-                text("Yes"),
-                text("Yes"),
-                text("1"),
-            ]],
-        )),
+                "Pad_attribute",
+            ];
+            let rows = crate::info_schema::collations()
+                .iter()
+                .map(|(n, cs, id, def, len, pad)| {
+                    vec![
+                        text(n),
+                        text(cs),
+                        Value::UInt(*id),
+                        text(if *def { "Yes" } else { "" }),
+                        text("Yes"),
+                        Value::UInt(*len),
+                        text(pad),
+                    ]
+                })
+                .collect();
+            let rows = filter(s, &names, rows, f)?;
+            Ok(rows_out(&names, rows))
+        }
         Show::Processlist { full } => {
             let rows = crate::process::visible_rows(s.account().0, s.sees_all_threads());
             Ok(rows_out(

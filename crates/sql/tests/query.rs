@@ -98,3 +98,28 @@ fn client_found_rows_counts_rows_found() {
     assert_eq!(affected(&mut plain, odku), 0);
     assert_eq!(affected(&mut found, odku), 1);
 }
+
+/// `SET SESSION lock_wait_timeout` bounds this connection's metadata lock
+/// waits: a CREATE INDEX behind another session's open write gives 1205
+/// after 1 s, while the global value is a year.
+#[test]
+fn session_lock_wait_timeout_bounds_ddl_waiting_for_open_writers() {
+    let (engine, _dir) = setup("q_mdl_session");
+    let mut a = session(&engine);
+    let mut b = session(&engine);
+    a.execute("BEGIN").expect("begin");
+    a.execute("INSERT INTO new_orders VALUES (9, 9, 9)")
+        .expect("open write");
+    b.execute("SET SESSION lock_wait_timeout = 1").expect("set");
+    let t0 = std::time::Instant::now();
+    assert_eq!(
+        code(&mut b, "CREATE INDEX k ON new_orders (no_d_id)"),
+        Some(1205)
+    );
+    assert!(t0.elapsed() < std::time::Duration::from_secs(30));
+    // DEFAULT goes back to the global value; after A ends the DDL runs.
+    b.execute("SET SESSION lock_wait_timeout = DEFAULT")
+        .expect("default");
+    a.execute("COMMIT").expect("commit");
+    assert_eq!(code(&mut b, "CREATE INDEX k ON new_orders (no_d_id)"), None);
+}
