@@ -100,9 +100,7 @@ from djshop.models import Author, Book, Publisher, Review  # noqa: E402
 # check name -> why it cannot pass on quire yet (only consulted on quire).
 PENDING = {
     "migrate": "schema issue: ALTER TABLE ... ADD CONSTRAINT (UNIQUE and FOREIGN KEY) and column "
-    "CHECK constraints are refused (1235); information_schema.KEY_COLUMN_USAGE etc. for get_constraints",
-    "introspection": "schema issue: information_schema.COLUMNS / STATISTICS / KEY_COLUMN_USAGE "
-    "are not there yet (Django's get_table_description, get_constraints)",
+    "CHECK constraints are refused (1235)",
     "json_field": "the JSON column type is refused (1235)",
     "case_insensitive_lookups": "strings compare as utf8mb4_bin; MySQL 8.0's default collation "
     "utf8mb4_0900_ai_ci is case-insensitive (Django's icontains/iexact are LIKE on it)",
