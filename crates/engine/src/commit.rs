@@ -426,7 +426,13 @@ impl Inner {
     ) -> (Option<u64>, Result<u64>) {
         let p = self.pipeline.as_ref().expect("binlog pipeline");
         if let Some(w) = writes.first() {
-            if let Err(e) = self.reserve_space(&w.table, writes.len()) {
+            let long_bytes = writes
+                .iter()
+                .filter_map(|w| w.after.as_ref())
+                .map(|vals| crate::types::value_bytes(vals))
+                .filter(|&n| n > 1024)
+                .sum();
+            if let Err(e) = self.reserve_space(&w.table, writes.len(), long_bytes) {
                 return (None, Err(e));
             }
         }

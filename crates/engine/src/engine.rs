@@ -55,9 +55,11 @@ use crate::interrupt::Interrupt;
 use crate::lock::LockManager;
 use crate::mdl::TableLocks;
 use crate::mvcc::{self, Chains, PurgeItem, PurgeQueue, Snapshots, Version};
+use crate::offpage;
 use crate::stats::{StatsRegistry, TableCounter};
 use crate::txn::{Isolation, Txn};
 use crate::types::{self, ColumnType, Value};
+use quire_storage::lob::LobRef;
 
 pub(crate) const CATALOG_TREE: &str = "quire:catalog";
 const AUTOINC_TREE: &str = "quire:autoinc";
@@ -180,6 +182,8 @@ pub struct EngineRecovery {
     pub prepared_rolled_back: u64,
     /// Bytes of a partial transaction cut from the end of the last binlog.
     pub binlog_truncated_bytes: u64,
+    /// Off-page value chains a crash left unowned, freed (offpage.rs).
+    pub offpage_orphans_freed: u64,
     /// Large transactions replayed from their anchored files (bigtrx.rs)
     /// before the frames after the checkpoint.
     pub large_replayed: u64,
@@ -450,6 +454,8 @@ impl Engine {
         // moves past the records, which are never read again.
         inner.store.finish_recovery()?;
         inner.side.remove_all()?;
+        // Chains a crash left unowned (offpage.rs): no snapshot reads them.
+        rec.offpage_orphans_freed = quire_storage::lob::reclaim_orphans(inner.store.shared())?;
         // Only now, with every decision durable, may a new binlog file
         // become the "last" one that a later recovery reads.
         if let Some(bc) = binlog_cfg {
@@ -837,7 +843,6 @@ impl Engine {
         let tree_name = def.index_tree(iid);
         let tree = self.inner.store.create_index(&tree_name)?;
         let ct = self.inner.tree(&def.clustered_tree())?;
-        let types = def.types();
         let mut seen: HashMap<Vec<u8>, ()> = HashMap::new();
         for e in ct.scan_all()? {
             let (pk, v) = e;
@@ -847,7 +852,7 @@ impl Engine {
             if deleted {
                 continue;
             }
-            let vals = types::decode_row(row, &types).map_err(EngineError::internal)?;
+            let vals = self.inner.decode_body(&def, row)?;
             let sk = sec_key(&def, &idx, &vals);
             if unique && !has_null(&idx, &vals) && seen.insert(sk.clone(), ()).is_some() {
                 return Err(EngineError::new(
@@ -1251,10 +1256,44 @@ impl Inner {
             .filter(|n| n.starts_with(&prefix))
             .collect();
         for n in names {
+            if n == format!("t{id}.0") {
+                self.drain_offpage(&n)?;
+            }
             self.trees.write().remove(&n);
             self.store.drop_index(&n)?;
         }
         Ok(())
+    }
+
+    /// Removes a dropped table's rows that own off-page chains, each with
+    /// its chains orphaned in the delete's mini-transaction and then
+    /// freed: crash-safe row by row, like the drop that follows.
+    fn drain_offpage(&self, name: &str) -> Result<()> {
+        let Some(tree) = self.store.index(name)? else {
+            return Ok(());
+        };
+        let mut from = std::ops::Bound::Unbounded;
+        loop {
+            let batch: Vec<(Vec<u8>, Vec<u8>)> = tree
+                .range(from.clone(), std::ops::Bound::Unbounded, false)
+                .take(512)
+                .collect::<quire_storage::Result<_>>()?;
+            let Some((last, _)) = batch.last() else {
+                return Ok(());
+            };
+            from = std::ops::Bound::Excluded(last.clone());
+            for (k, v) in &batch {
+                let refs = match mvcc::split_value(v) {
+                    Some((_, _, body)) => offpage::refs(body)?,
+                    None => continue,
+                };
+                if refs.is_empty() {
+                    continue;
+                }
+                tree.delete_with(k, &mut |m| offpage::swap_owner(m, &[], &refs))?;
+                offpage::reclaim_all(self.store.shared(), &refs)?;
+            }
+        }
     }
 
     /// Trees of tables the catalog no longer has: a DROP or CREATE that a
@@ -1445,11 +1484,10 @@ impl Inner {
             }
             match (&w.row, vals) {
                 (Some(row), Some(vals)) => {
-                    ct.put(&w.pk, &mvcc::make_value(csn, false, row))?;
+                    let old_body = cur_parsed.map(|(_, _, crow)| crow);
+                    self.put_row(&ct, t, &w.pk, csn, row, vals, old_body)?;
                     let old_vals = match cur_parsed {
-                        Some((_, false, crow)) => Some(
-                            types::decode_row(crow, &t.types()).map_err(EngineError::internal)?,
-                        ),
+                        Some((_, false, crow)) => Some(self.decode_body(t, crow)?),
                         _ => None,
                     };
                     for idx in &t.indexes {
@@ -1495,17 +1533,21 @@ impl Inner {
     fn purge_one(&self, item: &PurgeItem, oldest: u64) -> Result<()> {
         let t = match self.catalog.read().by_id.get(&item.table) {
             Some(t) => t.clone(),
+            // Dropped: its tree's chains went with DROP (drop_trees); the
+            // chains only old versions held stay on the orphan list until
+            // the next recovery frees them.
             None => return Ok(()),
         };
         let (removed, rest) = self.chains.prune(item.table, &item.pk, item.csn);
         let ct = self.tree(&t.clustered_tree())?;
         let cur = ct.get(&item.pk)?;
-        let types = t.types();
-        let decode = |row: &[u8]| types::decode_row(row, &types).map_err(EngineError::internal);
+        let decode = |row: &[u8]| self.decode_body(&t, row);
         let mut in_use: Vec<Vec<Value>> = Vec::new();
         let mut stale: Vec<Vec<Value>> = Vec::new();
         let mut delete_row = false;
+        let mut tree_refs = Vec::new();
         if let Some((ccsn, cdel, crow)) = cur.as_deref().and_then(mvcc::split_value) {
+            tree_refs = offpage::refs(crow)?;
             if cdel {
                 if ccsn <= oldest && rest.is_empty() {
                     delete_row = true;
@@ -1539,8 +1581,110 @@ impl Inner {
                 done.push(sk);
             }
         }
+        let reclaim = self.unreferenced_chains(&removed, &rest, &tree_refs, delete_row)?;
         if delete_row {
-            ct.delete(&item.pk)?;
+            ct.delete_with(&item.pk, &mut |m| offpage::swap_owner(m, &[], &tree_refs))?;
+        }
+        offpage::reclaim_all(self.store.shared(), &reclaim)
+    }
+
+    /// The chains purge frees: those of the versions it drops (and of the
+    /// tree's row when it removes that too) that no remaining version and
+    /// no tree value refers to. A chain appears in several versions only
+    /// through delete-marked copies, hence the dedup.
+    fn unreferenced_chains(
+        &self,
+        removed: &[Version],
+        rest: &[Version],
+        tree_refs: &[LobRef],
+        delete_row: bool,
+    ) -> Result<Vec<LobRef>> {
+        let mut keep: Vec<LobRef> = Vec::new();
+        for v in rest {
+            keep.extend(offpage::refs(&v.row)?);
+        }
+        let mut out: Vec<LobRef> = Vec::new();
+        if delete_row {
+            out.extend_from_slice(tree_refs);
+        } else {
+            keep.extend_from_slice(tree_refs);
+        }
+        for v in removed {
+            for r in offpage::refs(&v.row)? {
+                if !keep.contains(&r) && !out.contains(&r) {
+                    out.push(r);
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// A stored row body decoded (off-page columns read).
+    pub(crate) fn decode_body(&self, t: &TableDef, body: &[u8]) -> Result<Vec<Value>> {
+        offpage::decode(
+            self.store.shared(),
+            body,
+            t.columns.iter().map(|c| &c.ty),
+            None,
+        )
+    }
+
+    /// Largest body a clustered entry with a `key_len`-byte key holds
+    /// in-row (the CSN and flags take 9 bytes).
+    pub(crate) fn body_limit(&self, key_len: usize) -> usize {
+        let ps = self.store.shared().pool.page_size();
+        quire_storage::btree::max_entry_bytes(ps).saturating_sub(key_len + 9)
+    }
+
+    /// Stores a row (its encoded `image` and values) at `pk` with commit
+    /// number `csn`, replacing `old_body` (the tree's value, if any): long
+    /// columns off-page when it does not fit, the new chains adopted and
+    /// the replaced value's orphaned (but for those it keeps, unchanged
+    /// columns) in the put's mini-transaction (offpage.rs).
+    #[allow(clippy::too_many_arguments)]
+    fn put_row(
+        &self,
+        ct: &Tree,
+        t: &TableDef,
+        pk: &[u8],
+        csn: u64,
+        image: &[u8],
+        vals: &[Value],
+        old_body: Option<&[u8]>,
+    ) -> Result<()> {
+        let old_cols = match old_body {
+            Some(b) => offpage::column_refs(b)?,
+            None => Vec::new(),
+        };
+        let limit = self.body_limit(pk.len());
+        let stored = if image.len() > limit {
+            offpage::store_body(
+                self.store.shared(),
+                image,
+                vals,
+                &t.types(),
+                limit,
+                &old_cols,
+            )?
+        } else {
+            None
+        };
+        let (body, new_refs, kept) = match &stored {
+            Some(s) => (s.body.as_slice(), s.new.as_slice(), s.kept.as_slice()),
+            None => (image, &[][..], &[][..]),
+        };
+        let orphans: Vec<LobRef> = old_cols
+            .iter()
+            .map(|&(_, r)| r)
+            .filter(|r| !kept.contains(r))
+            .collect();
+        let value = mvcc::make_value(csn, false, body);
+        if new_refs.is_empty() && orphans.is_empty() {
+            ct.put(pk, &value)?;
+        } else {
+            ct.put_with(pk, &value, &mut |m| {
+                offpage::swap_owner(m, new_refs, &orphans)
+            })?;
         }
         Ok(())
     }
@@ -1587,30 +1731,36 @@ impl Inner {
             let types = t.types();
             let ct = self.tree(&t.clustered_tree())?;
             let cur = ct.get(&w.pk)?;
-            let old_vals = match cur.as_deref().and_then(mvcc::split_value) {
-                Some((_, _, crow)) => {
-                    Some(types::decode_row(crow, &types).map_err(EngineError::internal)?)
-                }
+            let cur_parsed = cur.as_deref().and_then(mvcc::split_value);
+            let old_vals = match cur_parsed {
+                Some((_, _, crow)) => Some(self.decode_body(&t, crow)?),
                 None => None,
+            };
+            let old_refs = match cur_parsed {
+                Some((_, _, crow)) => offpage::refs(crow)?,
+                None => Vec::new(),
             };
             let new_vals = match &w.row {
                 Some(r) => Some(types::decode_row(r, &types).map_err(EngineError::internal)?),
                 None => None,
             };
-            let same_row = match (cur.as_deref().and_then(mvcc::split_value), &w.row) {
-                (Some((_, false, crow)), Some(r)) => crow == r.as_slice(),
+            let same_row = match (cur_parsed, &w.row) {
+                (Some((_, false, crow)), Some(r)) => {
+                    offpage::plain_image(self.store.shared(), crow, &types)?.as_ref()
+                        == r.as_slice()
+                }
                 _ => false,
             };
-            match &w.row {
+            match (&w.row, &new_vals) {
                 // Already there (the apply reached the pages before the
                 // crash): keep it, with its commit number, and write no
                 // redo; the index entries below are put again regardless.
-                Some(_) if same_row => {}
-                Some(r) => {
-                    ct.put(&w.pk, &mvcc::make_value(csn, false, r))?;
+                (Some(_), _) if same_row => {}
+                (Some(r), Some(vals)) => {
+                    self.put_row(&ct, &t, &w.pk, csn, r, vals, cur_parsed.map(|c| c.2))?;
                 }
-                None => {
-                    ct.delete(&w.pk)?;
+                _ => {
+                    ct.delete_with(&w.pk, &mut |m| offpage::swap_owner(m, &[], &old_refs))?;
                 }
             }
             for idx in &t.indexes {
@@ -1643,7 +1793,13 @@ impl Inner {
         writes: Vec<ApplyWrite>,
     ) -> (Option<u64>, Result<()>) {
         if let Some(w) = writes.first() {
-            if let Err(e) = self.reserve_space(&w.0, writes.len()) {
+            let long_bytes = writes
+                .iter()
+                .filter_map(|(_, rw, _)| rw.row.as_ref())
+                .map(|r| r.len() as u64)
+                .filter(|&n| n > 1024)
+                .sum();
+            if let Err(e) = self.reserve_space(&w.0, writes.len(), long_bytes) {
                 return (None, Err(e));
             }
         }
@@ -1736,8 +1892,20 @@ impl Inner {
     /// once space is freed. An estimate: a page per two row writes plus
     /// the store's margin; a transaction that outruns it grows the file
     /// while applying, where ENOSPC still poisons.
-    pub(crate) fn reserve_space(&self, table: &TableDef, n_writes: usize) -> Result<()> {
-        match self.store.reserve_pages(n_writes as u64 / 2 + 1) {
+    /// `long_bytes`: the bytes of rows long enough to go off-page, which
+    /// take LOB pages of their own (offpage.rs).
+    pub(crate) fn reserve_space(
+        &self,
+        table: &TableDef,
+        n_writes: usize,
+        long_bytes: u64,
+    ) -> Result<()> {
+        let ps = self.store.shared().pool.page_size();
+        let lob_pages = long_bytes / quire_storage::lob::data_per_page(ps) as u64;
+        match self
+            .store
+            .reserve_pages(n_writes as u64 / 2 + 1 + lob_pages)
+        {
             Ok(()) => Ok(()),
             Err(quire_storage::StorageError::Full(_)) => Err(EngineError::new(
                 1114,

@@ -16,6 +16,7 @@ pub mod interrupt;
 pub mod lock;
 mod mdl;
 pub mod mvcc;
+pub mod offpage;
 mod sizes;
 mod stats;
 mod syncer;
@@ -38,5 +39,7 @@ pub use view::{CheckOption, ViewAlgorithm, ViewDef};
 
 #[cfg(test)]
 mod bigtrx_tests;
+#[cfg(test)]
+mod offpage_tests;
 #[cfg(test)]
 mod tests;

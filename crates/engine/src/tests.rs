@@ -1028,7 +1028,7 @@ fn drop_table_frees_every_page_even_across_a_crash() {
         e.close(true).expect("close");
         drop(e);
         let vfs: Arc<dyn Vfs> = Arc::new(sim.clone());
-        let r = quire_storage::check::check_datadir(&vfs, &cfg().datadir).expect("check");
+        let r = crate::offpage::check_datadir(&vfs, &cfg().datadir).expect("check");
         assert!(r.is_ok(), "{crash_at:?}: {:?}", r.errors);
         let names: Vec<String> = {
             let e = open(&sim);
@@ -1051,38 +1051,35 @@ fn an_oversized_row_is_refused_before_commit_and_the_store_goes_on() {
     let sim = SimFs::new(FlushMethod::Fsync);
     let e = open(&sim);
     e.create_database("d", false).expect("db");
+    // 40 columns of 40 bytes: none may go off-page (InnoDB's 40-byte
+    // rule), and together they pass a 4 KiB page's in-row limit.
+    let mut cols = vec![col("id", int(), false)];
+    for i in 0..40 {
+        cols.push(col(&format!("c{i}"), ColumnType::Varchar { len: 40 }, true));
+    }
+    cols.push(col(
+        "b",
+        ColumnType::Blob {
+            max_bytes: 4_294_967_295,
+        },
+        true,
+    ));
     let t = e
-        .create_table(
-            "d",
-            "t",
-            vec![
-                col("id", int(), false),
-                col(
-                    "b",
-                    ColumnType::Blob {
-                        max_bytes: 4_294_967_295,
-                    },
-                    true,
-                ),
-            ],
-            vec![0],
-            vec![],
-            false,
-        )
+        .create_table("d", "t", cols, vec![0], vec![], false)
         .expect("table");
+    let row = |id: i64, short: usize, blob: usize| {
+        let mut v = vec![Some(Value::Int(id))];
+        v.extend((0..40).map(|_| Some(Value::Bytes(vec![b'x'; short]))));
+        v.push(Some(Value::Bytes(vec![b'y'; blob])));
+        v
+    };
     let mut tx = e.begin(Isolation::RepeatableRead, false);
     let err = tx
-        .insert(
-            &t,
-            vec![Some(Value::Int(1)), Some(Value::Bytes(vec![b'x'; 5000]))],
-        )
+        .insert(&t, row(1, 40, 10))
         .expect_err("too large for a 4 KiB page");
     assert_eq!((err.code, err.sqlstate), (1118, "42000"), "{}", err.message);
-    tx.insert(
-        &t,
-        vec![Some(Value::Int(2)), Some(Value::Bytes(vec![b'y'; 500]))],
-    )
-    .expect("a small row still goes in");
+    tx.insert(&t, row(2, 10, 500_000))
+        .expect("a long value goes off-page");
     tx.commit().expect("commit");
     e.close(false).expect("close");
     drop(e);
@@ -1090,7 +1087,9 @@ fn an_oversized_row_is_refused_before_commit_and_the_store_goes_on() {
     let e = open(&sim);
     let t = e.table("d", "t").expect("table");
     let mut tx = e.begin(Isolation::RepeatableRead, false);
-    assert_eq!(tx.scan(&t, &Scan::default()).expect("scan").len(), 1);
+    let rows = tx.scan(&t, &Scan::default()).expect("scan");
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0].values[41], Value::Bytes(vec![b'y'; 500_000]));
 }
 
 #[test]
@@ -1521,7 +1520,7 @@ fn create_index_under_concurrent_writes() {
     e.close(true).expect("close");
     drop(e);
     let vfs: Arc<dyn Vfs> = Arc::new(sim.clone());
-    let r = quire_storage::check::check_datadir(&vfs, &cfg().datadir).expect("check");
+    let r = crate::offpage::check_datadir(&vfs, &cfg().datadir).expect("check");
     assert!(r.is_ok(), "{:?}", r.errors);
     // And after a restart the index still answers.
     let e = open(&sim);

@@ -437,21 +437,27 @@ impl Txn {
         out
     }
 
-    fn decode(t: &TableDef, row: &[u8]) -> Result<Vec<Value>> {
-        Self::decode_cols(t, row, None)
+    fn decode(&self, t: &TableDef, row: &[u8]) -> Result<Vec<Value>> {
+        self.decode_cols(t, row, None)
     }
 
-    /// Decodes the columns in `wanted` (None = all); the rest are NULL.
-    fn decode_cols(t: &TableDef, row: &[u8], wanted: Option<&[bool]>) -> Result<Vec<Value>> {
-        types::decode_row_typed(row, t.columns.iter().map(|c| &c.ty), wanted)
-            .map_err(EngineError::internal)
+    /// Decodes the columns in `wanted` (None = all) of a stored body,
+    /// reading off-page columns only when wanted (offpage.rs); the rest
+    /// are NULL.
+    fn decode_cols(&self, t: &TableDef, row: &[u8], wanted: Option<&[bool]>) -> Result<Vec<Value>> {
+        crate::offpage::decode(
+            self.e.store.shared(),
+            row,
+            t.columns.iter().map(|c| &c.ty),
+            wanted,
+        )
     }
 
     /// Latest committed row (current read, caller holds the row lock).
     fn read_latest(&self, t: &TableDef, pk: &[u8]) -> Result<Option<Vec<Value>>> {
         let v = self.e.tree(&t.clustered_tree())?.get(pk)?;
         match v.as_deref().and_then(mvcc::split_value) {
-            Some((_, false, row)) => Ok(Some(Self::decode(t, row)?)),
+            Some((_, false, row)) => Ok(Some(self.decode(t, row)?)),
             _ => Ok(None),
         }
     }
@@ -472,11 +478,11 @@ impl Txn {
                 if del {
                     Ok(None)
                 } else {
-                    Ok(Some(Self::decode_cols(t, row, wanted)?))
+                    Ok(Some(self.decode_cols(t, row, wanted)?))
                 }
             }
             Some(_) => match self.e.chains.visible(t.id, pk, snap) {
-                Some(ver) if !ver.deleted => Ok(Some(Self::decode_cols(t, &ver.row, wanted)?)),
+                Some(ver) if !ver.deleted => Ok(Some(self.decode_cols(t, &ver.row, wanted)?)),
                 _ => Ok(None),
             },
         }
@@ -634,23 +640,20 @@ impl Txn {
         Ok(Inserted { key, auto_id })
     }
 
-    /// Refuses a row whose B+tree entries would not fit a page (no
-    /// off-page storage yet), before it can reach a commit record: a
-    /// logged commit that cannot be applied would poison the store.
+    /// Refuses a row whose B+tree entries cannot fit a page even with its
+    /// long columns off-page (offpage.rs), before it can reach a commit
+    /// record: a logged commit that cannot be applied would poison the
+    /// store.
     fn check_fits(&self, t: &TableDef, key: &[u8], row: &[Value]) -> Result<()> {
         let ps = self.e.store.shared().pool.page_size();
-        let max_entry = quire_storage::btree::max_entry_bytes(ps);
         let max_key = quire_storage::btree::max_key_bytes(ps);
         let mut bytes = Vec::new();
         types::try_encode_row(row, &t.types(), &mut bytes).map_err(EngineError::internal)?;
-        let clustered = key.len() + 9 + bytes.len();
         let too_large = |what: String| {
             EngineError::new(
                 1118,
                 "42000",
-                format!(
-                    "Row size too large: {what}; the maximum for innodb_page_size={ps} is {max_entry} bytes per row and {max_key} per key (quire stores no column off-page yet)"
-                ),
+                format!("Row size too large: {what}; the maximum for innodb_page_size={ps} is {max_key} bytes per key"),
             )
         };
         if key.len() > max_key {
@@ -659,9 +662,17 @@ impl Txn {
                 key.len()
             )));
         }
-        if clustered > max_entry {
-            return Err(too_large(format!("the row takes {clustered} bytes")));
+        let limit = self.e.body_limit(key.len());
+        if let Err(min) = crate::offpage::plan(bytes.len(), row, &t.types(), limit) {
+            return Err(EngineError::new(
+                1118,
+                "42000",
+                format!(
+                    "Row size too large (> {limit}). Changing some columns to TEXT or BLOB may help. In current row format, BLOB prefix of 0 bytes is stored inline. (this row needs {min} bytes in the page)"
+                ),
+            ));
         }
+        let max_entry = quire_storage::btree::max_entry_bytes(ps);
         for idx in &t.indexes {
             let sk = sec_key(t, idx, row).len() + key.len();
             if sk > max_key || sk + key.len() > max_entry {

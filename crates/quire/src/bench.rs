@@ -35,6 +35,9 @@ pub enum BenchCmd {
     /// The query engine: a large ORDER BY within sort_buffer_size (wall
     /// time, RSS growth, spill files) and LIMIT 10 latency over it.
     Query(crate::bench_query::QueryArgs),
+    /// Long values off-page: 1 MiB BLOB inserts and reads (MB/s, latency
+    /// percentiles, LOB pages, redo bytes and fsyncs).
+    Lob(crate::bench_lob::LobArgs),
 }
 
 #[derive(clap::Args, Debug)]
@@ -72,6 +75,7 @@ pub fn run(cmd: BenchCmd, cfg: Config) -> Result<ExitCode, Box<dyn std::error::E
         BenchCmd::Commit(a) => crate::bench_commit::run(a, cfg),
         BenchCmd::Sql(a) => crate::bench_sql::run(a, cfg),
         BenchCmd::Query(a) => crate::bench_query::run(a, cfg),
+        BenchCmd::Lob(a) => crate::bench_lob::run(a, cfg),
     }
 }
 

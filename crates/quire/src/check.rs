@@ -4,8 +4,8 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use quire_config::Config;
+use quire_engine::offpage::check_datadir;
 use quire_io::{OsFs, Vfs};
-use quire_storage::check::check_datadir;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -29,7 +29,7 @@ pub fn run(a: Args, cfg: Config) -> Result<ExitCode, Box<dyn std::error::Error>>
         println!("... {} more (use --all)", r.errors.len() - shown);
     }
     println!(
-        "file={} page_size={} pages={} hwm={} free_pages={} trees={} entries={} errors={}",
+        "file={} page_size={} pages={} hwm={} free_pages={} trees={} entries={} lob_chains={} lob_orphans={} errors={}",
         r.file.display(),
         r.page_size,
         r.pages,
@@ -37,6 +37,8 @@ pub fn run(a: Args, cfg: Config) -> Result<ExitCode, Box<dyn std::error::Error>>
         r.free_pages,
         r.trees,
         r.entries,
+        r.lob_chains,
+        r.lob_orphans,
         r.errors.len()
     );
     Ok(if r.is_ok() {

@@ -36,8 +36,8 @@ use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 use quire_config::{Config, DoublewriteMode};
+use quire_engine::offpage::check_datadir;
 use quire_io::{CrashMode, Rng, SimFs, Vfs};
-use quire_storage::check::check_datadir;
 use quire_storage::{Lsn, StorageError, Store};
 
 #[derive(clap::Args, Debug)]

@@ -15,6 +15,7 @@
 
 mod bench;
 mod bench_commit;
+mod bench_lob;
 mod bench_query;
 mod bench_sql;
 mod check;

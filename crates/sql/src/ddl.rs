@@ -34,7 +34,9 @@ pub fn paren_numbers(s: &str) -> (Option<u64>, Option<u64>) {
 }
 
 /// MySQL type text -> engine type.
-pub fn column_type(dt: &ast::DataType) -> SqlResult<ColumnType> {
+/// The engine type of column `name`'s declared type (`name` for errors
+/// such as 1074).
+pub fn column_type(dt: &ast::DataType, name: &str) -> SqlResult<ColumnType> {
     // sqlparser 0.64 reads ZEROFILL and UNSIGNED on the non-integer numeric
     // types, which 0.55 rejected. quire can honour neither (the engine has
     // no zero-padded display and no unsigned DECIMAL/FLOAT/DOUBLE), so they
@@ -133,7 +135,7 @@ pub fn column_type(dt: &ast::DataType) -> SqlResult<ColumnType> {
         },
         _ => return Err(bad()),
     };
-    ty.validate("column")?;
+    ty.validate(name)?;
     Ok(ty)
 }
 
@@ -288,6 +290,55 @@ fn key_column_name(ic: &ast::IndexColumn) -> SqlResult<&str> {
     }
 }
 
+/// Bytes a column takes in MySQL's row-definition count (the in-row
+/// maximum; BLOB and TEXT count only their length and pointer).
+fn definition_bytes(ty: &ColumnType) -> u64 {
+    let var = |n: u64| n + if n > 255 { 2 } else { 1 };
+    let dec_part = |d: u64| (d / 9) * 4 + [0, 1, 1, 2, 2, 3, 3, 4, 4, 4][(d % 9) as usize];
+    match *ty {
+        ColumnType::TinyInt { .. } => 1,
+        ColumnType::SmallInt { .. } => 2,
+        ColumnType::MediumInt { .. } => 3,
+        ColumnType::Int { .. } | ColumnType::Float => 4,
+        ColumnType::BigInt { .. } | ColumnType::Double => 8,
+        ColumnType::Decimal { precision, scale } => {
+            dec_part(u64::from(precision - scale)) + dec_part(u64::from(scale))
+        }
+        ColumnType::Char { len } => u64::from(len) * 4,
+        ColumnType::Binary { len } => u64::from(len),
+        ColumnType::Varchar { len } => var(u64::from(len) * 4),
+        ColumnType::VarBinary { len } => var(u64::from(len)),
+        ColumnType::Text { max_bytes } | ColumnType::Blob { max_bytes } => {
+            8 + match max_bytes {
+                0..=255 => 1,
+                256..=65535 => 2,
+                65536..=16_777_215 => 3,
+                _ => 4,
+            }
+        }
+        ColumnType::Date => 3,
+        ColumnType::DateTime { fsp } => 5 + u64::from(fsp).div_ceil(2),
+        ColumnType::Timestamp { fsp } => 4 + u64::from(fsp).div_ceil(2),
+    }
+}
+
+/// MySQL's limit on a row definition: 65,535 bytes of column maxima (BLOB
+/// and TEXT by their pointers) plus the NULL bitmap, else 1118. Long
+/// values themselves go off-page (engine offpage.rs).
+fn check_row_definition(columns: &[ColumnDef]) -> SqlResult<()> {
+    let nullable = columns.iter().filter(|c| c.nullable).count() as u64;
+    let total: u64 =
+        columns.iter().map(|c| definition_bytes(&c.ty)).sum::<u64>() + nullable.div_ceil(8);
+    if total > 65535 {
+        return Err(EngineError::new(
+            1118,
+            "42000",
+            "Row size too large. The maximum row size for the used table type, not counting BLOBs, is 65535. This includes storage overhead, check the manual. You have to change some columns to TEXT or BLOBs",
+        ));
+    }
+    Ok(())
+}
+
 pub fn table_spec(ct: &CreateTable) -> SqlResult<TableSpec> {
     if ct.query.is_some() {
         return Err(EngineError::not_supported("CREATE TABLE ... SELECT"));
@@ -308,7 +359,7 @@ pub fn table_spec(ct: &CreateTable) -> SqlResult<TableSpec> {
     let mut primary: Vec<usize> = Vec::new();
     let mut indexes: Vec<(String, bool, Vec<usize>)> = Vec::new();
     for c in &ct.columns {
-        let ty = column_type(&c.data_type)?;
+        let ty = column_type(&c.data_type, &c.name.value)?;
         let mut nullable = true;
         let mut default = None;
         let mut auto_increment = false;
@@ -515,6 +566,7 @@ pub fn table_spec(ct: &CreateTable) -> SqlResult<TableSpec> {
             ));
         }
     }
+    check_row_definition(&columns)?;
     Ok(TableSpec {
         name,
         db,

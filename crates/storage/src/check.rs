@@ -11,9 +11,13 @@
 //!    node passes `node::check`, belongs to its index, sits at the level its
 //!    parent implies, keeps its keys within the separators that route to it,
 //!    and the leaves' sibling links match their key order;
-//! 4. **accounting**: every page below the high-water mark is exactly one
-//!    of: the header, a node of one tree, a free page. Anything else is a
-//!    leak or a page claimed twice.
+//! 4. **off-page values** (lob.rs): each chain a tree value refers to
+//!    (found by the caller's `lob_refs`, which knows the value format) is
+//!    well formed and as long as the reference says; each chain on the
+//!    orphan list is well formed and marked as an orphan;
+//! 5. **accounting**: every page below the high-water mark is exactly one
+//!    of: the header, a node of one tree, a free page, a page of one LOB
+//!    chain. Anything else is a leak or a page claimed twice.
 //!
 //! Run it on a directory that was shut down cleanly (or recovered): a
 //! directory left by a crash may legitimately hold pages that only redo
@@ -41,6 +45,9 @@ pub struct CheckReport {
     pub free_pages: u64,
     pub trees: u64,
     pub entries: u64,
+    /// LOB chains referenced by tree values, and on the orphan list.
+    pub lob_chains: u64,
+    pub lob_orphans: u64,
     /// Every problem found, each naming the page.
     pub errors: Vec<String>,
 }
@@ -61,7 +68,12 @@ enum Owner {
     Header,
     Free,
     Tree(u32),
+    Lob(u32),
 }
+
+/// The off-page values a tree's value refers to: (tree name, value) ->
+/// references. `check_datadir` passes one that finds none.
+pub type LobRefs<'a> = &'a dyn Fn(&str, &[u8]) -> Vec<crate::lob::LobRef>;
 
 struct Checker {
     file: Arc<dyn File>,
@@ -232,6 +244,62 @@ impl Checker {
     }
 }
 
+impl Checker {
+    /// Claims and checks one LOB chain: referenced with `want_len`, or an
+    /// orphan (None: its tail may be partly freed). Returns the orphan
+    /// list's next link, or None when the chain is unusable.
+    fn lob_chain(&mut self, first: u32, want_len: Option<u64>) -> Result<Option<u32>> {
+        let limit = self.npages;
+        let file = self.file.clone();
+        let ps = self.ps;
+        let read = |p: u32| {
+            if p >= limit {
+                return None;
+            }
+            let mut b = vec![0u8; ps];
+            file.read_at(&mut b, p as u64 * ps as u64).ok()?;
+            (page::verify(&b, PageId::new(0, p)) == PageCheck::Valid).then_some(b)
+        };
+        let (pages, total, data, orphan, next) = match crate::lob::chain_pages(first, read, limit) {
+            Ok(c) => c,
+            Err(e) => {
+                self.err(first, e);
+                return Ok(None);
+            }
+        };
+        for &pg in &pages {
+            if !self.claim(pg, Owner::Lob(first)) {
+                return Ok(None);
+            }
+        }
+        match want_len {
+            Some(len) => {
+                if orphan {
+                    self.err(
+                        first,
+                        "LOB chain referenced by a row but on the orphan list",
+                    );
+                }
+                if total != len || data != len {
+                    self.err(
+                        first,
+                        format!("LOB chain holds {data} of {total} bytes, its row says {len}"),
+                    );
+                }
+            }
+            None => {
+                if !orphan {
+                    self.err(first, "on the LOB orphan list but not marked an orphan");
+                }
+                if data > total {
+                    self.err(first, format!("orphan LOB holds {data} bytes of {total}"));
+                }
+            }
+        }
+        Ok(Some(next))
+    }
+}
+
 /// Finds the page size by trying each allowed size on page 0.
 pub(crate) fn detect_page_size(file: &Arc<dyn File>) -> Result<Option<usize>> {
     let len = file.len()?;
@@ -249,8 +317,19 @@ pub(crate) fn detect_page_size(file: &Arc<dyn File>) -> Result<Option<usize>> {
     Ok(None)
 }
 
-/// Checks the data directory at `datadir`.
+/// Checks the data directory at `datadir` (no tree value refers to an
+/// off-page value: storage-level tests; the engine passes its own).
 pub fn check_datadir(vfs: &Arc<dyn Vfs>, datadir: &Path) -> Result<CheckReport> {
+    check_datadir_with(vfs, datadir, &|_, _| Vec::new())
+}
+
+/// Checks the data directory at `datadir`; `lob_refs` reads a tree value's
+/// references to off-page values.
+pub fn check_datadir_with(
+    vfs: &Arc<dyn Vfs>,
+    datadir: &Path,
+    lob_refs: LobRefs<'_>,
+) -> Result<CheckReport> {
     let path = datadir.join(SYSTEM_SPACE_FILE);
     if !vfs.exists(&path)? {
         return Err(StorageError::BadDatadir(format!(
@@ -352,13 +431,32 @@ pub fn check_datadir(vfs: &Arc<dyn Vfs>, datadir: &Path) -> Result<CheckReport> 
         };
         let entries = ck.walk_tree(root)?;
         ck.report.entries += entries.len() as u64;
+        let tree = String::from_utf8_lossy(&name).into_owned();
+        for (_, v) in &entries {
+            for r in lob_refs(&tree, v) {
+                ck.lob_chain(r.first, Some(r.len))?;
+                ck.report.lob_chains += 1;
+            }
+        }
     }
-    // 4. accounting
+    // 4. the orphan list
+    let mut p = match page::get_u32(&hdr_page, space::OFF_LOB_ORPHANS) {
+        0 => node::NIL,
+        p => p,
+    };
+    while p != node::NIL {
+        match ck.lob_chain(p, None)? {
+            Some(next) => p = next,
+            None => break,
+        }
+        ck.report.lob_orphans += 1;
+    }
+    // 5. accounting
     for p in 1..h.hwm.min(npages) {
         if !ck.owner.contains_key(&p) {
             ck.err(
                 p,
-                "leaked: below the high-water mark but in no tree and not free",
+                "leaked: below the high-water mark but in no tree, not free and in no LOB chain",
             );
         }
     }

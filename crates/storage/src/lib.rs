@@ -3,7 +3,7 @@
 //! See `docs/ARCHITECTURE.md` for the map. Modules, bottom up:
 //! `page` (format, checksums), `redo` (the log), `dblwr` (doublewrite),
 //! `buf` (buffer pool), `mtr` (mini-transactions), `space` (allocation),
-//! `btree`, `cleaner` (page cleaner, checkpoints), `store` (open, recover),
+//! `btree`, `lob` (off-page values), `cleaner` (page cleaner, checkpoints), `store` (open, recover),
 //! `check` (offline verification).
 
 pub mod btree;
@@ -12,6 +12,7 @@ pub mod check;
 pub mod cleaner;
 pub mod dblwr;
 pub mod error;
+pub mod lob;
 pub mod mtr;
 pub mod page;
 pub mod redo;

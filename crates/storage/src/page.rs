@@ -87,6 +87,8 @@ pub enum PageType {
     Free = 2,
     /// A B+tree node (leaf or internal).
     Index = 3,
+    /// A page of an off-page value's chain (lob.rs).
+    Lob = 4,
 }
 
 impl PageType {
@@ -95,6 +97,7 @@ impl PageType {
             1 => Some(PageType::SpaceHeader),
             2 => Some(PageType::Free),
             3 => Some(PageType::Index),
+            4 => Some(PageType::Lob),
             _ => None,
         }
     }

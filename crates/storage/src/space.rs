@@ -13,6 +13,8 @@
 //!   40  free_head u32      first free page (NIL = none)
 //!   44  free_count u32
 //!   48  dir_root u32       root page of the index directory tree
+//!   52  lob_orphans u32    head of the LOB orphan list (lob.rs; 0 or NIL
+//!                          = empty: spaces made before LOBs hold 0)
 //!
 //!  free page (type Free): 24 next u32 -> next free page or NIL
 //!
@@ -41,6 +43,7 @@ pub const OFF_HWM: usize = 36;
 pub const OFF_FREE_HEAD: usize = 40;
 pub const OFF_FREE_COUNT: usize = 44;
 pub const OFF_DIR_ROOT: usize = 48;
+pub const OFF_LOB_ORPHANS: usize = 52;
 pub const OFF_FREE_NEXT: usize = 24;
 pub const MAGIC: u32 = u32::from_le_bytes(*b"QSPC");
 
@@ -89,6 +92,7 @@ pub fn format(mtr: &mut Mtr<'_>, space: u32, page_size: u32, size_pages: u32) ->
     mtr.write_u32(s, OFF_FREE_HEAD, NIL);
     mtr.write_u32(s, OFF_FREE_COUNT, 0);
     mtr.write_u32(s, OFF_DIR_ROOT, NIL);
+    mtr.write_u32(s, OFF_LOB_ORPHANS, NIL);
     Ok(s)
 }
 

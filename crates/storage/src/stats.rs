@@ -52,6 +52,12 @@ counters! {
     quire_torn_pages_restored => "Quire_torn_pages_restored",
     /// Torn pages found during recovery that could not be restored.
     quire_torn_pages_detected => "Quire_torn_pages_detected",
+    /// LOB pages written for off-page values (lob.rs).
+    quire_lob_pages_written => "Quire_lob_pages_written",
+    /// LOB pages read for off-page values.
+    quire_lob_pages_read => "Quire_lob_pages_read",
+    /// LOB pages freed (purge, replaced values, recovery's orphans).
+    quire_lob_pages_freed => "Quire_lob_pages_freed",
 }
 
 impl Stats {

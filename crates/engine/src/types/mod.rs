@@ -518,6 +518,17 @@ impl std::fmt::Display for ColumnType {
     }
 }
 
+/// Bytes of the string values of a row (an estimate of its stored size
+/// for space reservation; other values count 8).
+pub fn value_bytes(vals: &[Value]) -> u64 {
+    vals.iter()
+        .map(|v| match v {
+            Value::Bytes(b) => b.len() as u64,
+            _ => 8,
+        })
+        .sum()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

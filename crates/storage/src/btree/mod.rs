@@ -256,6 +256,19 @@ impl Tree {
 
     /// Inserts or replaces. Returns the end LSN of its mini-transaction.
     pub fn put(&self, key: &[u8], val: &[u8]) -> Result<Lsn> {
+        self.put_with(key, val, &mut |_| Ok(()))
+    }
+
+    /// [`Tree::put`] that runs `also` inside the same mini-transaction once
+    /// the entry is in place, so that its page changes are atomic with the
+    /// put (lob.rs: adopting the value's chains, orphaning the replaced
+    /// value's). `also` latches only pages after index pages in latch order.
+    pub fn put_with(
+        &self,
+        key: &[u8],
+        val: &[u8],
+        also: &mut dyn FnMut(&mut Mtr<'_>) -> Result<()>,
+    ) -> Result<Lsn> {
         self.check_entry(key, val)?;
         self.shared.before_write()?;
         {
@@ -272,17 +285,29 @@ impl Tree {
                 Err(i) => mtr.insert(s, i, key, val),
             };
             if done {
+                also(&mut mtr)?;
                 return mtr.commit(&self.shared.log);
             }
         }
         let _il = self.latch.write();
         let mut mtr = Mtr::new(&self.shared.pool);
         self.put_in(&mut mtr, key, val)?;
+        also(&mut mtr)?;
         mtr.commit(&self.shared.log)
     }
 
     /// Deletes. Returns the end LSN, or None if the key was absent.
     pub fn delete(&self, key: &[u8]) -> Result<Option<Lsn>> {
+        self.delete_with(key, &mut |_| Ok(()))
+    }
+
+    /// [`Tree::delete`] that runs `also` in the same mini-transaction when
+    /// the key was there (see [`Tree::put_with`]).
+    pub fn delete_with(
+        &self,
+        key: &[u8],
+        also: &mut dyn FnMut(&mut Mtr<'_>) -> Result<()>,
+    ) -> Result<Option<Lsn>> {
         self.shared.before_write()?;
         {
             let _il = self.latch.read();
@@ -293,6 +318,7 @@ impl Tree {
                 Ok(i) => {
                     if node::count(mtr.page(s)) > 1 || mtr.id(s).page_no == self.root {
                         mtr.remove(s, i);
+                        also(&mut mtr)?;
                         return mtr.commit(&self.shared.log).map(Some);
                     }
                 }
@@ -301,6 +327,9 @@ impl Tree {
         let _il = self.latch.write();
         let mut mtr = Mtr::new(&self.shared.pool);
         let found = self.delete_in(&mut mtr, key)?;
+        if found {
+            also(&mut mtr)?;
+        }
         let lsn = mtr.commit(&self.shared.log)?;
         Ok(found.then_some(lsn))
     }
