@@ -17,6 +17,8 @@ what the server acknowledged.
     writer commits in order, so a gap or a row without its counter is a
     torn transaction); at most one unacknowledged (in-doubt) transaction
     per writer may be there;
+  * every pad (MEDIUMTEXT; one in 25 is 5-300 KB, off-page) has the
+    length and content its (w, seq) wrote;
   * every few cycles and at the end: the ids in the binary log (decoded
     by Debian's `mariadb-binlog --verbose`) are exactly the ids in t.
 
@@ -48,6 +50,20 @@ except ImportError:  # pragma: no cover - installed on first use
     import pymysql
 
 SEQ_BASE = 10**9
+
+
+def pad_len(w, seq):
+    """The pad's length for (w, seq): mostly short, one in 25 a long value
+    that goes off-page (5 KB to 300 KB), deterministic so that a check
+    knows every length."""
+    h = (w * 2654435761 + seq * 40503) % 1000003
+    return 5000 + h % 295000 if h % 25 == 0 else h % 200
+
+
+def pad_of(w, seq):
+    unit = f"{w}:{seq};"
+    n = pad_len(w, seq)
+    return (unit * (n // len(unit) + 1))[:n]
 
 
 def free_port():
@@ -128,7 +144,7 @@ def writer(port, w, acked, in_doubt, stop, lock):
             cur.execute("BEGIN")
             cur.execute(
                 "INSERT INTO t (id, w, seq, pad) VALUES (%s, %s, %s, %s)",
-                (w * SEQ_BASE + seq, w, seq, "x" * random.randint(0, 200)),
+                (w * SEQ_BASE + seq, w, seq, pad_of(w, seq)),
             )
             cur.execute("UPDATE c SET n = %s WHERE w = %s", (seq, w))
             cur.execute("COMMIT")
@@ -149,6 +165,16 @@ def check_state(conn, acked, in_doubt, writers):
     counters = dict(cur.fetchall())
     cur.execute("SELECT w, COUNT(*), MIN(seq), MAX(seq) FROM kl.t GROUP BY w")
     rows = {w: (cnt, lo, hi) for (w, cnt, lo, hi) in cur.fetchall()}
+    # Every pad whole: its length as written, its content the (w, seq) unit
+    # repeated (long ones are off-page chains; a torn or foreign chain shows).
+    cur.execute("SELECT w, SUM(LENGTH(pad)) FROM kl.t GROUP BY w")
+    pad_bytes = {w: int(n) for (w, n) in cur.fetchall()}
+    cur.execute(
+        "SELECT COUNT(*) FROM kl.t WHERE pad <> LEFT(REPEAT(CONCAT(w, ':', seq, ';'), 1 + LENGTH(pad) DIV 4), LENGTH(pad))"
+    )
+    (bad_pads,) = cur.fetchone()
+    if bad_pads:
+        problems.append(f"{bad_pads} rows whose pad is not what was written")
     for w in range(writers):
         n = counters.get(w)
         cnt, lo, hi = rows.get(w, (0, None, None))
@@ -162,6 +188,8 @@ def check_state(conn, acked, in_doubt, writers):
             problems.append(f"writer {w}: counter {n} beyond anything sent ({allowed})")
         if cnt != n or (n > 0 and (lo != 1 or hi != n)):
             problems.append(f"writer {w}: t holds {cnt} rows seq {lo}..{hi} but counter is {n} (torn transaction)")
+        elif pad_bytes.get(w, 0) != sum(pad_len(w, q) for q in range(1, n + 1)):
+            problems.append(f"writer {w}: pads hold {pad_bytes.get(w, 0)} bytes, not what seq 1..{n} wrote")
         # What survived is the truth from now on: an in-doubt commit that
         # survived counts as done, one that did not is gone.
         acked[w] = n
@@ -219,7 +247,7 @@ def main():
         cur = conn.cursor()
         cur.execute("CREATE DATABASE kl")
         cur.execute(
-            "CREATE TABLE kl.t (id BIGINT PRIMARY KEY, w INT NOT NULL, seq BIGINT NOT NULL, pad VARCHAR(200), KEY (w, seq))"
+            "CREATE TABLE kl.t (id BIGINT PRIMARY KEY, w INT NOT NULL, seq BIGINT NOT NULL, pad MEDIUMTEXT, KEY (w, seq))"
         )
         cur.execute("CREATE TABLE kl.c (w INT PRIMARY KEY, n BIGINT NOT NULL)")
         for w in range(a.writers):
