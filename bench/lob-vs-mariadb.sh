@@ -15,28 +15,8 @@ cd "$(dirname "$0")/.."
 N=${1:-200}
 BYTES=${2:-1048576}
 Q=${QUIRE:-./target/release/quire}
-work=$(mktemp -d)
-qport=$((36000 + RANDOM % 1000))
-mport=$((37000 + RANDOM % 1000))
-cleanup() {
-  [ -n "${qpid:-}" ] && kill "$qpid" 2>/dev/null || true
-  [ -n "${mpid:-}" ] && kill "$mpid" 2>/dev/null || true
-  wait 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-$Q serve --datadir="$work/q" --port=$qport >"$work/q.log" 2>&1 &
-qpid=$!
-mariadb-install-db --no-defaults --datadir="$work/m" --user=root >/dev/null 2>&1
-mariadbd --no-defaults --datadir="$work/m" --port=$mport --socket="$work/m.sock" --user=root --skip-grant-tables \
-  --innodb-flush-log-at-trx-commit=1 --sync-binlog=1 --log-bin="$work/m/binlog" --server-id=1 \
-  --max-allowed-packet=64M >"$work/m.log" 2>&1 &
-mpid=$!
-for _ in $(seq 1 200); do
-  mariadb -h127.0.0.1 -P$qport -uroot -e "select 1" >/dev/null 2>&1 &&
-    mariadb -h127.0.0.1 -P$mport -uroot -e "select 1" >/dev/null 2>&1 && break
-  sleep 0.2
-done
+. bench/pair.sh
+start_pair "$Q" "" "--max-allowed-packet=64M"
 python3 - "$qport" "$mport" "$N" "$BYTES" <<'PY'
 import sys, time
 import pymysql

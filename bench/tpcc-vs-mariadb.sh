@@ -18,32 +18,11 @@ CONN=${2:-16}
 SECS=${3:-120}
 T=${TPCC_DIR:?set TPCC_DIR}
 Q=${QUIRE:-./target/release/quire}
-work=$(mktemp -d)
-qport=$((34000 + RANDOM % 1000))
-mport=$((35000 + RANDOM % 1000))
-cleanup() {
-  [ -n "${qpid:-}" ] && kill "$qpid" 2>/dev/null || true
-  [ -n "${mpid:-}" ] && kill "$mpid" 2>/dev/null || true
-  wait 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
+. bench/pair.sh
 # quire at its default redo capacity (100 MiB; MariaDB's default log is
 # 96 MiB): the loader's 100,000-item transaction is a large transaction
 # (crates/engine/src/bigtrx.rs).
-$Q serve --datadir="$work/q" --port=$qport --max-connections=200 >"$work/q.log" 2>&1 &
-qpid=$!
-mariadb-install-db --no-defaults --datadir="$work/m" --user=root >/dev/null 2>&1
-mariadbd --no-defaults --datadir="$work/m" --port=$mport --socket="$work/m.sock" --user=root --skip-grant-tables \
-  --innodb-flush-log-at-trx-commit=1 --sync-binlog=1 --log-bin="$work/m/binlog" --server-id=1 \
-  --innodb-buffer-pool-size=512M --max-connections=200 >"$work/m.log" 2>&1 &
-mpid=$!
-for _ in $(seq 1 200); do
-  mariadb -h127.0.0.1 -P$qport -uroot -e "select 1" >/dev/null 2>&1 &&
-    mariadb -h127.0.0.1 -P$mport -uroot -e "select 1" >/dev/null 2>&1 && break
-  sleep 0.2
-done
+start_pair "$Q" "--max-connections=200" "--innodb-buffer-pool-size=512M --max-connections=200"
 for port in $qport $mport; do
   mariadb -h127.0.0.1 -P$port -uroot -e "CREATE DATABASE tpcc"
   mariadb -h127.0.0.1 -P$port -uroot tpcc <"$T/create_table.sql"

@@ -5,34 +5,16 @@
 //! acknowledged and by the offline checker (no leaked or doubly owned page).
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::sync::Arc;
 
-use quire_config::Config;
 use quire_io::{CrashMode, FlushMethod, SimFs, Vfs};
 
 use crate::catalog::ColumnDef;
 use crate::engine::Engine;
+use crate::tests::{cfg, open};
 use crate::txn::{Isolation, Scan};
 use crate::types::{ColumnType, Value};
 use crate::TableDef;
-
-fn cfg() -> Config {
-    Config {
-        datadir: PathBuf::from("/o/data"),
-        innodb_page_size: 4096,
-        innodb_buffer_pool_size: 16 << 20,
-        innodb_redo_log_capacity: 8 << 20,
-        innodb_log_buffer_size: 256 << 10,
-        innodb_log_write_ahead_size: 4096,
-        ..Config::default()
-    }
-}
-
-fn open(sim: &SimFs) -> Engine {
-    let vfs: Arc<dyn Vfs> = Arc::new(sim.clone());
-    Engine::open(vfs, &cfg()).expect("open engine").0
-}
 
 /// docs(id INT PRIMARY KEY, body LONGBLOB, note TEXT, tag VARCHAR(200), KEY(tag))
 fn docs(e: &Engine) -> Arc<TableDef> {

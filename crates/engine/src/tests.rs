@@ -18,7 +18,7 @@ use crate::txn::{Isolation, Scan};
 use crate::types::{ColumnType, Value};
 use crate::TableDef;
 
-fn cfg() -> Config {
+pub(crate) fn cfg() -> Config {
     Config {
         datadir: PathBuf::from("/e/data"),
         innodb_page_size: 4096,
@@ -30,7 +30,7 @@ fn cfg() -> Config {
     }
 }
 
-fn open(sim: &SimFs) -> Engine {
+pub(crate) fn open(sim: &SimFs) -> Engine {
     let vfs: Arc<dyn Vfs> = Arc::new(sim.clone());
     Engine::open(vfs, &cfg()).expect("open engine").0
 }
