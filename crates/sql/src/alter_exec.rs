@@ -132,6 +132,9 @@ fn lock_none(reason: &str) -> EngineError {
 
 /// The specs of one ALTER TABLE on `db.t`.
 fn alter(s: &mut Session, db: &str, t: &str, specs: &[Spec]) -> SqlResult<()> {
+    if s.engine().view(db, t).is_some() {
+        return Err(quire_engine::view::err_wrong_object(db, t, "BASE TABLE"));
+    }
     let def = s.engine().table(db, t)?;
     let alone = |what: &str| {
         EngineError::not_supported(format!("ALTER TABLE with {what} and other changes"))
