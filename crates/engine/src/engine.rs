@@ -841,34 +841,15 @@ impl Engine {
             created_csn,
         };
         let tree_name = def.index_tree(iid);
+        // A tree of this name can only be left over (an index dropped or a
+        // build that failed): start from an empty one.
+        self.inner.drop_tree_named(&tree_name)?;
         let tree = self.inner.store.create_index(&tree_name)?;
-        let ct = self.inner.tree(&def.clustered_tree())?;
-        let mut seen: HashMap<Vec<u8>, ()> = HashMap::new();
-        for e in ct.scan_all()? {
-            let (pk, v) = e;
-            let Some((_, deleted, row)) = mvcc::split_value(&v) else {
-                continue;
-            };
-            if deleted {
-                continue;
-            }
-            let vals = self.inner.decode_body(&def, row)?;
-            let sk = sec_key(&def, &idx, &vals);
-            if unique && !has_null(&idx, &vals) && seen.insert(sk.clone(), ()).is_some() {
-                return Err(EngineError::new(
-                    1062,
-                    "23000",
-                    format!(
-                        "Duplicate entry '{}' for key '{}.{}'",
-                        display_vals(&idx.columns, &vals),
-                        def.name,
-                        name
-                    ),
-                ));
-            }
-            let mut key = sk;
-            key.extend_from_slice(&pk);
-            tree.put(&key, &pk)?;
+        let built = self.build_index(&def, &idx, &tree);
+        if let Err(e) = built {
+            // A duplicate (1062) or an I/O error: the half-built tree goes.
+            let _ = self.inner.drop_tree_named(&tree_name);
+            return Err(e);
         }
         def.indexes.push(idx);
         let mut k = b"T".to_vec();
@@ -897,6 +878,39 @@ impl Engine {
             ),
         )?;
         Ok(def)
+    }
+
+    /// Fills a new index tree from the latest committed rows (1062 on a
+    /// duplicate of a unique index).
+    fn build_index(&self, def: &TableDef, idx: &IndexDef, tree: &Tree) -> Result<()> {
+        let ct = self.inner.tree(&def.clustered_tree())?;
+        let mut seen: HashMap<Vec<u8>, ()> = HashMap::new();
+        for (pk, v) in ct.scan_all()? {
+            let Some((_, deleted, row)) = mvcc::split_value(&v) else {
+                continue;
+            };
+            if deleted {
+                continue;
+            }
+            let vals = self.inner.decode_body(def, row)?;
+            let sk = sec_key(def, idx, &vals);
+            if idx.unique && !has_null(idx, &vals) && seen.insert(sk.clone(), ()).is_some() {
+                return Err(EngineError::new(
+                    1062,
+                    "23000",
+                    format!(
+                        "Duplicate entry '{}' for key '{}.{}'",
+                        display_vals(&idx.columns, &vals),
+                        def.name,
+                        idx.name
+                    ),
+                ));
+            }
+            let mut key = sk;
+            key.extend_from_slice(&pk);
+            tree.put(&key, &pk)?;
+        }
+        Ok(())
     }
 
     /// DROP TABLE: the catalog entry goes first (one mini-transaction: the
@@ -1296,26 +1310,44 @@ impl Inner {
         }
     }
 
-    /// Trees of tables the catalog no longer has: a DROP or CREATE that a
-    /// crash interrupted. Finished here.
+    /// Drops one named tree if it exists (and forgets its cached handle).
+    pub(crate) fn drop_tree_named(&self, name: &str) -> Result<()> {
+        self.trees.write().remove(name);
+        self.store.drop_index(name)?;
+        Ok(())
+    }
+
+    /// Trees of tables the catalog no longer has (a DROP or CREATE TABLE
+    /// that a crash interrupted) and secondary-index trees no definition
+    /// names (an interrupted CREATE INDEX or DROP INDEX, alter.rs).
+    /// Finished here.
     fn drop_orphan_trees(&self) -> Result<()> {
-        let known: HashSet<u32> = self.catalog.read().by_id.keys().copied().collect();
+        let by_id = self.catalog.read().by_id.clone();
         let mut orphans: Vec<u32> = Vec::new();
+        let mut orphan_indexes: Vec<String> = Vec::new();
         for (n, _) in self.store.indexes()? {
             let Some(rest) = n.strip_prefix('t') else {
                 continue;
             };
-            let Some((id, _)) = rest.split_once('.') else {
+            let Some((id, iid)) = rest.split_once('.') else {
                 continue;
             };
-            if let Ok(id) = id.parse::<u32>() {
-                if !known.contains(&id) && !orphans.contains(&id) {
-                    orphans.push(id);
+            let (Ok(id), Ok(iid)) = (id.parse::<u32>(), iid.parse::<u32>()) else {
+                continue;
+            };
+            match by_id.get(&id) {
+                None if !orphans.contains(&id) => orphans.push(id),
+                Some(t) if iid != 0 && !t.indexes.iter().any(|i| i.id == iid) => {
+                    orphan_indexes.push(n.clone())
                 }
+                _ => {}
             }
         }
         for id in orphans {
             self.drop_trees(id)?;
+        }
+        for n in orphan_indexes {
+            self.drop_tree_named(&n)?;
         }
         Ok(())
     }

@@ -5,6 +5,7 @@
 //! deadlock detection, `catalog.rs` for table definitions, `types.rs` for
 //! MySQL types, strict-mode checks and the key/row encodings.
 
+pub mod alter;
 mod bigtrx;
 pub mod binlog;
 pub mod catalog;
@@ -24,6 +25,7 @@ pub mod txn;
 pub mod types;
 pub mod view;
 
+pub use alter::{RenamePair, TableChange};
 pub use catalog::{ColumnDef, IndexDef, NewTable, TableDef};
 pub use engine::{tmpdir, Engine, EngineRecovery};
 pub use error::{EngineError, Result};
@@ -37,6 +39,8 @@ pub use txn::{
 pub use types::{ColumnType, Value};
 pub use view::{CheckOption, ViewAlgorithm, ViewDef};
 
+#[cfg(test)]
+mod alter_tests;
 #[cfg(test)]
 mod bigtrx_tests;
 #[cfg(test)]

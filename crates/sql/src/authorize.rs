@@ -827,6 +827,40 @@ fn check_create_view(tg: &Target, v: &crate::view::ViewStmt) -> SqlResult<()> {
     check_reads(tg, &*v.query, &|m| mentions_in(m, &*v.query))
 }
 
+/// ALTER TABLE needs ALTER (and, renaming, DROP on the old name and
+/// CREATE and INSERT on the new); DROP INDEX needs INDEX; RENAME TABLE
+/// ALTER and DROP on each old name, CREATE and INSERT on each new one
+/// (MySQL 8.0's `check_rename_table`, `Sql_cmd_alter_table::execute`).
+fn check_alter(tg: &Target, a: &crate::alter::AlterCmd) -> SqlResult<()> {
+    use crate::alter::{AlterCmd, Spec};
+    let old = Privs::ALTER.union(Privs::DROP);
+    let new = Privs::CREATE.union(Privs::INSERT);
+    match a {
+        AlterCmd::Rename(pairs) => {
+            for (from, to) in pairs {
+                tg.table(from, old)?;
+                tg.table(to, new)?;
+            }
+            Ok(())
+        }
+        AlterCmd::Table {
+            drop_index: true,
+            name,
+            ..
+        } => tg.table(name, Privs::INDEX),
+        AlterCmd::Table { name, specs, .. } => {
+            tg.table(name, Privs::ALTER)?;
+            for sp in specs {
+                if let Spec::Rename(to) = sp {
+                    tg.table(name, old)?;
+                    tg.table(to, new)?;
+                }
+            }
+            Ok(())
+        }
+    }
+}
+
 /// Checks one parsed statement; `Ok` means it may run. Account
 /// statements are checked where they run (`account.rs`, `grant.rs`).
 pub(crate) fn check(tg: &Target, cmd: &Command) -> SqlResult<()> {
@@ -850,6 +884,7 @@ pub(crate) fn check(tg: &Target, cmd: &Command) -> SqlResult<()> {
         Command::Describe(n) => check_any_on_table(tg, n, None),
         Command::View(v) => check_create_view(tg, v),
         Command::KeysToggle(n) => tg.table(n, Privs::ALTER),
+        Command::Alter(a) => check_alter(tg, a),
         // MySQL: SELECT on each table checked (sql_admin.cc).
         Command::CheckTable { tables, .. } => {
             for n in tables {

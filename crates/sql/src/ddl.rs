@@ -249,7 +249,7 @@ fn now_fsp(e: &ast::Expr) -> SqlResult<Option<u8>> {
     }
 }
 
-fn default_value(e: &ast::Expr) -> SqlResult<Value> {
+pub(crate) fn default_value(e: &ast::Expr) -> SqlResult<Value> {
     crate::stack::check()?;
     match e {
         ast::Expr::Value(v) => literal(&v.value, &[]),

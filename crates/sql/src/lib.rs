@@ -20,6 +20,8 @@ use quire_engine::{ColumnType, EngineError, Value};
 pub mod account;
 mod account_opts;
 mod admin;
+mod alter;
+mod alter_exec;
 mod authorize;
 mod ctx;
 mod ddl;

@@ -178,6 +178,8 @@ pub enum Command {
     },
     /// CREATE [OR REPLACE] VIEW / ALTER VIEW (`view.rs`).
     View(Box<crate::view::ViewStmt>),
+    /// ALTER TABLE, RENAME TABLE, DROP INDEX (`alter.rs`).
+    Alter(Box<crate::alter::AlterCmd>),
     /// An empty statement (only comments / semicolons).
     Empty,
 }
@@ -400,6 +402,11 @@ fn parse_inner(sql: &str) -> SqlResult<Parsed> {
         (is_word(&tokens[sig[n - 2]], "DISABLE") || is_word(&tokens[sig[n - 2]], "ENABLE"))
             && is_word(&tokens[sig[n - 1]], "KEYS")
     };
+    if !keys_toggle && crate::alter::is_alter_statement(&first, &second) {
+        let sig_tokens: Vec<Token> = sig.iter().map(|&i| tokens[i].clone()).collect();
+        parsed.cmd = Command::Alter(Box::new(crate::alter::parse(sig_tokens, sql)?));
+        return Ok(parsed);
+    }
     let mut p = Parser::new(&dialect)
         .with_recursion_limit(depth)
         .with_tokens(tokens.clone());

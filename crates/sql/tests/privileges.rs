@@ -796,3 +796,46 @@ fn multi_table_update_delete() {
     let _ = engine.close(true);
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// ALTER TABLE needs ALTER; DROP INDEX needs INDEX (CREATE INDEX too);
+/// RENAME TABLE (and ALTER TABLE ... RENAME) needs ALTER and DROP on the
+/// old name, CREATE and INSERT on the new one (MySQL 8.0's
+/// `check_rename_table`): 1142 naming the first privilege short.
+#[test]
+fn alter_rename_and_drop_index_privileges() {
+    let (engine, dir, store, mut root) = setup("priv_alter");
+    ok(&mut root, "CREATE INDEX ka ON db1.t (a)");
+    ok(&mut root, "CREATE USER al");
+    ok(&mut root, "GRANT SELECT ON db1.* TO al");
+    let mut a = session(&engine, &store, "al", "%");
+    assert_eq!(
+        msg(&mut a, "ALTER TABLE db1.t RENAME COLUMN a TO b"),
+        "1142 ALTER command denied to user 'al'@'localhost' for table 'db1.t'"
+    );
+    assert_eq!(code(&mut a, "DROP INDEX ka ON db1.t"), 1142);
+    assert_eq!(code(&mut a, "RENAME TABLE db1.t TO db1.t2"), 1142);
+    ok(&mut root, "GRANT ALTER ON db1.t TO al");
+    let mut a = session(&engine, &store, "al", "%");
+    ok(&mut a, "ALTER TABLE db1.t RENAME COLUMN a TO b");
+    ok(&mut a, "ALTER TABLE db1.t RENAME COLUMN b TO a");
+    // ALTER alone does not drop an index through DROP INDEX (INDEX), nor rename.
+    assert_eq!(code(&mut a, "DROP INDEX ka ON db1.t"), 1142);
+    assert_eq!(code(&mut a, "RENAME TABLE db1.t TO db1.t2"), 1142);
+    assert_eq!(code(&mut a, "ALTER TABLE db1.t RENAME TO db1.t2"), 1142);
+    ok(&mut root, "GRANT INDEX ON db1.t TO al");
+    let mut a = session(&engine, &store, "al", "%");
+    ok(&mut a, "DROP INDEX ka ON db1.t");
+    ok(&mut root, "GRANT DROP ON db1.t TO al");
+    ok(&mut root, "GRANT CREATE ON db2.* TO al");
+    let mut a = session(&engine, &store, "al", "%");
+    // CREATE but not INSERT on the new name.
+    assert_eq!(code(&mut a, "RENAME TABLE db1.t TO db2.t2"), 1142);
+    ok(&mut root, "GRANT INSERT ON db2.* TO al");
+    let mut a = session(&engine, &store, "al", "%");
+    ok(&mut a, "RENAME TABLE db1.t TO db2.t2");
+    assert_eq!(rows(&mut root, "SELECT COUNT(*) FROM db2.t2"), vec!["2"]);
+    drop(a);
+    drop(root);
+    drop(engine);
+    let _ = std::fs::remove_dir_all(dir);
+}

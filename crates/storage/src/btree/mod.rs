@@ -334,6 +334,29 @@ impl Tree {
         Ok(found.then_some(lsn))
     }
 
+    /// Several puts (`Some(value)`) and deletes (`None`) as ONE
+    /// mini-transaction: after a crash either all of them are in the tree
+    /// or none is (invariant 4). For small batches of small entries (a
+    /// catalog change touching several rows, e.g. RENAME TABLE of several
+    /// tables); every page it touches stays latched until the commit.
+    pub fn apply_batch(&self, ops: &[(Vec<u8>, Option<Vec<u8>>)]) -> Result<Lsn> {
+        for (k, v) in ops {
+            self.check_entry(k, v.as_deref().unwrap_or(&[]))?;
+        }
+        self.shared.before_write()?;
+        let _il = self.latch.write();
+        let mut mtr = Mtr::new(&self.shared.pool);
+        for (k, v) in ops {
+            match v {
+                Some(v) => self.put_in(&mut mtr, k, v)?,
+                None => {
+                    self.delete_in(&mut mtr, k)?;
+                }
+            }
+        }
+        mtr.commit(&self.shared.log)
+    }
+
     /// Exclusive descent recording the path (caller holds the index latch
     /// exclusively).
     fn descend_x<'a>(&'a self, mtr: &mut Mtr<'a>, key: &[u8]) -> Result<(Vec<PathStep>, Slot)> {

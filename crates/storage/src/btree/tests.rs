@@ -357,3 +357,53 @@ fn sample_leaves_counts_and_spreads() {
     // the last in the last tenth.
     assert!(firsts[0] < 2_000 && firsts[9] >= 18_000, "{firsts:?}");
 }
+
+/// `apply_batch`: puts (enough to split nodes) and deletes land together,
+/// and a power cut at any I/O leaves all of them or none (one mtr).
+#[test]
+fn a_batch_is_all_or_nothing_across_a_crash() {
+    let batch: Vec<(Vec<u8>, Option<Vec<u8>>)> = (0..120u32)
+        .map(|i| (format!("k{i:04}").into_bytes(), Some(vec![i as u8; 60])))
+        .chain([(b"old".to_vec(), None)])
+        .collect();
+    let mut outcomes = (0, 0);
+    for n in 0..200u64 {
+        let sim = SimFs::new(FlushMethod::Fsync);
+        let cfg = test_config(4096);
+        {
+            let store = open(&sim, &cfg);
+            let tree = store.create_index("t").expect("create");
+            tree.put(b"old", b"x").expect("put");
+            store.checkpoint().expect("checkpoint");
+            sim.arm_crash_after(n);
+            let _ = tree.apply_batch(&batch);
+            let _ = store.sync_log();
+        }
+        let fired = sim.is_down();
+        sim.disarm();
+        sim.crash(quire_io::CrashMode::Power { sector: 512 }, n);
+        let store = open(&sim, &cfg);
+        let tree = store.index("t").expect("dir").expect("tree");
+        let all = tree.scan_all().expect("scan");
+        if all.len() == 120 {
+            assert!(all.iter().all(|(k, _)| k != b"old"), "crash point {n}");
+            outcomes.1 += 1;
+        } else {
+            assert_eq!(
+                all,
+                vec![(b"old".to_vec(), b"x".to_vec())],
+                "crash point {n}"
+            );
+            outcomes.0 += 1;
+        }
+        drop(store);
+        let vfs: Arc<dyn Vfs> = Arc::new(sim.clone());
+        let r = check_datadir(&vfs, &cfg.datadir).expect("check");
+        assert!(r.is_ok(), "crash point {n}: {:?}", r.errors);
+        if !fired {
+            assert!(outcomes.0 > 0 && outcomes.1 > 0, "{outcomes:?}");
+            return;
+        }
+    }
+    panic!("the batch did not finish within 200 I/O operations");
+}

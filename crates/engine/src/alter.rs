@@ -1,0 +1,466 @@
+//! # ALTER TABLE (metadata changes) and RENAME TABLE
+//!
+//! What quire can change in a table without touching its rows: the
+//! table's name and database, column names, column defaults, index names,
+//! dropping a secondary index, and the auto-increment counter. Adding an
+//! index builds a tree and goes through `Engine::create_index`.
+//!
+//! Each statement is one catalog mini-transaction ([`Tree::apply_batch`]
+//! over the `quire:catalog` tree): every `T` entry it changes is written in
+//! the same redo frame, so after a crash the catalog holds all the old
+//! definitions or all the new ones. RENAME TABLE of several tables is
+//! therefore all-or-nothing, as MySQL's. Rows, trees and counters are keyed
+//! by table id, which a rename keeps, so nothing else moves.
+//!
+//! Order of a DROP INDEX: the catalog entry without the index first (the
+//! index is gone, atomically), then its tree is emptied and freed; a crash
+//! in between leaves a tree no definition names, which the next start drops
+//! (`Inner::drop_orphan_trees`), as it does the half-built tree of an
+//! interrupted CREATE INDEX.
+//!
+//! Locking: each table the statement changes is claimed through the
+//! metadata locks (`mdl.rs`, in table-id order so two renames cannot wait
+//! for each other), which waits for its open writers, then the commit mutex
+//! is held while the catalog changes, so no commit or purge sees a
+//! definition half-way. The statement is written to the binlog as a QUERY
+//! event, as CREATE INDEX is.
+//!
+//! `AUTO_INCREMENT = n` follows InnoDB: the counter becomes
+//! max(n, largest value in the column + 1), never lower. Its counter lives
+//! in another tree, so it is its own statement-level change and is not
+//! combined with catalog changes in one statement (the SQL layer refuses
+//! the mix).
+
+use std::sync::Arc;
+
+use crate::catalog::{Catalog, TableDef};
+use crate::engine::{Engine, CATALOG_TREE};
+use crate::error::{EngineError, Result};
+use crate::interrupt::Interrupt;
+use crate::mdl::DdlGuard;
+use crate::mvcc;
+use crate::types::{self, Value};
+
+/// One metadata change of ALTER TABLE. Names of columns and indexes refer
+/// to the table as it was before the statement (MySQL's rule).
+#[derive(Debug, Clone, PartialEq)]
+pub enum TableChange {
+    /// `RENAME [TO|AS] db.name`.
+    Rename { db: String, name: String },
+    /// `RENAME COLUMN from TO to`.
+    RenameColumn { from: String, to: String },
+    /// `ALTER COLUMN c SET DEFAULT v` (`Some`, already of the column's
+    /// type) or `DROP DEFAULT` (`None`).
+    Default {
+        column: String,
+        value: Option<Value>,
+    },
+    /// `RENAME {INDEX|KEY} from TO to`.
+    RenameIndex { from: String, to: String },
+    /// `DROP {INDEX|KEY} name`.
+    DropIndex(String),
+}
+
+/// One `a TO b` of RENAME TABLE, fully qualified.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RenamePair {
+    pub from: (String, String),
+    pub to: (String, String),
+}
+
+fn unknown_column(col: &str, table: &str) -> EngineError {
+    EngineError::new(
+        1054,
+        "42S22",
+        format!("Unknown column '{col}' in '{table}'"),
+    )
+}
+
+fn cant_drop(name: &str) -> EngineError {
+    EngineError::new(
+        1091,
+        "42000",
+        format!("Can't DROP '{name}'; check that column/key exists"),
+    )
+}
+
+fn dup_key(name: &str) -> EngineError {
+    EngineError::new(1061, "42000", format!("Duplicate key name '{name}'"))
+}
+
+fn exists(name: &str) -> EngineError {
+    EngineError::new(1050, "42S01", format!("Table '{name}' already exists"))
+}
+
+fn catalog_key(id: u32) -> Vec<u8> {
+    let mut k = b"T".to_vec();
+    k.extend_from_slice(&id.to_be_bytes());
+    k
+}
+
+fn q(name: &str) -> String {
+    format!("`{}`", name.replace('`', "``"))
+}
+
+/// A column default as SQL text (the form SHOW CREATE TABLE prints).
+fn default_sql(v: &Value, ty: &types::ColumnType) -> String {
+    match v {
+        Value::Null => "NULL".into(),
+        v => format!("'{}'", v.to_string_mysql(ty).replace('\'', "''")),
+    }
+}
+
+/// Applies `changes` to a copy of `old` (names as in `old`). Returns the
+/// new definition and the binlog text of each change.
+fn apply_changes(
+    old: &TableDef,
+    changes: &[TableChange],
+    cat: &Catalog,
+) -> Result<(TableDef, Vec<String>)> {
+    let mut def = old.clone();
+    let mut sql = Vec::new();
+    let mut dropped: Vec<u32> = Vec::new();
+    for ch in changes {
+        match ch {
+            TableChange::Rename { db, name } => {
+                rename_target_free(cat, old, db, name)?;
+                def.db = db.clone();
+                def.name = name.clone();
+                sql.push(format!("RENAME TO {}.{}", q(db), q(name)));
+            }
+            TableChange::RenameColumn { from, to } => {
+                let i = old
+                    .column(from)
+                    .ok_or_else(|| unknown_column(from, &old.name))?;
+                def.columns[i].name = to.clone();
+                sql.push(format!("RENAME COLUMN {} TO {}", q(from), q(to)));
+            }
+            TableChange::Default { column, value } => {
+                let i = old
+                    .column(column)
+                    .ok_or_else(|| unknown_column(column, &old.name))?;
+                let c = &mut def.columns[i];
+                c.default_now = None;
+                c.default = value.clone();
+                sql.push(match value {
+                    Some(v) => format!(
+                        "ALTER COLUMN {} SET DEFAULT {}",
+                        q(column),
+                        default_sql(v, &c.ty)
+                    ),
+                    None => format!("ALTER COLUMN {} DROP DEFAULT", q(column)),
+                });
+            }
+            TableChange::RenameIndex { from, to } => {
+                let id = old
+                    .index(from)
+                    .ok_or_else(|| {
+                        EngineError::new(
+                            1176,
+                            "42000",
+                            format!("Key '{from}' doesn't exist in table '{}'", old.name),
+                        )
+                    })?
+                    .id;
+                if let Some(ix) = def.indexes.iter_mut().find(|ix| ix.id == id) {
+                    ix.name = to.clone();
+                }
+                sql.push(format!("RENAME INDEX {} TO {}", q(from), q(to)));
+            }
+            TableChange::DropIndex(name) => {
+                let id = old.index(name).ok_or_else(|| cant_drop(name))?.id;
+                if dropped.contains(&id) {
+                    return Err(cant_drop(name));
+                }
+                dropped.push(id);
+                def.indexes.retain(|ix| ix.id != id);
+                sql.push(format!("DROP INDEX {}", q(name)));
+            }
+        }
+    }
+    check_names(&def)?;
+    Ok((def, sql))
+}
+
+/// The new definition's column and index names are unique (1060, 1061).
+fn check_names(def: &TableDef) -> Result<()> {
+    for (i, c) in def.columns.iter().enumerate() {
+        if def.columns[..i]
+            .iter()
+            .any(|o| o.name.eq_ignore_ascii_case(&c.name))
+        {
+            return Err(EngineError::new(
+                1060,
+                "42S21",
+                format!("Duplicate column name '{}'", c.name),
+            ));
+        }
+    }
+    for (i, ix) in def.indexes.iter().enumerate() {
+        if ix.name.eq_ignore_ascii_case("PRIMARY") {
+            return Err(EngineError::new(
+                1280,
+                "42000",
+                format!("Incorrect index name '{}'", ix.name),
+            ));
+        }
+        if def.indexes[..i]
+            .iter()
+            .any(|o| o.name.eq_ignore_ascii_case(&ix.name))
+        {
+            return Err(dup_key(&ix.name));
+        }
+    }
+    Ok(())
+}
+
+/// `db.name` is free for `t` to move to: the database exists and no other
+/// table or view has the name (1049, 1050).
+fn rename_target_free(cat: &Catalog, t: &TableDef, db: &str, name: &str) -> Result<()> {
+    if !cat.has_db(db) {
+        return Err(EngineError::new(
+            1049,
+            "42000",
+            format!("Unknown database '{db}'"),
+        ));
+    }
+    let key = Catalog::key(db, name);
+    if cat.views.contains_key(&key) {
+        return Err(exists(name));
+    }
+    match cat.tables.get(&key) {
+        Some(other) if other.id != t.id => Err(exists(name)),
+        _ => Ok(()),
+    }
+}
+
+/// RENAME TABLE's pairs applied in order to the catalog's name space:
+/// the definitions that change (by table id, last name wins).
+fn plan_renames(cat: &Catalog, pairs: &[RenamePair]) -> Result<Vec<TableDef>> {
+    let mut names = cat.tables.clone();
+    let mut out: Vec<TableDef> = Vec::new();
+    for p in pairs {
+        let (fdb, fname) = (&p.from.0, &p.from.1);
+        let (tdb, tname) = (&p.to.0, &p.to.1);
+        let from_key = Catalog::key(fdb, fname);
+        let Some(src) = names.get(&from_key).cloned() else {
+            if cat.views.contains_key(&from_key) {
+                return Err(EngineError::not_supported("RENAME TABLE of a view"));
+            }
+            return Err(EngineError::new(
+                1146,
+                "42S02",
+                format!("Table '{fdb}.{fname}' doesn't exist"),
+            ));
+        };
+        if !cat.has_db(tdb) {
+            return Err(EngineError::new(
+                1049,
+                "42000",
+                format!("Unknown database '{tdb}'"),
+            ));
+        }
+        let to_key = Catalog::key(tdb, tname);
+        if names.contains_key(&to_key) || cat.views.contains_key(&to_key) {
+            return Err(exists(tname));
+        }
+        let mut def = (*src).clone();
+        def.db = tdb.clone();
+        def.name = tname.clone();
+        names.remove(&from_key);
+        let def = Arc::new(def);
+        names.insert(to_key, def.clone());
+        out.retain(|d| d.id != def.id);
+        out.push((*def).clone());
+    }
+    Ok(out)
+}
+
+impl Engine {
+    /// Claims the tables `ids` (metadata locks, ascending id order).
+    fn claim_tables(
+        &self,
+        mut ids: Vec<u32>,
+        interrupt: Option<&Interrupt>,
+    ) -> Result<Vec<DdlGuard<'_>>> {
+        ids.sort_unstable();
+        ids.dedup();
+        let wait = self.inner.mdl_timeout_for(interrupt);
+        ids.into_iter()
+            .map(|id| self.inner.mdl.enter_ddl(id, wait, interrupt))
+            .collect()
+    }
+
+    /// Writes the new definitions in one catalog mini-transaction and
+    /// installs them in the in-memory catalog (caller holds the commit
+    /// mutex and the tables' metadata locks).
+    fn install_defs(&self, defs: &[TableDef]) -> Result<Vec<Arc<TableDef>>> {
+        let ops: Vec<(Vec<u8>, Option<Vec<u8>>)> = defs
+            .iter()
+            .map(|d| (catalog_key(d.id), Some(d.encode())))
+            .collect();
+        self.inner.tree(CATALOG_TREE)?.apply_batch(&ops)?;
+        let mut cat = self.inner.catalog.write();
+        for d in defs {
+            if let Some(old) = cat.by_id.get(&d.id).cloned() {
+                cat.tables.remove(&Catalog::key(&old.db, &old.name));
+            }
+        }
+        let out: Vec<Arc<TableDef>> = defs.iter().map(|d| Arc::new(d.clone())).collect();
+        for d in &out {
+            cat.insert(d.clone());
+        }
+        Ok(out)
+    }
+
+    /// RENAME TABLE a TO b [, c TO d ...]: applied in order (so `a TO tmp,
+    /// b TO a, tmp TO b` swaps), all or none (1146 for a missing source,
+    /// 1050 for a taken target, 1049 for an unknown database).
+    pub fn rename_tables(&self, pairs: &[RenamePair], interrupt: Option<&Interrupt>) -> Result<()> {
+        let ids = |cat: &Catalog| -> Result<Vec<u32>> {
+            Ok(plan_renames(cat, pairs)?.iter().map(|d| d.id).collect())
+        };
+        let mut want = ids(&self.inner.catalog.read())?;
+        for _ in 0..8 {
+            let _mdl = self.claim_tables(want.clone(), interrupt)?;
+            let _ddl = self.inner.commit.lock();
+            let defs = plan_renames(&self.inner.catalog.read(), pairs)?;
+            let now: Vec<u32> = defs.iter().map(|d| d.id).collect();
+            if now.iter().any(|id| !want.contains(id)) {
+                // Another DDL moved names between the two looks: claim again.
+                want = now;
+                continue;
+            }
+            self.install_defs(&defs)?;
+            let text: Vec<String> = pairs
+                .iter()
+                .map(|p| {
+                    format!(
+                        "{}.{} TO {}.{}",
+                        q(&p.from.0),
+                        q(&p.from.1),
+                        q(&p.to.0),
+                        q(&p.to.1)
+                    )
+                })
+                .collect();
+            let db = pairs.first().map(|p| p.from.0.clone()).unwrap_or_default();
+            return self
+                .inner
+                .binlog_ddl(&db, &format!("RENAME TABLE {}", text.join(", ")));
+        }
+        Err(EngineError::new(
+            1205,
+            "HY000",
+            "Lock wait timeout exceeded; try restarting transaction",
+        ))
+    }
+
+    /// ALTER TABLE's metadata changes, all in one catalog mini-transaction.
+    /// Dropped indexes' trees are freed afterwards.
+    pub fn alter_table(
+        &self,
+        db: &str,
+        table: &str,
+        changes: &[TableChange],
+        interrupt: Option<&Interrupt>,
+    ) -> Result<Arc<TableDef>> {
+        let id = self.table(db, table)?.id;
+        let _mdl = self.claim_tables(vec![id], interrupt)?;
+        let (new, dropped) = {
+            let _ddl = self.inner.commit.lock();
+            let old = self.table(db, table)?;
+            if old.id != id {
+                return Err(EngineError::new(
+                    1412,
+                    "HY000",
+                    "Table definition has changed, please retry transaction",
+                ));
+            }
+            let (def, sql) = apply_changes(&old, changes, &self.inner.catalog.read())?;
+            let dropped: Vec<String> = old
+                .indexes
+                .iter()
+                .filter(|ix| !def.indexes.iter().any(|n| n.id == ix.id))
+                .map(|ix| old.index_tree(ix.id))
+                .collect();
+            let new = self
+                .install_defs(std::slice::from_ref(&def))?
+                .pop()
+                .ok_or_else(|| EngineError::internal("no definition installed"))?;
+            if !sql.is_empty() {
+                self.inner.binlog_ddl(
+                    &old.db,
+                    &format!(
+                        "ALTER TABLE {}.{} {}",
+                        q(&old.db),
+                        q(&old.name),
+                        sql.join(", ")
+                    ),
+                )?;
+            }
+            (new, dropped)
+        };
+        for tree in dropped {
+            self.inner.drop_tree_named(&tree)?;
+        }
+        Ok(new)
+    }
+
+    /// `ALTER TABLE t AUTO_INCREMENT = n`: the next value becomes
+    /// max(n, largest value in the auto-increment column + 1) (InnoDB's
+    /// rule: the counter never goes below what the table holds).
+    pub fn alter_auto_increment(
+        &self,
+        db: &str,
+        table: &str,
+        n: u64,
+        interrupt: Option<&Interrupt>,
+    ) -> Result<()> {
+        let id = self.table(db, table)?.id;
+        let _mdl = self.claim_tables(vec![id], interrupt)?;
+        let _ddl = self.inner.commit.lock();
+        let t = self.table(db, table)?;
+        let floor = match t.auto_increment_column() {
+            Some(col) => self.max_column_value(&t, col)?.saturating_add(1),
+            None => 1,
+        };
+        let next = n.max(floor).max(1);
+        self.inner.set_autoinc(t.id, next - 1)?;
+        self.inner.binlog_ddl(
+            &t.db,
+            &format!("ALTER TABLE {}.{} AUTO_INCREMENT={n}", q(&t.db), q(&t.name)),
+        )
+    }
+
+    /// The largest non-negative integer in column `col` over the latest
+    /// committed rows (0 when none).
+    fn max_column_value(&self, t: &TableDef, col: usize) -> Result<u64> {
+        let mut max = 0u64;
+        for (_, v) in self.inner.tree(&t.clustered_tree())?.scan_all()? {
+            let Some((_, deleted, row)) = mvcc::split_value(&v) else {
+                continue;
+            };
+            if deleted {
+                continue;
+            }
+            // Only `col`: no off-page column is read (offpage.rs).
+            let wanted: Vec<bool> = (0..t.columns.len()).map(|i| i == col).collect();
+            let vals = crate::offpage::decode(
+                self.inner.store.shared(),
+                row,
+                t.columns.iter().map(|c| &c.ty),
+                Some(&wanted),
+            )?;
+            let n = match vals.get(col) {
+                Some(Value::Int(i)) => u64::try_from(*i).unwrap_or(0),
+                Some(Value::UInt(u)) => *u,
+                Some(Value::Double(d)) if *d > 0.0 => *d as u64,
+                Some(Value::Float(f)) if *f > 0.0 => *f as u64,
+                _ => 0,
+            };
+            max = max.max(n);
+        }
+        Ok(max)
+    }
+}
