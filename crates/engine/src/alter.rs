@@ -184,18 +184,7 @@ fn apply_changes(
 
 /// The new definition's column and index names are unique (1060, 1061).
 fn check_names(def: &TableDef) -> Result<()> {
-    for (i, c) in def.columns.iter().enumerate() {
-        if def.columns[..i]
-            .iter()
-            .any(|o| o.name.eq_ignore_ascii_case(&c.name))
-        {
-            return Err(EngineError::new(
-                1060,
-                "42S21",
-                format!("Duplicate column name '{}'", c.name),
-            ));
-        }
-    }
+    crate::engine::check_column_names(&def.columns)?;
     for (i, ix) in def.indexes.iter().enumerate() {
         if ix.name.eq_ignore_ascii_case("PRIMARY") {
             return Err(EngineError::new(

@@ -3,38 +3,20 @@
 //! DROP INDEX leaves the old or the new table whole with all its rows, and
 //! each statement reaches the binlog as one QUERY event.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
-use quire_config::Config;
 use quire_io::{CrashMode, FlushMethod, SimFs, Vfs};
 
 use crate::alter::{RenamePair, TableChange};
 use crate::binlog::format::EventData;
 use crate::catalog::ColumnDef;
 use crate::engine::Engine;
+use crate::tests::{cfg, open};
 use crate::txn::{Isolation, Scan};
 use crate::types::{ColumnType, Value};
 use crate::TableDef;
 
 const ROWS: i64 = 60;
-
-fn cfg() -> Config {
-    Config {
-        datadir: PathBuf::from("/e/data"),
-        innodb_page_size: 4096,
-        innodb_buffer_pool_size: 8 << 20,
-        innodb_redo_log_capacity: 8 << 20,
-        innodb_log_buffer_size: 256 << 10,
-        innodb_log_write_ahead_size: 4096,
-        ..Config::default()
-    }
-}
-
-fn open(sim: &SimFs) -> Engine {
-    let vfs: Arc<dyn Vfs> = Arc::new(sim.clone());
-    Engine::open(vfs, &cfg()).expect("open engine").0
-}
 
 fn reopen(sim: &SimFs, e: Engine) -> Engine {
     e.close(true).expect("close");

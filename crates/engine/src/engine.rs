@@ -1099,17 +1099,8 @@ fn validate_columns(columns: &[ColumnDef], primary: &[usize]) -> Result<()> {
             "A table must have at least 1 column",
         ));
     }
-    for (i, c) in columns.iter().enumerate() {
-        if columns[..i]
-            .iter()
-            .any(|o| o.name.eq_ignore_ascii_case(&c.name))
-        {
-            return Err(EngineError::new(
-                1060,
-                "42S21",
-                format!("Duplicate column name '{}'", c.name),
-            ));
-        }
+    check_column_names(columns)?;
+    for c in columns {
         if c.auto_increment && !c.ty.is_integer() {
             return Err(EngineError::new(
                 1063,
@@ -2007,4 +1998,21 @@ impl Drop for Engine {
             }
         }
     }
+}
+
+/// Column names are unique, ignoring case (1060).
+pub(crate) fn check_column_names(columns: &[ColumnDef]) -> Result<()> {
+    for (i, c) in columns.iter().enumerate() {
+        if columns[..i]
+            .iter()
+            .any(|o| o.name.eq_ignore_ascii_case(&c.name))
+        {
+            return Err(EngineError::new(
+                1060,
+                "42S21",
+                format!("Duplicate column name '{}'", c.name),
+            ));
+        }
+    }
+    Ok(())
 }
