@@ -210,24 +210,35 @@ fn now_s() -> u32 {
 /// PREPARE record (payload of a logical redo frame; XID = its end LSN)
 ///   kind u8 = 4 | trx_id u64 | n u32 | n x write
 ///   write: table u32 | pk_len u32 | pk | after image | before image
-///   image: 0 (absent) | 1, len u32, encoded row
+///   image: 0 (absent) | 1, len u32, bytes
 /// ```
-pub(crate) fn encode_prepare(trx_id: u64, writes: &[TxWrite]) -> Vec<u8> {
+/// The after image is the stored body (offpage.rs: long columns as
+/// references to chains staged before this record); the before image is
+/// the whole row, so that undoing a rolled-back prepare never depends on
+/// chains a purge may have freed since.
+pub(crate) fn encode_prepare(
+    trx_id: u64,
+    writes: &[TxWrite],
+    after_bodies: &[Option<Vec<u8>>],
+) -> Vec<u8> {
     let mut w = vec![REC_PREPARE];
     w.extend_from_slice(&trx_id.to_le_bytes());
     w.extend_from_slice(&(writes.len() as u32).to_le_bytes());
-    for x in writes {
+    for (x, after) in writes.iter().zip(after_bodies) {
         w.extend_from_slice(&x.table.id.to_le_bytes());
         w.extend_from_slice(&(x.pk.len() as u32).to_le_bytes());
         w.extend_from_slice(&x.pk);
-        for img in [&x.after, &x.before] {
+        let before = x.before.as_ref().map(|r| {
+            let mut b = Vec::new();
+            types::encode_row(r, &x.table.types(), &mut b);
+            b
+        });
+        for img in [after, &before] {
             match img {
-                Some(r) => {
-                    let mut b = Vec::new();
-                    types::encode_row(r, &x.table.types(), &mut b);
+                Some(b) => {
                     w.push(1);
                     w.extend_from_slice(&(b.len() as u32).to_le_bytes());
-                    w.extend_from_slice(&b);
+                    w.extend_from_slice(b);
                 }
                 None => w.push(0),
             }
@@ -436,7 +447,22 @@ impl Inner {
                 return (None, Err(e));
             }
         }
-        let mut record = encode_prepare(trx_id, &writes);
+        let mut staged = Vec::new();
+        let mut bodies = Vec::with_capacity(writes.len());
+        for w in &writes {
+            let body = match &w.after {
+                Some(vals) => match self.stage_body(&w.table, &w.pk, vals, &mut staged) {
+                    Ok(b) => Some(b),
+                    Err(e) => {
+                        self.unstage(&staged);
+                        return (None, Err(e));
+                    }
+                },
+                None => None,
+            };
+            bodies.push(body);
+        }
+        let mut record = encode_prepare(trx_id, &writes, &bodies);
         let big = record.len() as u64 > self.big_record_bytes();
         // bigtrx.rs: a large transaction commits alone.
         let (_alone, _shared) = if big {
@@ -447,12 +473,18 @@ impl Inner {
         if big {
             match self.side.write(trx_id, &record) {
                 Ok(r) => record = r.encode(crate::bigtrx::REC_PREPARE_EXT),
-                Err(e) => return (None, Err(e)),
+                Err(e) => {
+                    self.unstage(&staged);
+                    return (None, Err(e));
+                }
             }
         }
         let (prepare_lsn, pin) = match self.store.append_logical(&record, |_, _| {}) {
             Ok(x) => x,
-            Err(e) => return (None, Err(e.into())),
+            Err(e) => {
+                self.unstage(&staged);
+                return (None, Err(e.into()));
+            }
         };
         drop(record);
         if self.settings.prepare_flush_per_trx.load(Ordering::Relaxed) {
@@ -462,12 +494,8 @@ impl Inner {
         }
         let apply: Vec<ApplyWrite> = writes
             .iter()
-            .map(|w| {
-                let row = w.after.as_ref().map(|r| {
-                    let mut b = Vec::new();
-                    types::encode_row(r, &w.table.types(), &mut b);
-                    b
-                });
+            .zip(bodies)
+            .map(|(w, row)| {
                 (
                     w.table.clone(),
                     RecWrite {

@@ -365,30 +365,25 @@ impl Engine {
             .find(|(_, _, p)| is_data(p))
             .map(|(_, e, _)| *e);
         let frame_ends: HashSet<u64> = logical.iter().map(|(_, e, _)| *e).collect();
-        for f in inner.side.to_replay(checkpoint_lsn, &frame_ends)? {
+        let found = inner.side.to_replay(checkpoint_lsn, &frame_ends)?;
+        // Which record wrote each row last: only that one may adopt the
+        // chains its body names (see `LastWriters`).
+        let mut last = LastWriters::default();
+        for f in &found {
             let record = inner.side.read_found(f.trx_id)?;
-            let bad = |e: String| {
-                EngineError::internal(format!(
-                    "large transaction file of XID {} is malformed: {e}",
-                    f.anchor.xid
-                ))
-            };
-            let writes: Vec<RecWrite> = match record.first() {
-                Some(&REC_PREPARE) => decode_prepare(&record)
-                    .map_err(bad)?
-                    .writes
-                    .into_iter()
-                    .map(|(table, pk, after, _)| RecWrite {
-                        table,
-                        pk,
-                        row: after,
-                    })
-                    .collect(),
-                Some(&REC_COMMIT) => decode_commit(&record).map_err(bad)?,
-                _ => return Err(bad("unknown kind".into())),
-            };
+            last.note(f.anchor.xid, &big_record_writes(&record, f.anchor.xid)?);
+        }
+        for (_, end, payload) in &logical {
+            if is_data(payload) {
+                last.note(*end, &frame_writes(payload, *end)?);
+            }
+        }
+        for f in found {
+            let record = inner.side.read_found(f.trx_id)?;
+            let writes = big_record_writes(&record, f.anchor.xid)?;
+            drop(record);
             for piece in writes.chunks(REPLAY_PIECE_WRITES) {
-                inner.replay(f.anchor.xid, piece)?;
+                inner.replay(f.anchor.xid, piece, &last)?;
                 inner.store.recovery_progress(first_data)?;
             }
             inner.store.recovery_step()?;
@@ -409,7 +404,7 @@ impl Engine {
                     let big = ext_frames
                         .get(end)
                         .map(|&(trx, _)| (trx, all_done && last_data_end == Some(*end)));
-                    inner.replay_committed(*start, *end, &writes, big)?;
+                    inner.replay_committed(*start, *end, &writes, big, &last)?;
                     rec.commits_replayed += 1;
                 }
                 Some(&REC_PREPARE) => {
@@ -432,7 +427,7 @@ impl Engine {
                         let big = ext_frames
                             .get(end)
                             .map(|&(trx, _)| (trx, all_done && last_data_end == Some(*end)));
-                        inner.replay_committed(*start, *end, &writes, big)?;
+                        inner.replay_committed(*start, *end, &writes, big, &last)?;
                         rec.prepared_committed += 1;
                     } else {
                         undo.push((*end, writes));
@@ -445,7 +440,7 @@ impl Engine {
             inner.store.recovery_step()?;
         }
         for (end, writes) in undo.iter().rev() {
-            inner.replay(*end, writes)?;
+            inner.replay(*end, writes, &last)?;
             inner.store.recovery_step()?;
         }
         // Until here the checkpoint is held at the first engine record
@@ -1162,6 +1157,62 @@ pub(crate) fn encode_commit(trx: u64, writes: &[RecWrite]) -> Vec<u8> {
     w
 }
 
+/// Recovery: for each row, the end LSN of the last record in the log that
+/// writes it (the CSN its replay uses). A commit record's body may name
+/// chains written before the record (`Inner::stage_body`); once a later
+/// commit replaced the row, purge may have freed those chains and their
+/// pages may hold another chain by now. So a body naming chains is
+/// replayed only by the row's last writer: an earlier writer's effect is
+/// replaced by the last one's replay (or, for a rolled-back prepare, by
+/// the undo's before image) anyway.
+#[derive(Default)]
+pub(crate) struct LastWriters(HashMap<(u32, Vec<u8>), u64>);
+
+impl LastWriters {
+    fn note(&mut self, lsn: u64, writes: &[RecWrite]) {
+        for w in writes {
+            let e = self.0.entry((w.table, w.pk.clone())).or_insert(lsn);
+            *e = (*e).max(lsn);
+        }
+    }
+
+    fn is_last(&self, table: u32, pk: &[u8], lsn: u64) -> bool {
+        self.0.get(&(table, pk.to_vec())).is_none_or(|&l| l == lsn)
+    }
+}
+
+/// The writes of a COMMIT or PREPARE record (a prepare's after images).
+fn record_writes(record: &[u8]) -> std::result::Result<Vec<RecWrite>, String> {
+    match record.first() {
+        Some(&REC_PREPARE) => Ok(decode_prepare(record)?
+            .writes
+            .into_iter()
+            .map(|(table, pk, after, _)| RecWrite {
+                table,
+                pk,
+                row: after,
+            })
+            .collect()),
+        Some(&REC_COMMIT) => decode_commit(record),
+        _ => Err("unknown kind".into()),
+    }
+}
+
+/// [`record_writes`] of a large transaction's file.
+fn big_record_writes(record: &[u8], xid: u64) -> Result<Vec<RecWrite>> {
+    record_writes(record).map_err(|e| {
+        EngineError::internal(format!(
+            "large transaction file of XID {xid} is malformed: {e}"
+        ))
+    })
+}
+
+/// [`record_writes`] of the engine frame ending at `end`.
+fn frame_writes(payload: &[u8], end: u64) -> Result<Vec<RecWrite>> {
+    record_writes(payload)
+        .map_err(|e| EngineError::internal(format!("engine record at LSN {end} is malformed: {e}")))
+}
+
 fn decode_commit(b: &[u8]) -> std::result::Result<Vec<RecWrite>, String> {
     fn take<'a>(r: &mut &'a [u8], n: usize) -> std::result::Result<&'a [u8], String> {
         if r.len() < n {
@@ -1659,11 +1710,54 @@ impl Inner {
         quire_storage::btree::max_entry_bytes(ps).saturating_sub(key_len + 9)
     }
 
-    /// Stores a row (its encoded `image` and values) at `pk` with commit
-    /// number `csn`, replacing `old_body` (the tree's value, if any): long
-    /// columns off-page when it does not fit, the new chains adopted and
-    /// the replaced value's orphaned (but for those it keeps, unchanged
-    /// columns) in the put's mini-transaction (offpage.rs).
+    /// The body a row is stored with, made before its commit record is
+    /// logged (outside the commit mutex): in-row when its image fits,
+    /// else with its longest columns written to chains now (offpage.rs),
+    /// which are born orphans and pushed on `staged`; the record then
+    /// carries 20-byte references instead of the values, and the apply
+    /// (or recovery's replay) adopts them. An unchanged column keeps the
+    /// chain of the row it replaces (the caller holds that row's lock).
+    pub(crate) fn stage_body(
+        &self,
+        t: &TableDef,
+        pk: &[u8],
+        vals: &[Value],
+        staged: &mut Vec<LobRef>,
+    ) -> Result<Vec<u8>> {
+        let types = t.types();
+        let mut image = Vec::new();
+        types::try_encode_row(vals, &types, &mut image).map_err(EngineError::internal)?;
+        let limit = self.body_limit(pk.len());
+        if image.len() <= limit {
+            return Ok(image);
+        }
+        let cur = self.tree(&t.clustered_tree())?.get(pk)?;
+        let old_cols = match cur.as_deref().and_then(mvcc::split_value) {
+            Some((_, _, b)) => offpage::column_refs(b)?,
+            None => Vec::new(),
+        };
+        let sh = self.store.shared();
+        match offpage::store_body(sh, &image, vals, &types, limit, &old_cols)? {
+            Some(st) => {
+                staged.extend(st.new);
+                Ok(st.body)
+            }
+            None => Ok(image),
+        }
+    }
+
+    /// Frees the chains staged for a commit that never reached the log.
+    pub(crate) fn unstage(&self, staged: &[LobRef]) {
+        // They are orphans: a failure here leaves them to the next
+        // recovery's reclaim, never to a reader.
+        let _ = offpage::reclaim_all(self.store.shared(), staged);
+    }
+
+    /// Stores `row` at `pk` with commit number `csn`, replacing `old_body`
+    /// (the tree's value, if any). `row` is a stored body (a commit
+    /// record's after image, see [`Inner::stage_body`]) or, from an undo's
+    /// before image or a record of an earlier build, a plain image that
+    /// may be too long for a node: its long columns go off-page here.
     #[allow(clippy::too_many_arguments)]
     fn put_row(
         &self,
@@ -1671,50 +1765,54 @@ impl Inner {
         t: &TableDef,
         pk: &[u8],
         csn: u64,
-        image: &[u8],
+        row: &[u8],
         vals: &[Value],
         old_body: Option<&[u8]>,
     ) -> Result<()> {
+        let limit = self.body_limit(pk.len());
+        if offpage::is_extern(row) || row.len() <= limit {
+            return self.put_body(ct, pk, csn, row, old_body);
+        }
         let old_cols = match old_body {
             Some(b) => offpage::column_refs(b)?,
             None => Vec::new(),
         };
-        let limit = self.body_limit(pk.len());
-        let stored = if image.len() > limit {
-            offpage::store_body(
-                self.store.shared(),
-                image,
-                vals,
-                &t.types(),
-                limit,
-                &old_cols,
-            )?
-        } else {
-            None
+        let sh = self.store.shared();
+        match offpage::store_body(sh, row, vals, &t.types(), limit, &old_cols)? {
+            Some(st) => self.put_body(ct, pk, csn, &st.body, old_body),
+            None => self.put_body(ct, pk, csn, row, old_body),
+        }
+    }
+
+    /// Puts a stored body: in the put's mini-transaction, the chains it
+    /// names that `old_body` did not are adopted and those of `old_body`
+    /// it no longer names are orphaned (offpage.rs).
+    fn put_body(
+        &self,
+        ct: &Tree,
+        pk: &[u8],
+        csn: u64,
+        body: &[u8],
+        old_body: Option<&[u8]>,
+    ) -> Result<()> {
+        let old = match old_body {
+            Some(b) => offpage::refs(b)?,
+            None => Vec::new(),
         };
-        let (body, new_refs, kept) = match &stored {
-            Some(s) => (s.body.as_slice(), s.new.as_slice(), s.kept.as_slice()),
-            None => (image, &[][..], &[][..]),
-        };
-        let orphans: Vec<LobRef> = old_cols
-            .iter()
-            .map(|&(_, r)| r)
-            .filter(|r| !kept.contains(r))
-            .collect();
+        let new = offpage::refs(body)?;
+        let adopt: Vec<LobRef> = new.iter().filter(|r| !old.contains(r)).copied().collect();
+        let orphans: Vec<LobRef> = old.iter().filter(|r| !new.contains(r)).copied().collect();
         let value = mvcc::make_value(csn, false, body);
-        if new_refs.is_empty() && orphans.is_empty() {
+        if adopt.is_empty() && orphans.is_empty() {
             ct.put(pk, &value)?;
         } else {
             ct.put_with(pk, &value, &mut |m| {
-                offpage::swap_owner(m, new_refs, &orphans)
+                offpage::swap_owner(m, &adopt, &orphans)
             })?;
         }
         Ok(())
     }
 
-    /// Recovery: re-applies a commit record on the recovered trees. Full
-    /// row images make it idempotent; no snapshot exists, so what a commit
-    /// replaces is removed at once.
     /// Replays a committed frame. A large transaction's (bigtrx.rs) goes
     /// in pieces; `big` = (its trx id, whether it is the last data frame
     /// and every frame before it is done). In that case its file is
@@ -1728,29 +1826,40 @@ impl Inner {
         end: u64,
         writes: &[RecWrite],
         big: Option<(u64, bool)>,
+        last: &LastWriters,
     ) -> Result<()> {
-        let Some((trx, last)) = big else {
-            return self.replay(end, writes);
+        let Some((trx, last_frame)) = big else {
+            return self.replay(end, writes, last);
         };
-        let next = if last {
+        let next = if last_frame {
             self.side.anchor(trx, end, None)?;
             None
         } else {
             Some(start)
         };
         for piece in writes.chunks(REPLAY_PIECE_WRITES) {
-            self.replay(end, piece)?;
+            self.replay(end, piece, last)?;
             self.store.recovery_progress(next)?;
         }
         Ok(())
     }
 
-    fn replay(&self, csn: u64, writes: &[RecWrite]) -> Result<()> {
+    /// Recovery: re-applies a record's writes (after images of a commit,
+    /// before images of an undone prepare) on the recovered trees. Whole
+    /// rows make it idempotent; no snapshot exists, so what a write
+    /// replaces is removed at once. A body naming chains is applied only
+    /// by the row's last writer in the log (see [`LastWriters`]).
+    fn replay(&self, csn: u64, writes: &[RecWrite], last: &LastWriters) -> Result<()> {
         for w in writes {
             let t = match self.catalog.read().by_id.get(&w.table) {
                 Some(t) => t.clone(),
                 None => continue,
             };
+            if w.row.as_deref().is_some_and(offpage::is_extern)
+                && !last.is_last(w.table, &w.pk, csn)
+            {
+                continue;
+            }
             let types = t.types();
             let ct = self.tree(&t.clustered_tree())?;
             let cur = ct.get(&w.pk)?;
@@ -1764,13 +1873,15 @@ impl Inner {
                 None => Vec::new(),
             };
             let new_vals = match &w.row {
-                Some(r) => Some(types::decode_row(r, &types).map_err(EngineError::internal)?),
+                Some(r) => Some(self.decode_body(&t, r)?),
                 None => None,
             };
             let same_row = match (cur_parsed, &w.row) {
                 (Some((_, false, crow)), Some(r)) => {
-                    offpage::plain_image(self.store.shared(), crow, &types)?.as_ref()
-                        == r.as_slice()
+                    crow == r.as_slice()
+                        || (!offpage::is_extern(r)
+                            && offpage::plain_image(self.store.shared(), crow, &types)?.as_ref()
+                                == r.as_slice())
                 }
                 _ => false,
             };
@@ -1826,6 +1937,22 @@ impl Inner {
                 return (None, Err(e));
             }
         }
+        let mut writes = writes;
+        let mut staged = Vec::new();
+        for (t, rw, vals) in writes.iter_mut() {
+            let (Some(row), Some(vals)) = (rw.row.as_mut(), vals.as_deref()) else {
+                continue;
+            };
+            if row.len() > self.body_limit(rw.pk.len()) {
+                match self.stage_body(t, &rw.pk, vals, &mut staged) {
+                    Ok(b) => *row = b,
+                    Err(e) => {
+                        self.unstage(&staged);
+                        return (None, Err(e));
+                    }
+                }
+            }
+        }
         let rec_writes: Vec<RecWrite> = writes.iter().map(|w| w.1.clone()).collect();
         let mut record = encode_commit(trx, &rec_writes);
         drop(rec_writes);
@@ -1834,13 +1961,20 @@ impl Inner {
             // bigtrx.rs: the record goes to a file, the frame names it.
             match self.side.write(trx, &record) {
                 Ok(r) => record = r.encode(REC_COMMIT_EXT),
-                Err(e) => return (None, Err(e)),
+                Err(e) => {
+                    self.unstage(&staged);
+                    return (None, Err(e));
+                }
             }
         }
         let mut st = self.commit.lock();
         let (csn, pin) = match self.store.append_logical(&record, |_, _| {}) {
             Ok(x) => x,
-            Err(e) => return (None, Err(e.into())),
+            Err(e) => {
+                drop(st);
+                self.unstage(&staged);
+                return (None, Err(e.into()));
+            }
         };
         let applied = if big {
             drop(record);

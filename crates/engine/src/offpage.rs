@@ -26,6 +26,16 @@
 //! read it and no newer version or the tree still refers to them; the
 //! purge that removes a delete-marked row orphans its chains in the same
 //! mini-transaction and reclaims them. Recovery reclaims every orphan.
+//!
+//! When: a commit writes its rows' chains *before* its commit (or
+//! prepare) record (`Inner::stage_body`), so the record carries the body
+//! with 20-byte references, not the values; the apply, or recovery's
+//! replay, only adopts them. A long value thus costs its size in redo
+//! once, and replaying it costs a few bytes, which keeps recovery inside
+//! the redo log whatever the value's size. A commit that fails before its
+//! record is logged frees what it staged; a crash leaves it to the orphan
+//! list. Since purge may free a replaced row's chains, recovery lets only
+//! a row's last writer in the log adopt (engine.rs, `LastWriters`).
 
 use std::borrow::Cow;
 

@@ -65,6 +65,15 @@
 //! point* (7/8) the writer itself flushes the oldest pages and moves the
 //! checkpoint before it goes on (`Innodb_log_waits`). This happens before
 //! any page is latched, so the flush can never wait for the writer.
+//!
+//! During recovery's replay the checkpoint is held by recovery's own pin,
+//! and a crash may leave the log right at the sync point: waiting there
+//! would wait forever. The replay's writes may use the headroom above it
+//! (up to 29/32 of the log, which still takes the largest mtr), the pin
+//! moves frame by frame, and if even that cannot make room the write
+//! fails with an error naming the cause instead of hanging. The replay
+//! writes little: a commit record names the chains of its long values,
+//! written before it, instead of carrying them (engine `offpage.rs`).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -137,6 +146,10 @@ pub struct Shared {
     /// see `Store::reserve_pages`), and one grower at a time.
     file_pages: AtomicU64,
     grow_lock: Mutex<()>,
+    /// Set while the caller replays engine frames (between `open_with`
+    /// and `finish_recovery`): the checkpoint is then held by recovery
+    /// itself, see [`Shared::write_limit`].
+    replaying: AtomicBool,
 }
 
 impl std::fmt::Debug for Shared {
@@ -166,6 +179,21 @@ impl Shared {
         self.log.lsn().saturating_sub(self.log.checkpoint_lsn())
     }
 
+    /// The checkpoint age at which a write waits for the checkpoint. In
+    /// service, the sync point. During recovery's replay the checkpoint
+    /// is pinned at the first engine frame not yet replayed, and the crash
+    /// may have left the log right at the sync point, so the replay's own
+    /// writes get the headroom above it (up to 29/32 of the circle: the
+    /// largest mini-transaction, 1/16, plus write-ahead padding still
+    /// fits); they move the pin frame by frame (`recovery_progress`).
+    fn write_limit(&self) -> u64 {
+        if self.replaying.load(Ordering::Acquire) {
+            self.log.capacity_lsn() / 32 * 29
+        } else {
+            self.sync_point()
+        }
+    }
+
     /// Called before a write latches anything: refuses after an I/O error,
     /// and keeps the checkpoint age below the sync point.
     pub fn before_write(&self) -> Result<()> {
@@ -178,9 +206,10 @@ impl Shared {
             return Ok(());
         }
         self.cleaner.wake();
-        if age >= self.sync_point() {
+        let limit = self.write_limit();
+        if age >= limit {
             Stats::inc(&self.stats.innodb_log_waits);
-            while self.checkpoint_age() >= self.sync_point() {
+            while self.checkpoint_age() >= limit {
                 self.poison.check()?;
                 if self.shutdown.load(Ordering::Acquire) {
                     return Err(StorageError::Shutdown);
@@ -188,13 +217,36 @@ impl Shared {
                 let target = self.log.lsn().saturating_sub(self.async_point());
                 let n = self.pool.flush_batch(self.pool.batch_pages(), target)?;
                 self.make_checkpoint()?;
-                if n == 0 && self.checkpoint_age() >= self.sync_point() {
+                if n == 0 && self.checkpoint_age() >= limit {
+                    if self.replaying.load(Ordering::Acquire) {
+                        return self.replay_stuck(limit);
+                    }
                     // Pages latched by others right now: let them finish.
                     std::thread::sleep(Duration::from_micros(200));
                 }
             }
         }
         Ok(())
+    }
+
+    /// Recovery's replay is the only writer and its own pin holds the
+    /// checkpoint: with every page written, either the checkpoint moves
+    /// or waiting can never help, and an error naming the cause beats a
+    /// start-up that hangs.
+    fn replay_stuck(&self, limit: u64) -> Result<()> {
+        self.pool.flush_all()?;
+        self.make_checkpoint()?;
+        let age = self.checkpoint_age();
+        if age < limit {
+            return Ok(());
+        }
+        Err(StorageError::Poisoned(format!(
+            "crash recovery cannot finish: replaying the transactions after the checkpoint \
+             needs more redo than innodb_redo_log_capacity leaves free (checkpoint age {age} \
+             of {} LSN); nothing is lost, the log still holds every transaction it \
+             replays",
+            self.log.capacity_lsn()
+        )))
     }
 
     /// Moves the checkpoint to the oldest modification still unflushed.
@@ -486,6 +538,7 @@ impl Store {
             checkpoint_lock: Mutex::new(()),
             file_pages: AtomicU64::new(0),
             grow_lock: Mutex::new(()),
+            replaying: AtomicBool::new(report.first_logical_lsn.is_some()),
         });
         // Engine frames found by recovery are replayed by the caller after
         // this returns: one pin at the first of them holds the checkpoint
@@ -640,6 +693,7 @@ impl Store {
     /// from here on the frames before it are never read again.
     pub fn finish_recovery(&self) -> Result<()> {
         drop(self.recovery_pin.lock().take());
+        self.shared.replaying.store(false, Ordering::Release);
         self.checkpoint()?;
         if self.stepped_recovery.swap(false, Ordering::AcqRel) {
             self.shared.cleaner.paused.store(false, Ordering::Release);
