@@ -373,13 +373,21 @@ class TestTextProtocol(Base):
 
 
 class TestLargeRows(Base):
-    def test_oversized_row_is_refused_and_server_keeps_working(self):
-        self.cur.execute("CREATE TABLE big (id INT PRIMARY KEY, b LONGBLOB)")
+    def test_long_values_round_trip_and_too_long_is_refused(self):
+        # Off-page storage: a 20 KB and a 3 MB value go in and come back
+        # byte for byte, through a parameter as well as a literal.
+        self.cur.execute("CREATE TABLE big (id INT PRIMARY KEY, b LONGBLOB, s BLOB)")
+        self.cur.execute("INSERT INTO big (id, b) VALUES (1, REPEAT('x', 20000))")
+        blob = bytes(range(256)) * (3 * 4096)
+        self.cur.execute("INSERT INTO big (id, b) VALUES (2, %s)", (blob,))
+        self.assertEqual(self.one("SELECT LENGTH(b) FROM big WHERE id = 1"), (20000,))
+        self.assertEqual(self.one("SELECT b FROM big WHERE id = 2"), (blob,))
+        # Longer than the column's type (BLOB holds 65,535 bytes), strict
+        # mode: 1406, nothing stored, and the connection keeps working.
         with self.assertRaises(pymysql.err.MySQLError) as cm:
-            self.cur.execute("INSERT INTO big VALUES (1, REPEAT('x', 20000))")
-        self.assertEqual(cm.exception.args[0], 1118)
-        self.cur.execute("INSERT INTO big VALUES (2, 'small')")
-        self.assertEqual(self.one("SELECT id FROM big"), (2,))
+            self.cur.execute("INSERT INTO big (id, s) VALUES (3, REPEAT('y', 70000))")
+        self.assertEqual(cm.exception.args[0], 1406)
+        self.assertEqual(self.one("SELECT COUNT(*) FROM big"), (2,))
         self.cur.execute("DROP TABLE big")
 
 

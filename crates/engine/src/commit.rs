@@ -742,7 +742,9 @@ impl Inner {
                     }
                 }
             }
-            let _ = self.purge(&mut st);
+            let freed = self.purge(&mut st);
+            drop(st);
+            self.free_purged(freed);
         }
         {
             let mut aw = p.awaiting_marker.lock();

@@ -1311,22 +1311,43 @@ impl Inner {
             .map(|(n, _)| n)
             .filter(|n| n.starts_with(&prefix))
             .collect();
+        let mut drained = Vec::new();
         for n in names {
             if n == format!("t{id}.0") {
-                self.drain_offpage(&n)?;
+                drained = self.drain_offpage(&n)?;
             }
             self.trees.write().remove(&n);
             self.store.drop_index(&n)?;
         }
-        Ok(())
+        self.free_version_chains(id, &drained)
+    }
+
+    /// A dropped table's superseded versions: forgotten, and the chains
+    /// only they named (on the orphan list since their row was replaced)
+    /// freed now rather than at the next recovery. `drained`: the chains
+    /// the table's tree owned, already freed (a version may share one
+    /// with a newer row when the column did not change).
+    fn free_version_chains(&self, id: u32, drained: &[LobRef]) -> Result<()> {
+        let mut seen: HashSet<LobRef> = drained.iter().copied().collect();
+        let mut orphans: Vec<LobRef> = Vec::new();
+        for v in self.chains.take_table(id) {
+            for r in offpage::refs(&v.row)? {
+                if seen.insert(r) {
+                    orphans.push(r);
+                }
+            }
+        }
+        offpage::reclaim_all(self.store.shared(), &orphans)
     }
 
     /// Removes a dropped table's rows that own off-page chains, each with
     /// its chains orphaned in the delete's mini-transaction and then
-    /// freed: crash-safe row by row, like the drop that follows.
-    fn drain_offpage(&self, name: &str) -> Result<()> {
+    /// freed: crash-safe row by row, like the drop that follows. Returns
+    /// the chains it freed.
+    fn drain_offpage(&self, name: &str) -> Result<Vec<LobRef>> {
+        let mut freed = Vec::new();
         let Some(tree) = self.store.index(name)? else {
-            return Ok(());
+            return Ok(freed);
         };
         let mut from = std::ops::Bound::Unbounded;
         loop {
@@ -1335,7 +1356,7 @@ impl Inner {
                 .take(512)
                 .collect::<quire_storage::Result<_>>()?;
             let Some((last, _)) = batch.last() else {
-                return Ok(());
+                return Ok(freed);
             };
             from = std::ops::Bound::Excluded(last.clone());
             for (k, v) in &batch {
@@ -1348,6 +1369,7 @@ impl Inner {
                 }
                 tree.delete_with(k, &mut |m| offpage::swap_owner(m, &[], &refs))?;
                 offpage::reclaim_all(self.store.shared(), &refs)?;
+                freed.extend(refs);
             }
         }
     }
@@ -1592,30 +1614,63 @@ impl Inner {
     }
 
     /// Runs purge for every commit no snapshot can look behind any more.
-    pub(crate) fn purge(&self, st: &mut CommitState) -> Result<()> {
+    /// Returns the chains the purged versions alone named, unreferenced
+    /// now (on the orphan list): the caller frees them with
+    /// [`Inner::free_purged`] after releasing the commit mutex, so that a
+    /// multi-MiB value's pages are not freed inside every commit's
+    /// critical section.
+    pub(crate) fn purge(&self, st: &mut CommitState) -> Result<Vec<LobRef>> {
         let oldest = self.snapshots.oldest();
+        let mut freed = Vec::new();
         while let Some(front) = st.purge.items.front() {
             if front.csn > oldest {
                 break;
             }
             let item = st.purge.items.pop_front().expect("front exists");
-            self.purge_one(&item, oldest)?;
+            freed.extend(self.purge_one(&item, oldest)?);
         }
-        Ok(())
+        Ok(freed)
     }
 
-    fn purge_one(&self, item: &PurgeItem, oldest: u64) -> Result<()> {
+    /// Frees what [`Inner::purge`] handed back. Failing is not the
+    /// commit's failure (the commit is applied): an error here is an I/O
+    /// error, which poisoned the store, and the next write sees it; the
+    /// chains stay orphans that the next recovery frees.
+    pub(crate) fn free_purged(&self, freed: Result<Vec<LobRef>>) {
+        if let Ok(refs) = freed {
+            let _ = offpage::reclaim_all(self.store.shared(), &refs);
+        }
+    }
+
+    /// Purges one replaced row: its versions older than every snapshot,
+    /// their secondary entries, the row itself if it is delete-marked and
+    /// unseen. Returns the chains to free (see [`Inner::purge`]).
+    fn purge_one(&self, item: &PurgeItem, oldest: u64) -> Result<Vec<LobRef>> {
         let t = match self.catalog.read().by_id.get(&item.table) {
             Some(t) => t.clone(),
-            // Dropped: its tree's chains went with DROP (drop_trees); the
-            // chains only old versions held stay on the orphan list until
-            // the next recovery frees them.
-            None => return Ok(()),
+            // Dropped: DROP freed its tree's chains and its versions'
+            // (drop_trees, free_version_chains).
+            None => return Ok(Vec::new()),
         };
         let (removed, rest) = self.chains.prune(item.table, &item.pk, item.csn);
         let ct = self.tree(&t.clustered_tree())?;
         let cur = ct.get(&item.pk)?;
-        let decode = |row: &[u8]| self.decode_body(&t, row);
+        // Only the indexed columns matter here (secondary keys): a long
+        // value elsewhere in the row is not read.
+        let mut indexed = vec![false; t.columns.len()];
+        for idx in &t.indexes {
+            for &c in &idx.columns {
+                indexed[c] = true;
+            }
+        }
+        let decode = |row: &[u8]| {
+            offpage::decode(
+                self.store.shared(),
+                row,
+                t.columns.iter().map(|c| &c.ty),
+                Some(&indexed),
+            )
+        };
         let mut in_use: Vec<Vec<Value>> = Vec::new();
         let mut stale: Vec<Vec<Value>> = Vec::new();
         let mut delete_row = false;
@@ -1659,7 +1714,7 @@ impl Inner {
         if delete_row {
             ct.delete_with(&item.pk, &mut |m| offpage::swap_owner(m, &[], &tree_refs))?;
         }
-        offpage::reclaim_all(self.store.shared(), &reclaim)
+        Ok(reclaim)
     }
 
     /// The chains purge frees: those of the versions it drops (and of the
@@ -2003,10 +2058,9 @@ impl Inner {
         };
         self.snapshots.visible.store(csn, Ordering::Release);
         drop(pin);
-        // Purge failing is not the commit's failure: the commit is applied.
-        // A purge error means an I/O error, which poisoned the store, and
-        // the next write sees it.
-        let _ = self.purge(&mut st);
+        let freed = self.purge(&mut st);
+        drop(st);
+        self.free_purged(freed);
         (Some(csn), Ok(()))
     }
 

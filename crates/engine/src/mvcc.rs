@@ -143,6 +143,23 @@ impl Chains {
         (removed, rest)
     }
 
+    /// Removes and returns every version of a dropped table (no reader
+    /// can reach them: the table is gone from the catalog).
+    pub fn take_table(&self, table: u32) -> Vec<Version> {
+        let mut out = Vec::new();
+        for shard in &self.shards {
+            let mut s = shard.lock();
+            let keys: Vec<ChainKey> = s.keys().filter(|k| k.0 == table).cloned().collect();
+            for k in keys {
+                out.extend(s.remove(&k).unwrap_or_default());
+            }
+        }
+        self.versions.fetch_sub(out.len(), Ordering::Relaxed);
+        let b: usize = out.iter().map(|v| v.row.len() + 48).sum();
+        self.bytes.fetch_sub(b, Ordering::Relaxed);
+        out
+    }
+
     /// (versions, approximate bytes) held right now.
     pub fn usage(&self) -> (usize, usize) {
         (

@@ -72,7 +72,7 @@ const PAGES_PER_MTR: usize = 64;
 pub const LOB_REF_BYTES: usize = 20;
 
 /// A row's reference to an off-page value.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct LobRef {
     pub space: u32,
     pub first: u32,
