@@ -1780,12 +1780,8 @@ impl Session {
                 let name = exec::split_name(name)?.1;
                 let mut cols = Vec::new();
                 for c in &ci.columns {
-                    let cname = match &c.column.expr {
-                        Expr::Identifier(i) => i.value.clone(),
-                        Expr::Function(f) => f.name.to_string(),
-                        other => other.to_string(),
-                    };
-                    cols.push(def.column(&cname).ok_or_else(|| {
+                    let cname = crate::ddl::key_column_name(c)?;
+                    cols.push(def.column(cname).ok_or_else(|| {
                         EngineError::new(
                             1072,
                             "42000",
