@@ -149,7 +149,14 @@ impl TableDef {
                 _ if c.default_now.is_some() => {
                     d.push_str(&format!(" DEFAULT {}", now(c.default_now.unwrap_or(0))))
                 }
-                Some(Value::Null) if c.nullable => d.push_str(" DEFAULT NULL"),
+                // MySQL 8.0 prints the implicit NULL default of a nullable
+                // column too, with TIMESTAMP's NULL attribute, but never
+                // for BLOB/TEXT (which had no defaults before 8.0.13).
+                Some(Value::Null) | None if c.nullable => match c.ty {
+                    ColumnType::Blob { .. } | ColumnType::Text { .. } => {}
+                    ColumnType::Timestamp { .. } => d.push_str(" NULL DEFAULT NULL"),
+                    _ => d.push_str(" DEFAULT NULL"),
+                },
                 Some(Value::Null) | None => {}
                 Some(v) => {
                     let text = v.to_string_mysql(&c.ty);
