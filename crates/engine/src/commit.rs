@@ -451,13 +451,17 @@ impl Inner {
         let mut bodies = Vec::with_capacity(writes.len());
         for w in &writes {
             let body = match &w.after {
-                Some(vals) => match self.stage_body(&w.table, &w.pk, vals, &mut staged) {
-                    Ok(b) => Some(b),
-                    Err(e) => {
-                        self.unstage(&staged);
-                        return (None, Err(e));
+                Some(vals) => {
+                    let mut image = Vec::new();
+                    types::encode_row(vals, &w.table.types(), &mut image);
+                    match self.stage_body(&w.table, &w.pk, image, vals, &mut staged) {
+                        Ok(b) => Some(b),
+                        Err(e) => {
+                            self.unstage(&staged);
+                            return (None, Err(e));
+                        }
                     }
-                },
+                }
                 None => None,
             };
             bodies.push(body);

@@ -1583,7 +1583,7 @@ impl Inner {
                     let old_body = cur_parsed.map(|(_, _, crow)| crow);
                     self.put_row(&ct, t, &w.pk, csn, row, vals, old_body)?;
                     let old_vals = match cur_parsed {
-                        Some((_, false, crow)) => Some(self.decode_body(t, crow)?),
+                        Some((_, false, crow)) => Some(self.decode_indexed(t, crow)?),
                         _ => None,
                     };
                     for idx in &t.indexes {
@@ -1655,22 +1655,7 @@ impl Inner {
         let (removed, rest) = self.chains.prune(item.table, &item.pk, item.csn);
         let ct = self.tree(&t.clustered_tree())?;
         let cur = ct.get(&item.pk)?;
-        // Only the indexed columns matter here (secondary keys): a long
-        // value elsewhere in the row is not read.
-        let mut indexed = vec![false; t.columns.len()];
-        for idx in &t.indexes {
-            for &c in &idx.columns {
-                indexed[c] = true;
-            }
-        }
-        let decode = |row: &[u8]| {
-            offpage::decode(
-                self.store.shared(),
-                row,
-                t.columns.iter().map(|c| &c.ty),
-                Some(&indexed),
-            )
-        };
+        let decode = |row: &[u8]| self.decode_indexed(&t, row);
         let mut in_use: Vec<Vec<Value>> = Vec::new();
         let mut stale: Vec<Vec<Value>> = Vec::new();
         let mut delete_row = false;
@@ -1748,6 +1733,19 @@ impl Inner {
         Ok(out)
     }
 
+    /// A stored body decoded for its secondary keys only: columns no
+    /// index uses are left NULL, so no long value elsewhere is read.
+    fn decode_indexed(&self, t: &TableDef, body: &[u8]) -> Result<Vec<Value>> {
+        let mut indexed = vec![false; t.columns.len()];
+        for idx in &t.indexes {
+            for &c in &idx.columns {
+                indexed[c] = true;
+            }
+        }
+        let types = t.columns.iter().map(|c| &c.ty);
+        offpage::decode(self.store.shared(), body, types, Some(&indexed))
+    }
+
     /// A stored row body decoded (off-page columns read).
     pub(crate) fn decode_body(&self, t: &TableDef, body: &[u8]) -> Result<Vec<Value>> {
         offpage::decode(
@@ -1776,29 +1774,48 @@ impl Inner {
         &self,
         t: &TableDef,
         pk: &[u8],
+        image: Vec<u8>,
         vals: &[Value],
         staged: &mut Vec<LobRef>,
     ) -> Result<Vec<u8>> {
-        let types = t.types();
-        let mut image = Vec::new();
-        types::try_encode_row(vals, &types, &mut image).map_err(EngineError::internal)?;
-        let limit = self.body_limit(pk.len());
-        if image.len() <= limit {
+        if image.len() <= self.body_limit(pk.len()) {
             return Ok(image);
         }
         let cur = self.tree(&t.clustered_tree())?.get(pk)?;
-        let old_cols = match cur.as_deref().and_then(mvcc::split_value) {
-            Some((_, _, b)) => offpage::column_refs(b)?,
-            None => Vec::new(),
-        };
-        let sh = self.store.shared();
-        match offpage::store_body(sh, &image, vals, &types, limit, &old_cols)? {
+        let old_body = cur.as_deref().and_then(mvcc::split_value).map(|c| c.2);
+        match self.externalize(t, pk, &image, vals, old_body)? {
             Some(st) => {
                 staged.extend(st.new);
                 Ok(st.body)
             }
             None => Ok(image),
         }
+    }
+
+    /// A too-long plain `image` with its longest columns written to new
+    /// chains, keeping `old_body`'s chain for a column whose value did
+    /// not change (None: it fits in-row after all).
+    fn externalize(
+        &self,
+        t: &TableDef,
+        pk: &[u8],
+        image: &[u8],
+        vals: &[Value],
+        old_body: Option<&[u8]>,
+    ) -> Result<Option<offpage::Stored>> {
+        let old_cols = match old_body {
+            Some(b) => offpage::column_refs(b)?,
+            None => Vec::new(),
+        };
+        let limit = self.body_limit(pk.len());
+        offpage::store_body(
+            self.store.shared(),
+            image,
+            vals,
+            &t.types(),
+            limit,
+            &old_cols,
+        )
     }
 
     /// Frees the chains staged for a commit that never reached the log.
@@ -1824,16 +1841,10 @@ impl Inner {
         vals: &[Value],
         old_body: Option<&[u8]>,
     ) -> Result<()> {
-        let limit = self.body_limit(pk.len());
-        if offpage::is_extern(row) || row.len() <= limit {
+        if offpage::is_extern(row) || row.len() <= self.body_limit(pk.len()) {
             return self.put_body(ct, pk, csn, row, old_body);
         }
-        let old_cols = match old_body {
-            Some(b) => offpage::column_refs(b)?,
-            None => Vec::new(),
-        };
-        let sh = self.store.shared();
-        match offpage::store_body(sh, row, vals, &t.types(), limit, &old_cols)? {
+        match self.externalize(t, pk, row, vals, old_body)? {
             Some(st) => self.put_body(ct, pk, csn, &st.body, old_body),
             None => self.put_body(ct, pk, csn, row, old_body),
         }
@@ -1920,7 +1931,7 @@ impl Inner {
             let cur = ct.get(&w.pk)?;
             let cur_parsed = cur.as_deref().and_then(mvcc::split_value);
             let old_vals = match cur_parsed {
-                Some((_, _, crow)) => Some(self.decode_body(&t, crow)?),
+                Some((_, _, crow)) => Some(self.decode_indexed(&t, crow)?),
                 None => None,
             };
             let old_refs = match cur_parsed {
@@ -1999,7 +2010,7 @@ impl Inner {
                 continue;
             };
             if row.len() > self.body_limit(rw.pk.len()) {
-                match self.stage_body(t, &rw.pk, vals, &mut staged) {
+                match self.stage_body(t, &rw.pk, std::mem::take(row), vals, &mut staged) {
                     Ok(b) => *row = b,
                     Err(e) => {
                         self.unstage(&staged);
