@@ -34,6 +34,7 @@
 use std::sync::Arc;
 
 use crate::catalog::{Catalog, TableDef};
+use crate::constraint::{self, CheckDef, ForeignKeyDef};
 use crate::engine::{Engine, CATALOG_TREE};
 use crate::error::{EngineError, Result};
 use crate::interrupt::Interrupt;
@@ -59,6 +60,41 @@ pub enum TableChange {
     RenameIndex { from: String, to: String },
     /// `DROP {INDEX|KEY} name`.
     DropIndex(String),
+    /// `ADD [CONSTRAINT [c]] CHECK (...) [[NOT] ENFORCED]`.
+    AddCheck(CheckDef),
+    /// `DROP CHECK c`.
+    DropCheck(String),
+    /// `ALTER CHECK c [NOT] ENFORCED` (also `ALTER CONSTRAINT`).
+    EnforceCheck { name: String, enforced: bool },
+    /// `ADD [CONSTRAINT [c]] FOREIGN KEY ...` (the child index exists).
+    AddForeignKey(ForeignKeyDef),
+    /// `DROP FOREIGN KEY c`.
+    DropForeignKey(String),
+    /// `DROP CONSTRAINT c`: the CHECK, FOREIGN KEY or UNIQUE key named c.
+    DropConstraint(String),
+}
+
+/// A check of one row against a table definition (ALTER's CHECK pass).
+pub type RowCheck<'a> = &'a dyn Fn(&TableDef, &[Value]) -> Result<()>;
+
+/// What an ALTER TABLE must check beyond its changes' own rules.
+pub struct AlterChecks<'a> {
+    /// The session's foreign_key_checks: added keys are checked against
+    /// their parent and the rows.
+    pub foreign_key_checks: bool,
+    /// Called with the new definition and each latest committed row when
+    /// the statement adds or enforces a CHECK (the SQL layer evaluates
+    /// the expressions; an error stops the statement).
+    pub rows: Option<RowCheck<'a>>,
+}
+
+impl Default for AlterChecks<'_> {
+    fn default() -> Self {
+        AlterChecks {
+            foreign_key_checks: true,
+            rows: None,
+        }
+    }
 }
 
 /// One `a TO b` of RENAME TABLE, fully qualified.
@@ -132,6 +168,17 @@ fn apply_changes(
                 let i = old
                     .column(from)
                     .ok_or_else(|| unknown_column(from, &old.name))?;
+                let quoted = q(&old.columns[i].name).to_ascii_lowercase();
+                if let Some(c) = def
+                    .checks
+                    .iter()
+                    .find(|c| c.expr.to_ascii_lowercase().contains(&quoted))
+                {
+                    return Err(constraint::column_used_by_check(
+                        &c.name,
+                        &old.columns[i].name,
+                    ));
+                }
                 def.columns[i].name = to.clone();
                 sql.push(format!("RENAME COLUMN {} TO {}", q(from), q(to)));
             }
@@ -168,18 +215,111 @@ fn apply_changes(
                 sql.push(format!("RENAME INDEX {} TO {}", q(from), q(to)));
             }
             TableChange::DropIndex(name) => {
-                let id = old.index(name).ok_or_else(|| cant_drop(name))?.id;
-                if dropped.contains(&id) {
+                drop_index(old, &mut def, &mut dropped, name, cat)?;
+                sql.push(format!("DROP INDEX {}", q(name)));
+            }
+            TableChange::AddCheck(c) => {
+                if def
+                    .checks
+                    .iter()
+                    .any(|o| o.name.eq_ignore_ascii_case(&c.name))
+                {
+                    return Err(constraint::duplicate_check_name(&c.name));
+                }
+                def.checks.push(c.clone());
+                sql.push(format!("ADD {}", constraint::check_sql(c)));
+            }
+            TableChange::DropCheck(name) => {
+                let before = def.checks.len();
+                def.checks.retain(|c| !c.name.eq_ignore_ascii_case(name));
+                if def.checks.len() == before {
+                    return Err(constraint::check_not_found(name));
+                }
+                sql.push(format!("DROP CHECK {}", q(name)));
+            }
+            TableChange::EnforceCheck { name, enforced } => {
+                let c = def
+                    .checks
+                    .iter_mut()
+                    .find(|c| c.name.eq_ignore_ascii_case(name))
+                    .ok_or_else(|| constraint::check_not_found(name))?;
+                c.enforced = *enforced;
+                let not = if *enforced { "" } else { "NOT " };
+                sql.push(format!("ALTER CHECK {} {not}ENFORCED", q(name)));
+            }
+            TableChange::AddForeignKey(fk) => {
+                def.foreign_keys.push(fk.clone());
+                let names: Vec<String> = def.columns.iter().map(|c| c.name.clone()).collect();
+                sql.push(format!("ADD {}", fk.sql(&def.db, &names, ",")));
+            }
+            TableChange::DropForeignKey(name) => {
+                let before = def.foreign_keys.len();
+                def.foreign_keys
+                    .retain(|f| !f.name.eq_ignore_ascii_case(name));
+                if def.foreign_keys.len() == before {
                     return Err(cant_drop(name));
                 }
-                dropped.push(id);
-                def.indexes.retain(|ix| ix.id != id);
-                sql.push(format!("DROP INDEX {}", q(name)));
+                sql.push(format!("DROP FOREIGN KEY {}", q(name)));
+            }
+            TableChange::DropConstraint(name) => {
+                drop_constraint(old, &mut def, &mut dropped, name, cat)?;
+                sql.push(format!("DROP CONSTRAINT {}", q(name)));
             }
         }
     }
     check_names(&def)?;
     Ok((def, sql))
+}
+
+fn drop_index(
+    old: &TableDef,
+    def: &mut TableDef,
+    dropped: &mut Vec<u32>,
+    name: &str,
+    cat: &Catalog,
+) -> Result<()> {
+    let id = old.index(name).ok_or_else(|| cant_drop(name))?.id;
+    if dropped.contains(&id) {
+        return Err(cant_drop(name));
+    }
+    dropped.push(id);
+    def.indexes.retain(|ix| ix.id != id);
+    crate::fk_ddl::index_still_served(def, cat, name)
+}
+
+/// DROP CONSTRAINT: whichever of CHECK, FOREIGN KEY and UNIQUE key has
+/// the name (3940 none, 3939 more than one).
+fn drop_constraint(
+    old: &TableDef,
+    def: &mut TableDef,
+    dropped: &mut Vec<u32>,
+    name: &str,
+    cat: &Catalog,
+) -> Result<()> {
+    let is_check = def.checks.iter().any(|c| c.name.eq_ignore_ascii_case(name));
+    let is_fk = def
+        .foreign_keys
+        .iter()
+        .any(|f| f.name.eq_ignore_ascii_case(name));
+    let is_unique = old.index(name).is_some_and(|i| i.unique);
+    match (is_check, is_fk, is_unique) {
+        (false, false, false) => Err(constraint::constraint_not_found(name)),
+        (true, false, false) => {
+            def.checks.retain(|c| !c.name.eq_ignore_ascii_case(name));
+            Ok(())
+        }
+        (false, true, false) => {
+            def.foreign_keys
+                .retain(|f| !f.name.eq_ignore_ascii_case(name));
+            Ok(())
+        }
+        (false, false, true) => drop_index(old, def, dropped, name, cat),
+        _ => Err(EngineError::new(
+            3939,
+            "HY000",
+            format!("Table has multiple constraints with the name '{name}'. Please use constraint specific 'DROP' clause."),
+        )),
+    }
 }
 
 /// The new definition's column and index names are unique (1060, 1061).
@@ -306,8 +446,20 @@ impl Engine {
     /// b TO a, tmp TO b` swaps), all or none (1146 for a missing source,
     /// 1050 for a taken target, 1049 for an unknown database).
     pub fn rename_tables(&self, pairs: &[RenamePair], interrupt: Option<&Interrupt>) -> Result<()> {
+        // The renamed tables and their children (whose keys follow).
         let ids = |cat: &Catalog| -> Result<Vec<u32>> {
-            Ok(plan_renames(cat, pairs)?.iter().map(|d| d.id).collect())
+            let mut ids = Vec::new();
+            for d in plan_renames(cat, pairs)? {
+                ids.push(d.id);
+                if let Some(old) = cat.by_id.get(&d.id) {
+                    ids.extend(
+                        cat.children_of(&old.db, &old.name)
+                            .iter()
+                            .map(|(c, _)| c.id),
+                    );
+                }
+            }
+            Ok(ids)
         };
         let mut want = ids(&self.inner.catalog.read())?;
         for _ in 0..8 {
@@ -317,8 +469,17 @@ impl Engine {
             let now: Vec<u32> = defs.iter().map(|d| d.id).collect();
             if now.iter().any(|id| !want.contains(id)) {
                 // Another DDL moved names between the two looks: claim again.
-                want = now;
+                want = ids(&self.inner.catalog.read())?;
                 continue;
+            }
+            let mut defs = defs;
+            {
+                let cat = self.inner.catalog.read();
+                for id in now.iter() {
+                    if let Some(old) = cat.by_id.get(id) {
+                        crate::fk_ddl::follow_parent(&cat, old, &mut defs);
+                    }
+                }
             }
             self.install_defs(&defs)?;
             let text: Vec<String> = pairs
@@ -354,8 +515,33 @@ impl Engine {
         changes: &[TableChange],
         interrupt: Option<&Interrupt>,
     ) -> Result<Arc<TableDef>> {
+        self.alter_table_with(db, table, changes, interrupt, &AlterChecks::default())
+    }
+
+    /// [`Self::alter_table`] with the checks added constraints need: the
+    /// rows are read (latest committed, under the metadata lock and the
+    /// commit mutex) when a CHECK is added or enforced or a foreign key
+    /// is added with foreign_key_checks on.
+    pub fn alter_table_with(
+        &self,
+        db: &str,
+        table: &str,
+        changes: &[TableChange],
+        interrupt: Option<&Interrupt>,
+        checks: &AlterChecks<'_>,
+    ) -> Result<Arc<TableDef>> {
         let id = self.table(db, table)?.id;
-        let _mdl = self.claim_tables(vec![id], interrupt)?;
+        // Children follow a renamed parent: their definitions change too.
+        let mut claim = vec![id];
+        claim.extend(
+            self.inner
+                .catalog
+                .read()
+                .children_of(db, table)
+                .iter()
+                .map(|(c, _)| c.id),
+        );
+        let _mdl = self.claim_tables(claim, interrupt)?;
         let (new, dropped) = {
             let _ddl = self.inner.commit.lock();
             let old = self.table(db, table)?;
@@ -366,16 +552,42 @@ impl Engine {
                     "Table definition has changed, please retry transaction",
                 ));
             }
-            let (def, sql) = apply_changes(&old, changes, &self.inner.catalog.read())?;
+            let cat = self.inner.catalog.read().clone();
+            let (def, sql) = apply_changes(&old, changes, &cat)?;
+            let added: Vec<ForeignKeyDef> = changes
+                .iter()
+                .filter_map(|c| match c {
+                    TableChange::AddForeignKey(f) => Some(f.clone()),
+                    _ => None,
+                })
+                .collect();
+            crate::fk_ddl::validate_added(&def, &added, &cat, checks.foreign_key_checks)?;
+            let enforces = changes.iter().any(|c| {
+                matches!(c, TableChange::AddCheck(k) if k.enforced)
+                    || matches!(c, TableChange::EnforceCheck { enforced: true, .. })
+            });
+            let rows = checks.rows.filter(|_| enforces);
+            let fks: &[ForeignKeyDef] = if checks.foreign_key_checks {
+                &added
+            } else {
+                &[]
+            };
+            if rows.is_some() || !fks.is_empty() {
+                self.check_rows(&def, fks, rows, &cat)?;
+            }
             let dropped: Vec<String> = old
                 .indexes
                 .iter()
                 .filter(|ix| !def.indexes.iter().any(|n| n.id == ix.id))
                 .map(|ix| old.index_tree(ix.id))
                 .collect();
+            let mut defs = vec![def];
+            crate::fk_ddl::follow_parent(&cat, &old, &mut defs);
+            drop(cat);
             let new = self
-                .install_defs(std::slice::from_ref(&def))?
-                .pop()
+                .install_defs(&defs)?
+                .into_iter()
+                .next()
                 .ok_or_else(|| EngineError::internal("no definition installed"))?;
             if !sql.is_empty() {
                 self.inner.binlog_ddl(
@@ -426,21 +638,9 @@ impl Engine {
     /// committed rows (0 when none).
     fn max_column_value(&self, t: &TableDef, col: usize) -> Result<u64> {
         let mut max = 0u64;
-        for (_, v) in self.inner.tree(&t.clustered_tree())?.scan_all()? {
-            let Some((_, deleted, row)) = mvcc::split_value(&v) else {
-                continue;
-            };
-            if deleted {
-                continue;
-            }
-            // Only `col`: no off-page column is read (offpage.rs).
-            let wanted: Vec<bool> = (0..t.columns.len()).map(|i| i == col).collect();
-            let vals = crate::offpage::decode(
-                self.inner.store.shared(),
-                row,
-                t.columns.iter().map(|c| &c.ty),
-                Some(&wanted),
-            )?;
+        // Only `col`: no off-page column is read (offpage.rs).
+        let wanted: Vec<bool> = (0..t.columns.len()).map(|i| i == col).collect();
+        self.for_each_latest(t, Some(&wanted), |vals| {
             let n = match vals.get(col) {
                 Some(Value::Int(i)) => u64::try_from(*i).unwrap_or(0),
                 Some(Value::UInt(u)) => *u,
@@ -449,7 +649,99 @@ impl Engine {
                 _ => 0,
             };
             max = max.max(n);
-        }
+            Ok(())
+        })?;
         Ok(max)
+    }
+
+    /// Calls `f` with each latest committed row of `t` (only the `wanted`
+    /// columns decoded; None = all). The caller holds the commit mutex.
+    fn for_each_latest(
+        &self,
+        t: &TableDef,
+        wanted: Option<&[bool]>,
+        mut f: impl FnMut(Vec<Value>) -> Result<()>,
+    ) -> Result<()> {
+        for (_, v) in self.inner.tree(&t.clustered_tree())?.scan_all()? {
+            let Some((_, deleted, row)) = mvcc::split_value(&v) else {
+                continue;
+            };
+            if deleted {
+                continue;
+            }
+            let vals = crate::offpage::decode(
+                self.inner.store.shared(),
+                row,
+                t.columns.iter().map(|c| &c.ty),
+                wanted,
+            )?;
+            f(vals)?;
+        }
+        Ok(())
+    }
+
+    /// The rows of `def` (the new definition) against the CHECK callback
+    /// and the added foreign keys `fks` (1452 for a row without parent).
+    fn check_rows(
+        &self,
+        def: &TableDef,
+        fks: &[ForeignKeyDef],
+        rows: Option<RowCheck<'_>>,
+        cat: &Catalog,
+    ) -> Result<()> {
+        // The parents' keys, encoded in the parent's column types.
+        let mut parents = Vec::new();
+        for fk in fks {
+            let parent = if fk.references(&def.db, &def.name) {
+                Arc::new(def.clone())
+            } else {
+                match cat.table(&fk.ref_db, &fk.ref_table) {
+                    Ok(p) => p,
+                    Err(_) => continue,
+                }
+            };
+            let Some(pcols) = crate::txn::fk_ref_positions(&parent, fk) else {
+                continue;
+            };
+            let tys: Vec<types::ColumnType> = pcols.iter().map(|&c| parent.columns[c].ty).collect();
+            let mut keys = std::collections::HashSet::new();
+            self.for_each_latest(&parent, None, |vals| {
+                let k: Vec<Value> = pcols.iter().map(|&c| vals[c].clone()).collect();
+                if !k.iter().any(Value::is_null) {
+                    let mut b = Vec::new();
+                    types::encode_key(&k, &tys, &mut b);
+                    keys.insert(b);
+                }
+                Ok(())
+            })?;
+            parents.push((fk, tys, keys));
+        }
+        self.for_each_latest(def, None, |vals| {
+            if let Some(check) = rows {
+                check(def, &vals)?;
+            }
+            for (fk, tys, keys) in &parents {
+                let k: Vec<Value> = fk.columns.iter().map(|&c| vals[c].clone()).collect();
+                if k.iter().any(Value::is_null) {
+                    continue;
+                }
+                let coerced: Option<Vec<Value>> = k
+                    .into_iter()
+                    .zip(tys)
+                    .map(|(v, ty)| types::coerce(v, ty, true, "", 1).ok())
+                    .collect();
+                let found = coerced.is_some_and(|c| {
+                    let mut b = Vec::new();
+                    types::encode_key(&c, tys, &mut b);
+                    keys.contains(&b)
+                });
+                if !found {
+                    return Err(constraint::no_referenced_row(&crate::txn::fk_describe(
+                        def, fk,
+                    )));
+                }
+            }
+            Ok(())
+        })
     }
 }

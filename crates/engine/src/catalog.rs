@@ -25,7 +25,9 @@
 //! CURRENT_TIMESTAMP`) followed by the fsp byte of each flag set. A
 //! definition without either clause is still written as format 1, so
 //! existing data directories and their binlog-free catalogs are unchanged
-//! and both formats are read.
+//! and both formats are read. 3 is format 2 followed by the table's CHECK
+//! constraints and FOREIGN KEYs (`constraint.rs`), written only when the
+//! table has one.
 //!
 //! Creating a table creates its trees first (each its own mini-transaction)
 //! and then writes the catalog entry: a crash in between leaves empty trees
@@ -34,6 +36,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use crate::constraint::{CheckDef, ForeignKeyDef};
 use crate::error::{EngineError, Result};
 use crate::types::{ColumnType, Value};
 
@@ -92,6 +95,10 @@ pub struct TableDef {
     /// Primary key column positions; empty = hidden row id.
     pub primary: Vec<usize>,
     pub indexes: Vec<IndexDef>,
+    /// CHECK constraints, in definition order.
+    pub checks: Vec<CheckDef>,
+    /// FOREIGN KEYs this table declares (it is the child).
+    pub foreign_keys: Vec<ForeignKeyDef>,
 }
 
 impl TableDef {
@@ -192,6 +199,14 @@ impl TableDef {
                 cols(&i.columns)
             ));
         }
+        // MySQL 8.0 lists foreign keys after the keys, then CHECKs.
+        let names: Vec<String> = self.columns.iter().map(|c| c.name.clone()).collect();
+        for f in &self.foreign_keys {
+            parts.push(format!("  {}", f.sql(&self.db, &names, ",")));
+        }
+        for c in &self.checks {
+            parts.push(format!("  {}", crate::constraint::check_sql(c)));
+        }
         let autoinc = match next_autoinc {
             Some(n) if n > 1 => format!(" AUTO_INCREMENT={n}"),
             _ => String::new(),
@@ -205,11 +220,19 @@ impl TableDef {
 
     pub fn encode(&self) -> Vec<u8> {
         let mut w = Vec::new();
-        let v2 = self
-            .columns
-            .iter()
-            .any(|c| c.default_now.is_some() || c.on_update_now.is_some());
-        w.push(if v2 { 2u8 } else { 1u8 }); // format version
+        let v3 = !self.checks.is_empty() || !self.foreign_keys.is_empty();
+        let v2 = v3
+            || self
+                .columns
+                .iter()
+                .any(|c| c.default_now.is_some() || c.on_update_now.is_some());
+        w.push(if v3 {
+            3u8
+        } else if v2 {
+            2u8
+        } else {
+            1u8
+        }); // format version
         put_u32(&mut w, self.id);
         put_str(&mut w, &self.db);
         put_str(&mut w, &self.name);
@@ -255,13 +278,16 @@ impl TableDef {
                 put_u32(&mut w, c as u32);
             }
         }
+        if v3 {
+            crate::constraint::encode(&self.checks, &self.foreign_keys, &mut w);
+        }
         w
     }
 
     pub fn decode(b: &[u8]) -> std::result::Result<TableDef, String> {
         let mut r = b;
         let ver = take(&mut r, 1)?[0];
-        if ver != 1 && ver != 2 {
+        if !(1..=3).contains(&ver) {
             return Err(format!("unknown table definition format {ver}"));
         }
         let id = get_u32(&mut r)?;
@@ -335,6 +361,11 @@ impl TableDef {
                 created_csn,
             });
         }
+        let (checks, foreign_keys) = if ver >= 3 {
+            crate::constraint::decode(&mut r, columns.len())?
+        } else {
+            (Vec::new(), Vec::new())
+        };
         Ok(TableDef {
             id,
             db,
@@ -342,6 +373,8 @@ impl TableDef {
             columns,
             primary,
             indexes,
+            checks,
+            foreign_keys,
         })
     }
 }
@@ -419,6 +452,25 @@ impl Catalog {
                 EngineError::new(1146, "42S02", format!("Table '{db}.{table}' doesn't exist"))
             })
     }
+    /// Every foreign key naming `db.table` as its parent: (child, index
+    /// into the child's `foreign_keys`).
+    pub fn children_of(&self, db: &str, table: &str) -> Vec<(Arc<TableDef>, usize)> {
+        let mut out = Vec::new();
+        for t in self.by_id.values() {
+            for (k, fk) in t.foreign_keys.iter().enumerate() {
+                if fk.references(db, table) {
+                    out.push((t.clone(), k));
+                }
+            }
+        }
+        out
+    }
+    /// Whether any foreign key names `db.table` as its parent.
+    pub fn is_referenced(&self, db: &str, table: &str) -> bool {
+        self.by_id
+            .values()
+            .any(|t| t.foreign_keys.iter().any(|fk| fk.references(db, table)))
+    }
     pub fn insert(&mut self, t: Arc<TableDef>) {
         self.tables.insert(Catalog::key(&t.db, &t.name), t.clone());
         self.by_id.insert(t.id, t);
@@ -434,6 +486,11 @@ pub struct NewTable {
     pub indexes: Vec<(String, bool, Vec<usize>)>,
     /// The `AUTO_INCREMENT=n` table option: the first value handed out.
     pub auto_increment: Option<u64>,
+    pub checks: Vec<CheckDef>,
+    pub foreign_keys: Vec<ForeignKeyDef>,
+    /// The session's foreign_key_checks was 0: keys may name parents that
+    /// do not exist yet (fk_ddl.rs).
+    pub skip_fk_checks: bool,
 }
 
 #[cfg(test)]
@@ -461,6 +518,8 @@ mod tests {
             ],
             primary: vec![0],
             indexes: Vec::new(),
+            checks: Vec::new(),
+            foreign_keys: Vec::new(),
         }
     }
 

@@ -664,7 +664,7 @@ impl Engine {
             columns,
             primary,
             indexes,
-            auto_increment: None,
+            ..NewTable::default()
         };
         self.create_table_with(db, name, spec, if_not_exists)
     }
@@ -682,6 +682,9 @@ impl Engine {
             primary,
             indexes,
             auto_increment,
+            checks,
+            foreign_keys,
+            skip_fk_checks,
         } = spec;
         let mut ddl = self.inner.commit.lock();
         let (id, def) = {
@@ -739,7 +742,10 @@ impl Engine {
                 columns,
                 primary,
                 indexes: idx,
+                checks,
+                foreign_keys,
             };
+            crate::fk_ddl::validate(&def, &cat, !skip_fk_checks)?;
             (id, def)
         };
         // Trees first, then the catalog entry (one mtr): a crash between
@@ -983,15 +989,38 @@ impl Engine {
             .iter()
             .map(|i| (i.name.clone(), i.unique, i.columns.clone()))
             .collect();
-        self.create_table(
-            db,
-            name,
-            def.columns.clone(),
-            def.primary.clone(),
+        let spec = NewTable {
+            columns: def.columns,
+            primary: def.primary,
             indexes,
-            false,
-        )?;
+            checks: def.checks,
+            foreign_keys: def.foreign_keys,
+            // The keys were checked when made; the parent may be gone
+            // since (foreign_key_checks=0), which must not lose them.
+            skip_fk_checks: true,
+            ..NewTable::default()
+        };
+        self.create_table_with(db, name, spec, false)?;
         Ok(())
+    }
+
+    /// DROP TABLE under foreign_key_checks: refused while another table's
+    /// foreign key names this one (3730), unless that table is in
+    /// `listed` (dropped by the same statement).
+    pub fn check_drop(&self, db: &str, name: &str, listed: &[(String, String)]) -> Result<()> {
+        match crate::fk_ddl::blocking_child(&self.inner.catalog.read(), db, name, listed) {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    /// TRUNCATE TABLE under foreign_key_checks: refused while another
+    /// table's foreign key names this one (1701).
+    pub fn check_truncate(&self, db: &str, name: &str) -> Result<()> {
+        match crate::fk_ddl::truncate_blocked(&self.inner.catalog.read(), db, name) {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
     }
 
     /// Status counters with MySQL names (engine, locks, storage).

@@ -11,8 +11,10 @@ pub mod binlog;
 pub mod catalog;
 mod check_table;
 mod commit;
+pub mod constraint;
 pub mod engine;
 pub mod error;
+mod fk_ddl;
 pub mod interrupt;
 pub mod lock;
 mod mdl;
@@ -27,6 +29,7 @@ pub mod view;
 
 pub use alter::{RenamePair, TableChange};
 pub use catalog::{ColumnDef, IndexDef, NewTable, TableDef};
+pub use constraint::{CheckDef, FkAction, ForeignKeyDef};
 pub use engine::{tmpdir, Engine, EngineRecovery};
 pub use error::{EngineError, Result};
 pub use interrupt::{Interrupt, Kill, Stage};
@@ -43,6 +46,8 @@ pub use view::{CheckOption, ViewAlgorithm, ViewDef};
 mod alter_tests;
 #[cfg(test)]
 mod bigtrx_tests;
+#[cfg(test)]
+mod fk_tests;
 #[cfg(test)]
 mod offpage_tests;
 #[cfg(test)]

@@ -706,6 +706,7 @@ fn auto_increment_table_option_sets_the_first_value_and_survives_a_crash() {
         primary: vec![0],
         indexes: vec![],
         auto_increment: start,
+        ..crate::NewTable::default()
     };
     {
         let e = open(&sim);

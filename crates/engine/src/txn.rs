@@ -44,6 +44,17 @@ use std::ops::Bound;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
+mod fk;
+pub(crate) use fk::{
+    access_for as fk_access_for, describe as fk_describe, ref_positions as fk_ref_positions,
+};
+
+/// The access path a foreign key on `cols` of `t` uses: Some(None) the
+/// primary key, Some(Some(index)), or None when no index leads with them.
+pub fn fk_serving_index(t: &TableDef, cols: &[usize]) -> Option<Option<String>> {
+    fk::access_for(t, cols)
+}
+
 use crate::catalog::{IndexDef, TableDef};
 use crate::commit::TxWrite;
 use crate::engine::{display_vals, has_null, sec_key, Inner, RecWrite};
@@ -168,6 +179,10 @@ pub struct Txn {
     mdl_tables: Vec<u32>,
     /// One autocommit statement: SERIALIZABLE reads do not lock.
     single_statement: bool,
+    /// The session's `foreign_key_checks` (txn/fk.rs).
+    fk_checks: bool,
+    /// How deep the foreign-key cascade being applied is.
+    fk_depth: usize,
 }
 
 fn row_lock_name(table: u32, pk: &[u8]) -> Vec<u8> {
@@ -216,6 +231,8 @@ impl Txn {
             lock_wait: None,
             mdl_tables: Vec::new(),
             single_statement: false,
+            fk_checks: true,
+            fk_depth: 0,
         }
     }
 
@@ -636,6 +653,9 @@ impl Txn {
             None
         };
         let key = Self::pk_of(t, &row, hidden);
+        if !t.foreign_keys.is_empty() {
+            self.fk_check_parents(t, &row, None)?;
+        }
         self.insert_row(t, key.clone(), row)?;
         Ok(Inserted { key, auto_id })
     }
@@ -825,7 +845,13 @@ impl Txn {
         } else {
             Self::pk_of(t, &row, None)
         };
+        if !t.foreign_keys.is_empty() {
+            self.fk_check_parents(t, &row, Some(&old))?;
+        }
         let table = self.table_arc(t);
+        // The parent side needs both images after the write is recorded.
+        let referenced = self.fk_checks && self.e.catalog.read().is_referenced(&t.db, &t.name);
+        let images = referenced.then(|| (old.clone(), row.clone()));
         if new_key != key {
             // Primary key change: a delete and an insert.
             self.record(
@@ -837,18 +863,21 @@ impl Txn {
                 },
             );
             self.insert_row(t, new_key, row)?;
-            return Ok(true);
+        } else {
+            self.check_fits(t, key, &row)?;
+            self.check_unique(t, key, &row, Some(&old))?;
+            self.record(
+                (t.id, key.to_vec()),
+                Write {
+                    table,
+                    row: Some(row),
+                    before: Some(old),
+                },
+            );
         }
-        self.check_fits(t, key, &row)?;
-        self.check_unique(t, key, &row, Some(&old))?;
-        self.record(
-            (t.id, key.to_vec()),
-            Write {
-                table,
-                row: Some(row),
-                before: Some(old),
-            },
-        );
+        if let Some((old, new)) = images {
+            self.fk_parent_changed(t, &old, Some(&new))?;
+        }
         Ok(true)
     }
 
@@ -859,6 +888,8 @@ impl Txn {
             return Ok(false);
         };
         let table = self.table_arc(t);
+        let referenced = self.fk_checks && self.e.catalog.read().is_referenced(&t.db, &t.name);
+        let image = referenced.then(|| old.clone());
         self.record(
             (t.id, key.to_vec()),
             Write {
@@ -867,6 +898,9 @@ impl Txn {
                 before: Some(old),
             },
         );
+        if let Some(old) = image {
+            self.fk_parent_changed(t, &old, None)?;
+        }
         Ok(true)
     }
 

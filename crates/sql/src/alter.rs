@@ -21,7 +21,7 @@
 //! counter kept outside the catalog, so each of those must be the only
 //! change of its statement (refused by name otherwise).
 
-use sqlparser::ast::{Expr, ObjectName};
+use sqlparser::ast::{self, Expr, ObjectName};
 use sqlparser::keywords::Keyword;
 use sqlparser::parser::{Parser, ParserError};
 use sqlparser::tokenizer::Token;
@@ -63,6 +63,13 @@ pub enum Spec {
         columns: Vec<String>,
     },
     AutoIncrement(u64),
+    /// `ADD [CONSTRAINT [c]] FOREIGN KEY ... | CHECK (...)`.
+    AddConstraint(Box<ast::TableConstraint>),
+    DropForeignKey(String),
+    DropCheck(String),
+    DropConstraint(String),
+    /// `ALTER {CHECK|CONSTRAINT} c [NOT] ENFORCED`.
+    EnforceCheck(String, bool),
 }
 
 /// A parsed ALTER TABLE, RENAME TABLE or DROP INDEX.
@@ -371,7 +378,16 @@ fn parse_rename_spec(p: &mut Parser) -> Result<Spec, ParserError> {
 /// After ALTER: `[COLUMN] c SET DEFAULT v | DROP DEFAULT`; the rest
 /// (VISIBLE/INVISIBLE, ALTER INDEX, ALTER CHECK) refused.
 fn parse_alter_column(p: &mut Parser) -> Result<Spec, ParserError> {
-    for w in ["INDEX", "KEY", "CHECK", "CONSTRAINT"] {
+    if eat(p, "CHECK") || eat(p, "CONSTRAINT") {
+        let name = ident(p)?;
+        let enforced = !eat(p, "NOT");
+        if !eat(p, "ENFORCED") {
+            let t = p.peek_token();
+            return p.expected("ENFORCED", t);
+        }
+        return Ok(Spec::EnforceCheck(name, enforced));
+    }
+    for w in ["INDEX", "KEY"] {
         if word(p).as_deref() == Some(w) {
             return Err(refused(&format!("ALTER {w}")));
         }
@@ -403,11 +419,18 @@ fn parse_drop_spec(p: &mut Parser) -> Result<Spec, ParserError> {
         }
         return Ok(Spec::DropIndex(name));
     }
+    if eat(p, "FOREIGN") {
+        p.expect_keyword(Keyword::KEY)?;
+        return Ok(Spec::DropForeignKey(ident(p)?));
+    }
+    if eat(p, "CHECK") {
+        return Ok(Spec::DropCheck(ident(p)?));
+    }
+    if eat(p, "CONSTRAINT") {
+        return Ok(Spec::DropConstraint(ident(p)?));
+    }
     let what = match word(p).as_deref() {
         Some("PRIMARY") => "DROP PRIMARY KEY",
-        Some("FOREIGN") => "DROP FOREIGN KEY",
-        Some("CHECK") => "DROP CHECK",
-        Some("CONSTRAINT") => "DROP CONSTRAINT",
         Some("PARTITION") => "DROP PARTITION",
         _ => "DROP COLUMN",
     };
@@ -417,6 +440,29 @@ fn parse_drop_spec(p: &mut Parser) -> Result<Spec, ParserError> {
 /// After ADD: `[CONSTRAINT [sym]] UNIQUE [INDEX|KEY] [name] (cols)` or
 /// `{INDEX|KEY} [name] (cols)`; columns, keys of other kinds refused.
 fn parse_add(p: &mut Parser) -> Result<Spec, ParserError> {
+    // FOREIGN KEY / CHECK, named or not: sqlparser reads the clause.
+    let at = |p: &Parser, n: usize| match &p.peek_nth_token(n).token {
+        Token::Word(w) if w.quote_style.is_none() => w.value.to_ascii_uppercase(),
+        _ => String::new(),
+    };
+    let kind = if at(p, 0) == "CONSTRAINT" {
+        if matches!(at(p, 1).as_str(), "FOREIGN" | "CHECK") {
+            at(p, 1)
+        } else {
+            at(p, 2)
+        }
+    } else {
+        at(p, 0)
+    };
+    if matches!(kind.as_str(), "FOREIGN" | "CHECK") {
+        return match p.parse_optional_table_constraint()? {
+            Some(c) => Ok(Spec::AddConstraint(Box::new(c))),
+            None => {
+                let t = p.peek_token();
+                p.expected("FOREIGN KEY or CHECK", t)
+            }
+        };
+    }
     let mut symbol = None;
     if eat(p, "CONSTRAINT") {
         if !matches!(

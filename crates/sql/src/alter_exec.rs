@@ -14,10 +14,14 @@
 //! table as quire's in-place change and is accepted, with MySQL's 1846 for
 //! COPY with LOCK=NONE; INSTANT with any LOCK but DEFAULT is MySQL's 1221.
 
+use std::cell::RefCell;
+
+use quire_engine::alter::AlterChecks;
 use quire_engine::{ColumnDef, EngineError, RenamePair, TableChange, TableDef, Value};
 use sqlparser::ast::{self, Expr};
 
 use crate::alter::{Algorithm, AlterCmd, LockLevel, Spec};
+use crate::constraints::TableChecks;
 use crate::session::Session;
 use crate::{Output, SqlResult};
 
@@ -81,6 +85,15 @@ fn kind(spec: &Spec) -> Kind {
         }
         Spec::DropIndex(_) | Spec::AutoIncrement(_) => Kind::Inplace,
         Spec::AddIndex { .. } => Kind::Build,
+        // InnoDB: dropping a key or check and NOT ENFORCED are INPLACE
+        // metadata changes; adding a key is INPLACE with
+        // foreign_key_checks=0; adding or enforcing a CHECK reads the rows
+        // (COPY in MySQL, quire reads them in place with writers held off).
+        Spec::DropForeignKey(_)
+        | Spec::DropCheck(_)
+        | Spec::DropConstraint(_)
+        | Spec::EnforceCheck(_, false) => Kind::Inplace,
+        Spec::AddConstraint(_) | Spec::EnforceCheck(_, true) => Kind::Build,
     }
 }
 
@@ -165,18 +178,89 @@ fn alter(s: &mut Session, db: &str, t: &str, specs: &[Spec]) -> SqlResult<()> {
     if specs.is_empty() {
         return Ok(());
     }
-    let changes = specs
-        .iter()
-        .map(|sp| change(s, &def, sp))
-        .collect::<SqlResult<Vec<_>>>()?;
-    s.engine()
-        .alter_table(db, t, &changes, Some(s.interrupt()))?;
+    let mut changes = Vec::with_capacity(specs.len());
+    for sp in specs {
+        changes.push(change(s, &def, sp, &changes)?);
+    }
+    let fk_checks = s.fk_checks();
+    // Indexes the added foreign keys need, made first (and dropped again
+    // if the keys are refused).
+    let mut made: Vec<String> = Vec::new();
+    for (sp, ch) in specs.iter().zip(&changes) {
+        let fk = match sp {
+            Spec::AddConstraint(c) => match &**c {
+                ast::TableConstraint::ForeignKey(fk) => Some(fk),
+                _ => None,
+            },
+            _ => None,
+        };
+        if let (Some(fk), TableChange::AddForeignKey(k)) = (fk, ch) {
+            let now = s.engine().table(db, t)?;
+            if quire_engine::txn::fk_serving_index(&now, &k.columns).is_none() {
+                let base = crate::constraints::fk_index_name(fk, &now.columns, &k.columns);
+                let name = generated_name(&now, &base);
+                s.engine().create_index(
+                    db,
+                    t,
+                    &name,
+                    false,
+                    k.columns.clone(),
+                    Some(s.interrupt()),
+                )?;
+                made.push(name);
+            }
+        }
+    }
+    let interrupt = s.interrupt().clone();
+    let enforces = specs.iter().any(|sp| {
+        matches!(sp, Spec::EnforceCheck(_, true))
+            || matches!(sp, Spec::AddConstraint(c) if matches!(**c, ast::TableConstraint::Check(_)))
+    });
+    let r = s.with_ctx(&[], |cx, _txn| {
+        // The CHECKs of the new definition, compiled on its first row.
+        let compiled: RefCell<Option<TableChecks>> = RefCell::new(None);
+        let verify = |d: &TableDef, row: &[Value]| -> quire_engine::Result<()> {
+            let mut c = compiled.borrow_mut();
+            if c.is_none() {
+                *c = Some(TableChecks::compile(cx, d)?);
+            }
+            c.as_ref().map_or(Ok(()), |c| c.verify(row))
+        };
+        let checks = AlterChecks {
+            foreign_key_checks: fk_checks,
+            rows: enforces.then_some(&verify as &dyn Fn(&TableDef, &[Value]) -> _),
+        };
+        cx.engine
+            .alter_table_with(db, t, &changes, Some(&interrupt), &checks)
+    });
+    if let Err(e) = r {
+        for name in made {
+            let _ =
+                s.engine()
+                    .alter_table(db, t, &[TableChange::DropIndex(name)], Some(s.interrupt()));
+        }
+        return Err(e);
+    }
     Ok(())
 }
 
-/// One metadata spec as the engine's change.
-fn change(s: &Session, def: &TableDef, sp: &Spec) -> SqlResult<TableChange> {
+/// One metadata spec as the engine's change (`earlier`: the statement's
+/// changes before it, for generated constraint names).
+fn change(
+    s: &Session,
+    def: &TableDef,
+    sp: &Spec,
+    earlier: &[TableChange],
+) -> SqlResult<TableChange> {
     Ok(match sp {
+        Spec::AddConstraint(c) => return add_constraint(def, c, earlier),
+        Spec::DropForeignKey(n) => TableChange::DropForeignKey(n.clone()),
+        Spec::DropCheck(n) => TableChange::DropCheck(n.clone()),
+        Spec::DropConstraint(n) => TableChange::DropConstraint(n.clone()),
+        Spec::EnforceCheck(n, on) => TableChange::EnforceCheck {
+            name: n.clone(),
+            enforced: *on,
+        },
         Spec::Rename(to) => {
             let (db, name) = crate::show::table_db(s, to, None)?;
             TableChange::Rename { db, name }
@@ -210,6 +294,47 @@ fn change(s: &Session, def: &TableDef, sp: &Spec) -> SqlResult<TableChange> {
         Spec::AddIndex { .. } | Spec::AutoIncrement(_) => {
             return Err(EngineError::not_supported("ALTER TABLE with these changes"))
         }
+    })
+}
+
+/// `ADD CHECK` / `ADD FOREIGN KEY` as the engine's change.
+fn add_constraint(
+    def: &TableDef,
+    c: &ast::TableConstraint,
+    earlier: &[TableChange],
+) -> SqlResult<TableChange> {
+    Ok(match c {
+        ast::TableConstraint::Check(cc) => {
+            let mut taken: Vec<String> = def.checks.iter().map(|c| c.name.clone()).collect();
+            taken.extend(earlier.iter().filter_map(|c| match c {
+                TableChange::AddCheck(k) => Some(k.name.clone()),
+                _ => None,
+            }));
+            let name = match &cc.name {
+                Some(n) => n.value.clone(),
+                None => crate::constraints::next_check_name(&def.name, &taken),
+            };
+            TableChange::AddCheck(crate::constraints::check_def(
+                name,
+                &cc.expr,
+                cc.enforced,
+                &def.columns,
+                None,
+            )?)
+        }
+        ast::TableConstraint::ForeignKey(fk) => {
+            let mut taken: Vec<String> = def.foreign_keys.iter().map(|f| f.name.clone()).collect();
+            taken.extend(earlier.iter().filter_map(|c| match c {
+                TableChange::AddForeignKey(k) => Some(k.name.clone()),
+                _ => None,
+            }));
+            let name = match &fk.name {
+                Some(n) => n.value.clone(),
+                None => crate::constraints::next_fk_name(&def.name, &taken),
+            };
+            TableChange::AddForeignKey(crate::constraints::fk_def(fk, name, &def.columns, &def.db)?)
+        }
+        other => return Err(EngineError::not_supported(format!("ADD {other}"))),
     })
 }
 

@@ -10,9 +10,10 @@
 //! with the column's own fsp (1067 / 1294 otherwise, as MySQL; applied by
 //! `exec.rs` at INSERT and UPDATE), also written as the expression default
 //! `DEFAULT (NOW())` (SHOW CREATE TABLE then says CURRENT_TIMESTAMP),
-//! AUTO_INCREMENT, PRIMARY KEY, UNIQUE; table constraints give PRIMARY KEY,
-//! UNIQUE and KEY/INDEX. Table options (ENGINE=..., CHARSET=...) are
-//! accepted and ignored: every table is an InnoDB-like clustered table.
+//! AUTO_INCREMENT, PRIMARY KEY, UNIQUE, CHECK; table constraints give
+//! PRIMARY KEY, UNIQUE, KEY/INDEX, CHECK and FOREIGN KEY (`constraints.rs`;
+//! a key whose columns lead no index gets one, as MySQL adds it). Table
+//! options: see [`check_table_options`].
 
 use quire_engine::types::coerce;
 use quire_engine::{ColumnDef, ColumnType, EngineError, Value};
@@ -149,6 +150,8 @@ pub struct TableSpec {
     pub if_not_exists: bool,
     /// `AUTO_INCREMENT=n`: the first value handed out.
     pub auto_increment: Option<u64>,
+    pub checks: Vec<quire_engine::CheckDef>,
+    pub foreign_keys: Vec<quire_engine::ForeignKeyDef>,
 }
 
 /// Table options: every table is InnoDB, so `ENGINE=` names InnoDB or is
@@ -364,7 +367,9 @@ fn check_row_definition(columns: &[ColumnDef]) -> SqlResult<()> {
     Ok(())
 }
 
-pub fn table_spec(ct: &CreateTable) -> SqlResult<TableSpec> {
+/// CREATE TABLE's definition; `current_db` is what an unqualified name
+/// (the table's, a foreign key's parent's) means.
+pub fn table_spec(ct: &CreateTable, current_db: Option<&str>) -> SqlResult<TableSpec> {
     if ct.query.is_some() {
         return Err(EngineError::not_supported("CREATE TABLE ... SELECT"));
     }
@@ -383,6 +388,8 @@ pub fn table_spec(ct: &CreateTable) -> SqlResult<TableSpec> {
     let mut columns = Vec::new();
     let mut primary: Vec<usize> = Vec::new();
     let mut indexes: Vec<(String, bool, Vec<usize>)> = Vec::new();
+    // Column-level CHECKs: (clause, column name), named after the columns.
+    let mut column_checks: Vec<(&ast::CheckConstraint, String)> = Vec::new();
     for c in &ct.columns {
         let ty = column_type(&c.data_type, &c.name.value)?;
         let mut nullable = true;
@@ -428,9 +435,13 @@ pub fn table_spec(ct: &CreateTable) -> SqlResult<TableSpec> {
                         )
                     })?);
                 }
+                ColumnOption::Check(cc) => column_checks.push((cc, c.name.value.clone())),
                 ColumnOption::CharacterSet(_)
                 | ColumnOption::Collation(_)
                 | ColumnOption::Comment(_) => {}
+                // An inline `REFERENCES p(id)`: MySQL 8.0 parses it and
+                // ignores it; quire refuses it by name rather than let a
+                // reader believe a key exists.
                 other => return Err(EngineError::not_supported(format!("column option {other}"))),
             }
         }
@@ -526,6 +537,8 @@ pub fn table_spec(ct: &CreateTable) -> SqlResult<TableSpec> {
             })
             .collect()
     };
+    let mut table_checks: Vec<&ast::CheckConstraint> = Vec::new();
+    let mut fk_clauses: Vec<&ast::ForeignKeyConstraint> = Vec::new();
     for c in &ct.constraints {
         match c {
             TableConstraint::PrimaryKey(pk) => {
@@ -557,9 +570,8 @@ pub fn table_spec(ct: &CreateTable) -> SqlResult<TableSpec> {
                     .unwrap_or_else(|| columns[p[0]].name.clone());
                 indexes.push((n, false, p));
             }
-            TableConstraint::ForeignKey(_) | TableConstraint::Check(_) => {
-                // Accepted, not enforced (as the design's non-goals say).
-            }
+            TableConstraint::ForeignKey(fk) => fk_clauses.push(fk),
+            TableConstraint::Check(cc) => table_checks.push(cc),
             TableConstraint::FulltextOrSpatial(_) => {
                 return Err(EngineError::not_supported("FULLTEXT/SPATIAL indexes"))
             }
@@ -569,6 +581,48 @@ pub fn table_spec(ct: &CreateTable) -> SqlResult<TableSpec> {
     }
     for &p in &primary {
         columns[p].nullable = false;
+    }
+    let ref_db = db.as_deref().or(current_db).unwrap_or_default();
+    let mut foreign_keys = Vec::new();
+    for fk in fk_clauses {
+        let taken: Vec<String> = foreign_keys
+            .iter()
+            .map(|f: &quire_engine::ForeignKeyDef| f.name.clone())
+            .collect();
+        let fname = match &fk.name {
+            Some(n) => n.value.clone(),
+            None => crate::constraints::next_fk_name(&name, &taken),
+        };
+        let def = crate::constraints::fk_def(fk, fname, &columns, ref_db)?;
+        let served = primary.starts_with(&def.columns)
+            || indexes.iter().any(|(_, _, c)| c.starts_with(&def.columns));
+        if !served {
+            let iname = crate::constraints::fk_index_name(fk, &columns, &def.columns);
+            indexes.push((iname, false, def.columns.clone()));
+        }
+        foreign_keys.push(def);
+    }
+    let mut checks: Vec<quire_engine::CheckDef> = Vec::new();
+    let clauses = column_checks
+        .into_iter()
+        .map(|(cc, col)| (cc, Some(col)))
+        .chain(table_checks.into_iter().map(|cc| (cc, None)));
+    for (cc, only) in clauses {
+        let taken: Vec<String> = checks.iter().map(|c| c.name.clone()).collect();
+        let cname = match &cc.name {
+            Some(n) => n.value.clone(),
+            None => crate::constraints::next_check_name(&name, &taken),
+        };
+        if taken.iter().any(|t| t.eq_ignore_ascii_case(&cname)) {
+            return Err(quire_engine::constraint::duplicate_check_name(&cname));
+        }
+        checks.push(crate::constraints::check_def(
+            cname,
+            &cc.expr,
+            cc.enforced,
+            &columns,
+            only.as_deref(),
+        )?);
     }
     // Auto-generated index names must be unique: name_2, name_3, ...
     let mut seen: Vec<String> = Vec::new();
@@ -600,5 +654,7 @@ pub fn table_spec(ct: &CreateTable) -> SqlResult<TableSpec> {
         indexes,
         if_not_exists: ct.if_not_exists,
         auto_increment,
+        checks,
+        foreign_keys,
     })
 }

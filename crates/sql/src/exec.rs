@@ -45,6 +45,7 @@ use sqlparser::ast::{
     TableWithJoins,
 };
 
+use crate::constraints::TableChecks;
 use crate::expr::{truth, ColInfo, Compiler, Row, E};
 use crate::SqlResult;
 
@@ -402,6 +403,7 @@ pub fn update(
     }
     let (conj, keys) = where_and_order(cx, &mut binder, &cols, selection, order)?;
     let checks = view_checks(cx, &mut binder, &t)?;
+    let table_checks = TableChecks::compile(cx, &t)?;
     let subplans = finish_subqueries(cx, binder, &t)?;
     let sh = Shared::new(cx, &subplans, false);
     let rows = matching_rows(cx, txn, &sh, &t, &cols, &conj, &keys, limit)?;
@@ -417,6 +419,7 @@ pub fn update(
         }
         touch_on_update(&t, &compiled, &mut new, stamp);
         check_view_row(txn, &sh, &checks, &new)?;
+        table_checks.verify(&new)?;
         if txn.update(&t, &r.key, new)? {
             changed += 1;
         }
@@ -687,6 +690,7 @@ pub fn insert(cx: &Ctx, txn: &mut Txn, ins: &ast::Insert) -> SqlResult<WriteResu
     let checks = view_checks(cx, &mut check_binder, &t)?;
     let check_plans = finish_subqueries(cx, check_binder, &t)?;
     let check_sh = Shared::new(cx, &check_plans, false);
+    let table_checks = TableChecks::compile(cx, &t)?;
     let replace = ins.replace_into;
     let n_rows = src_rows.len();
     let mut affected = 0u64;
@@ -701,12 +705,25 @@ pub fn insert(cx: &Ctx, txn: &mut Txn, ins: &ast::Insert) -> SqlResult<WriteResu
         loop {
             attempts += 1;
             let sp = txn.savepoint();
-            match txn.insert(&t, row.clone()) {
+            let inserted = txn.insert(&t, row.clone()).and_then(|ins_res| {
+                if !checks.is_empty() || !table_checks.is_empty() {
+                    // The row as stored: defaults, coercion, AUTO_INCREMENT.
+                    let stored = txn.get_by_key(&t, &ins_res.key)?.unwrap_or_default();
+                    check_view_row(txn, &check_sh, &checks, &stored)?;
+                    table_checks.verify(&stored)?;
+                }
+                Ok(ins_res)
+            });
+            match inserted {
+                // INSERT IGNORE: a row failing a CHECK or a foreign key is
+                // skipped with the error as a warning, as MySQL does.
+                Err(e) if ins.ignore && (e.code == 3819 || e.code == 1452) => {
+                    txn.rollback_to(sp);
+                    crate::func::warn::warn(e.code, e.message);
+                    skipped += 1;
+                    break;
+                }
                 Ok(ins_res) => {
-                    if !checks.is_empty() {
-                        let stored = txn.get_by_key(&t, &ins_res.key)?.unwrap_or_default();
-                        check_view_row(txn, &check_sh, &checks, &stored)?;
-                    }
                     if first_id.is_none() {
                         first_id = ins_res.auto_id;
                     }
@@ -752,6 +769,7 @@ pub fn insert(cx: &Ctx, txn: &mut Txn, ins: &ast::Insert) -> SqlResult<WriteResu
                     } else {
                         touch_on_update(&t, &dup, &mut new, stamp);
                         check_view_row(txn, &check_sh, &checks, &new)?;
+                        table_checks.verify(&new)?;
                         txn.update(&t, &old.key, new)?;
                         affected += 2;
                         dups += 1;

@@ -268,10 +268,11 @@ pub fn update(
     let (plan, rows) = read_rows(cx, txn, join, &mut targets, binder.subplans)?;
     // The SET values may run subqueries (bound into the plan).
     let sh = Shared::new(cx, &plan.subplans, false);
-    apply_updates(txn, &sh, &targets, &offsets, &rows)
+    apply_updates(cx, txn, &sh, &targets, &offsets, &rows)
 }
 
 fn apply_updates(
+    cx: &Ctx,
     txn: &mut Txn,
     sh: &Shared,
     targets: &[Target],
@@ -279,6 +280,10 @@ fn apply_updates(
     rows: &[Vec<Value>],
 ) -> SqlResult<WriteResult> {
     let stamp = crate::expr::now_utc_fsp(6);
+    let checks = targets
+        .iter()
+        .map(|t| crate::constraints::TableChecks::compile(cx, &t.def))
+        .collect::<SqlResult<Vec<_>>>()?;
     let mut done: Vec<HashSet<Vec<u8>>> = vec![HashSet::new(); targets.len()];
     let (mut matched, mut changed) = (0u64, 0u64);
     for row in rows {
@@ -310,6 +315,7 @@ fn apply_updates(
                 continue;
             }
             touch_on_update(&t.def, &t.sets, &mut new, stamp);
+            checks[k].verify(&new)?;
             if txn.update(&t.def, key, new)? {
                 changed += 1;
             }

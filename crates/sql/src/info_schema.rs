@@ -54,15 +54,19 @@
 //!   are empty strings: quire stores no table options or comments (a
 //!   COMMENT clause is not kept).
 //!
-//! Routines, triggers, events, foreign keys and CHECK constraints do not
-//! exist in quire yet, so `ROUTINES`, `TRIGGERS`, `EVENTS`, `PARAMETERS`,
-//! `REFERENTIAL_CONSTRAINTS` and `CHECK_CONSTRAINTS` are truthfully empty.
+//! * `REFERENTIAL_CONSTRAINTS`, `CHECK_CONSTRAINTS` and the foreign-key
+//!   and CHECK rows of `KEY_COLUMN_USAGE` / `TABLE_CONSTRAINTS` come from
+//!   the table definitions (`constraints.rs`).
+//!
+//! Routines, triggers and events do not exist in quire yet, so
+//! `ROUTINES`, `TRIGGERS`, `EVENTS` and `PARAMETERS` are truthfully empty.
 //! `INNODB_TRX` is not served: quire's engine does not expose its open
 //! transactions, and an empty table would claim there are none; naming it
 //! is error 1146 like any table information_schema does not have (MySQL
 //! says 1109 there; quire's binder has one answer for a missing table).
 
 mod columns;
+mod constraints;
 mod server;
 mod tables;
 
@@ -95,6 +99,8 @@ pub fn table(s: &Session, name: &str) -> Option<Virtual> {
         "STATISTICS" => columns::statistics(s),
         "KEY_COLUMN_USAGE" => columns::key_column_usage(s),
         "TABLE_CONSTRAINTS" => columns::table_constraints(s),
+        "REFERENTIAL_CONSTRAINTS" => constraints::referential_constraints(s),
+        "CHECK_CONSTRAINTS" => constraints::check_constraints(s),
         "PROCESSLIST" => {
             let rows = crate::process::visible_rows(s.account().0, s.sees_all_threads());
             crate::process::information_schema(&rows)

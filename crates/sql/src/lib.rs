@@ -23,6 +23,7 @@ mod admin;
 mod alter;
 mod alter_exec;
 mod authorize;
+mod constraints;
 mod ctx;
 mod ddl;
 mod dialect;

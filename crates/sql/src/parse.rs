@@ -278,6 +278,21 @@ pub fn parse_query(text: &str) -> SqlResult<sqlparser::ast::Query> {
     Ok(*q)
 }
 
+/// Parses a stored expression text (a CHECK constraint's) back.
+pub fn parse_expr(text: &str) -> SqlResult<sqlparser::ast::Expr> {
+    let dialect = QuireDialect::default();
+    let mut p = Parser::new(&dialect)
+        .with_recursion_limit(crate::stack::parse_depth_limit())
+        .try_with_sql(text)
+        .map_err(|e| perr(e, text))?;
+    let e = p.parse_expr().map_err(|e| perr(e, text))?;
+    let t = p.peek_token();
+    if t.token != Token::EOF {
+        return Err(syntax_error(&t.token.to_string()));
+    }
+    Ok(e)
+}
+
 /// Parses one statement (a trailing `;` is allowed).
 /// Whether `tokens` may hold a form MySQL 8.0 warns about as deprecated
 /// (false positives only cost a tree walk; a false negative would lose a

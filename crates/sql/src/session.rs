@@ -895,7 +895,15 @@ impl Session {
         let mut t = self.engine.begin(iso, ro);
         t.set_interrupt(Some(self.interrupt.clone()));
         t.set_lock_wait_timeout(self.session_lock_wait());
+        t.set_foreign_key_checks(self.fk_checks());
         t
+    }
+
+    /// The session's `foreign_key_checks`.
+    pub(crate) fn fk_checks(&self) -> bool {
+        self.vars
+            .get("foreign_key_checks")
+            .is_none_or(|v| v.eq_ignore_ascii_case("ON"))
     }
 
     /// START TRANSACTION WITH CONSISTENT SNAPSHOT: the snapshot is taken
@@ -960,7 +968,7 @@ impl Session {
         }
     }
 
-    fn with_ctx<T>(
+    pub(crate) fn with_ctx<T>(
         &mut self,
         params: &[Value],
         f: impl FnOnce(&Ctx, &mut Txn) -> SqlResult<T>,
@@ -1402,6 +1410,21 @@ impl Session {
                 };
                 Ok(())
             }
+            "foreign_key_checks" => {
+                let on = on_off(&text).ok_or_else(|| {
+                    EngineError::new(
+                        1231,
+                        "42000",
+                        format!("Variable '{name}' can't be set to the value of '{text}'"),
+                    )
+                })?;
+                self.vars
+                    .insert(lname.to_string(), if on { "ON" } else { "OFF" }.into());
+                if let Some(txn) = self.txn.as_mut() {
+                    txn.set_foreign_key_checks(on);
+                }
+                Ok(())
+            }
             "time_zone"
             | "character_set_results"
             | "character_set_client"
@@ -1740,7 +1763,7 @@ impl Session {
             }
             Statement::CreateTable(ct) => {
                 self.implicit_commit()?;
-                let spec = crate::ddl::table_spec(ct)?;
+                let spec = crate::ddl::table_spec(ct, self.db.as_deref())?;
                 let db = match spec.db {
                     Some(d) => d,
                     None => self.current_db_or_err()?,
@@ -1751,6 +1774,9 @@ impl Session {
                     primary: spec.primary,
                     indexes: spec.indexes,
                     auto_increment: spec.auto_increment,
+                    checks: spec.checks,
+                    foreign_keys: spec.foreign_keys,
+                    skip_fk_checks: !self.fk_checks(),
                 };
                 self.engine
                     .create_table_with(&db, &spec.name, new, spec.if_not_exists)?;
@@ -1823,6 +1849,9 @@ impl Session {
                         Some(d) => d,
                         None => self.current_db_or_err()?,
                     };
+                    if self.fk_checks() {
+                        self.engine.check_truncate(&db, &t)?;
+                    }
                     self.engine.truncate_table(&db, &t, Some(&self.interrupt))?;
                 }
                 Ok(done(0, 0, 0, String::new()))
@@ -2048,6 +2077,20 @@ impl Session {
         match ot {
             ObjectType::Table => {
                 let mut missing = Vec::new();
+                let mut listed = Vec::new();
+                for n in names {
+                    let (db, t) = exec::split_name(n)?;
+                    let db = match db {
+                        Some(d) => d,
+                        None => self.current_db_or_err()?,
+                    };
+                    listed.push((db, t));
+                }
+                if self.fk_checks() {
+                    for (db, t) in &listed {
+                        self.engine.check_drop(db, t, &listed)?;
+                    }
+                }
                 for n in names {
                     let (db, t) = exec::split_name(n)?;
                     let db = match db {

@@ -7,8 +7,8 @@
 //! statement means (optimizer hints such as HIGH_PRIORITY, SQL_NO_CACHE,
 //! USE/FORCE INDEX, STRAIGHT_JOIN; LOW_PRIORITY/DELAYED on InnoDB; table
 //! options CHARSET/COLLATE/COMMENT/ROW_FORMAT/MAX_ROWS/...; column
-//! CHARACTER SET/COLLATE/COMMENT; FOREIGN KEY and CHECK constraints, which
-//! the design leaves unenforced) are listed as Ok. The table option
+//! CHARACTER SET/COLLATE/COMMENT) are listed as Ok. FOREIGN KEY and CHECK
+//! constraints are enforced (tests/scripts/49_constraints.test). The table option
 //! AUTO_INCREMENT=n takes effect (tests/scripts/06_auto_increment.test).
 
 use quire_sql::Session;
@@ -101,7 +101,9 @@ fn statements() {
             "CREATE TABLE c2 (a INT, b INT GENERATED ALWAYS AS (a + 1))",
             Err(1235),
         ),
-        ("CREATE TABLE c3 (a INT CHECK (a > 0))", Err(1235)),
+        ("CREATE TABLE c3 (a INT CHECK (a > 0))", OK), // enforced: 3819
+        ("INSERT INTO c3 VALUES (0)", Err(3819)),
+        // MySQL 8.0 parses an inline REFERENCES and ignores it; refused.
         ("CREATE TABLE c4 (a INT REFERENCES t (id))", Err(1235)),
         ("CREATE TABLE c5 (a INT SRID 4326)", Err(1235)),
         (
@@ -127,7 +129,8 @@ fn statements() {
             "CREATE TABLE e4 (a INT) PARTITION BY HASH (a) PARTITIONS 4",
             Err(1064),
         ),
-        ("CREATE TABLE e5 (a INT, CHECK (a > 0))", OK), // unenforced, see above
+        ("CREATE TABLE e5 (a INT, CHECK (a > 0))", OK), // enforced, see above
+        ("INSERT INTO e5 VALUES (-1)", Err(3819)),
         ("CREATE TABLE e6 (a INT) ROW_FORMAT=DYNAMIC COMMENT='x'", OK),
     ]);
 }

@@ -383,8 +383,8 @@ pub(crate) fn statistics(s: &Session) -> Virtual {
     (cols, rows)
 }
 
-/// `information_schema.KEY_COLUMN_USAGE`: the columns of PRIMARY KEY and
-/// UNIQUE constraints (foreign keys do not exist in quire yet).
+/// `information_schema.KEY_COLUMN_USAGE`: the columns of PRIMARY KEY,
+/// UNIQUE and FOREIGN KEY constraints.
 pub(crate) fn key_column_usage(s: &Session) -> Virtual {
     let cols = Cols::new()
         .v("CONSTRAINT_CATALOG", 64)
@@ -429,13 +429,15 @@ pub(crate) fn key_column_usage(s: &Session) -> Virtual {
                     ]);
                 }
             }
+            super::constraints::key_column_rows(&db, t, &mut rows);
         }
     }
     sort_rows(&mut rows, &[1, 5]);
     (cols, rows)
 }
 
-/// `information_schema.TABLE_CONSTRAINTS`: PRIMARY KEY and UNIQUE.
+/// `information_schema.TABLE_CONSTRAINTS`: PRIMARY KEY, UNIQUE, FOREIGN
+/// KEY and CHECK.
 pub(crate) fn table_constraints(s: &Session) -> Virtual {
     let cols = Cols::new()
         .v("CONSTRAINT_CATALOG", 64)
@@ -469,6 +471,7 @@ pub(crate) fn table_constraints(s: &Session) -> Virtual {
                     text("YES"),
                 ]);
             }
+            super::constraints::table_constraint_rows(&db, t, &mut rows);
         }
     }
     sort_rows(&mut rows, &[1, 4]);

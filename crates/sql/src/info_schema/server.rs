@@ -268,25 +268,6 @@ pub(crate) fn table(s: &Session, upper: &str) -> Option<Virtual> {
             "COLLATION_CONNECTION",
             "DATABASE_COLLATION",
         ]),
-        "REFERENTIAL_CONSTRAINTS" => empty(&[
-            "CONSTRAINT_CATALOG",
-            "CONSTRAINT_SCHEMA",
-            "CONSTRAINT_NAME",
-            "UNIQUE_CONSTRAINT_CATALOG",
-            "UNIQUE_CONSTRAINT_SCHEMA",
-            "UNIQUE_CONSTRAINT_NAME",
-            "MATCH_OPTION",
-            "UPDATE_RULE",
-            "DELETE_RULE",
-            "TABLE_NAME",
-            "REFERENCED_TABLE_NAME",
-        ]),
-        "CHECK_CONSTRAINTS" => empty(&[
-            "CONSTRAINT_CATALOG",
-            "CONSTRAINT_SCHEMA",
-            "CONSTRAINT_NAME",
-            "CHECK_CLAUSE",
-        ]),
         _ => return None,
     })
 }
