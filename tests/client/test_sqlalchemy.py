@@ -82,9 +82,6 @@ DRIVERS = os.environ.get("QUIRE_SQLA_DRIVERS", "pymysql,mysqlconnector").split("
 # check name -> why it cannot pass on quire yet. Only consulted when the
 # server says it is quire.
 PENDING = {
-    "foreign_key_enforced": "schema issue: FOREIGN KEY clauses are accepted, not enforced",
-    "foreign_keys_reflected": "schema issue: FOREIGN KEY clauses are not kept, so SHOW CREATE "
-    "TABLE (SQLAlchemy's reflection) has none",
     "enum_column": "the ENUM column type is refused (1235)",
     "json_column": "the JSON column type is refused (1235)",
 }

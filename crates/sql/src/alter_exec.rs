@@ -303,17 +303,22 @@ fn add_constraint(
     c: &ast::TableConstraint,
     earlier: &[TableChange],
 ) -> SqlResult<TableChange> {
+    // Names taken: the table's and this statement's earlier additions.
+    let taken = |of_table: Vec<String>, add: fn(&TableChange) -> Option<&str>| {
+        let mut v = of_table;
+        v.extend(earlier.iter().filter_map(add).map(str::to_string));
+        v
+    };
     Ok(match c {
         ast::TableConstraint::Check(cc) => {
-            let mut taken: Vec<String> = def.checks.iter().map(|c| c.name.clone()).collect();
-            taken.extend(earlier.iter().filter_map(|c| match c {
-                TableChange::AddCheck(k) => Some(k.name.clone()),
-                _ => None,
-            }));
-            let name = match &cc.name {
-                Some(n) => n.value.clone(),
-                None => crate::constraints::next_check_name(&def.name, &taken),
-            };
+            let taken = taken(
+                def.checks.iter().map(|c| c.name.clone()).collect(),
+                |c| match c {
+                    TableChange::AddCheck(k) => Some(&k.name),
+                    _ => None,
+                },
+            );
+            let name = crate::constraints::name_or_next(cc.name.as_ref(), &def.name, "chk", &taken);
             TableChange::AddCheck(crate::constraints::check_def(
                 name,
                 &cc.expr,
@@ -323,15 +328,15 @@ fn add_constraint(
             )?)
         }
         ast::TableConstraint::ForeignKey(fk) => {
-            let mut taken: Vec<String> = def.foreign_keys.iter().map(|f| f.name.clone()).collect();
-            taken.extend(earlier.iter().filter_map(|c| match c {
-                TableChange::AddForeignKey(k) => Some(k.name.clone()),
-                _ => None,
-            }));
-            let name = match &fk.name {
-                Some(n) => n.value.clone(),
-                None => crate::constraints::next_fk_name(&def.name, &taken),
-            };
+            let taken = taken(
+                def.foreign_keys.iter().map(|f| f.name.clone()).collect(),
+                |c| match c {
+                    TableChange::AddForeignKey(k) => Some(&k.name),
+                    _ => None,
+                },
+            );
+            let name =
+                crate::constraints::name_or_next(fk.name.as_ref(), &def.name, "ibfk", &taken);
             TableChange::AddForeignKey(crate::constraints::fk_def(fk, name, &def.columns, &def.db)?)
         }
         other => return Err(EngineError::not_supported(format!("ADD {other}"))),

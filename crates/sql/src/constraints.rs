@@ -199,10 +199,11 @@ impl VisitorMut for CheckExpr<'_> {
     }
 }
 
-/// MySQL's name for the next unnamed CHECK of `table`: `<table>_chk_<n>`
-/// past every such name already `taken`.
-pub fn next_check_name(table: &str, taken: &[String]) -> String {
-    let prefix = format!("{}_chk_", table.to_ascii_lowercase());
+/// MySQL's name for the next unnamed constraint of `table`:
+/// `<table>_<infix>_<n>` (`chk` for CHECK, `ibfk` for FOREIGN KEY) past
+/// every such name already `taken`.
+pub fn next_name(table: &str, infix: &str, taken: &[String]) -> String {
+    let prefix = format!("{}_{infix}_", table.to_ascii_lowercase());
     let n = taken
         .iter()
         .filter_map(|t| {
@@ -213,23 +214,15 @@ pub fn next_check_name(table: &str, taken: &[String]) -> String {
         })
         .max()
         .unwrap_or(0);
-    format!("{table}_chk_{}", n + 1)
+    format!("{table}_{infix}_{}", n + 1)
 }
 
-/// MySQL's name for the next unnamed FOREIGN KEY: `<table>_ibfk_<n>`.
-pub fn next_fk_name(table: &str, taken: &[String]) -> String {
-    let prefix = format!("{}_ibfk_", table.to_ascii_lowercase());
-    let n = taken
-        .iter()
-        .filter_map(|t| {
-            t.to_ascii_lowercase()
-                .strip_prefix(&prefix)?
-                .parse::<u64>()
-                .ok()
-        })
-        .max()
-        .unwrap_or(0);
-    format!("{table}_ibfk_{}", n + 1)
+/// The name a clause gives (`named`), else the next generated one.
+pub fn name_or_next(named: Option<&Ident>, table: &str, infix: &str, taken: &[String]) -> String {
+    match named {
+        Some(n) => n.value.clone(),
+        None => next_name(table, infix, taken),
+    }
 }
 
 /// A CHECK clause of `table` as the catalog keeps it. `only`: the column
@@ -248,7 +241,12 @@ pub fn check_def(
             format!("Identifier name '{name}' is too long"),
         ));
     }
+    // Outer parentheses are MySQL's to add: `CHECK ((a > 0))` read back
+    // from SHOW CREATE TABLE stores what `CHECK (a > 0)` did.
     let mut e = expr.clone();
+    while let Expr::Nested(inner) = e {
+        e = *inner;
+    }
     let mut v = CheckExpr {
         name: &name,
         columns,

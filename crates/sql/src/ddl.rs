@@ -589,10 +589,7 @@ pub fn table_spec(ct: &CreateTable, current_db: Option<&str>) -> SqlResult<Table
             .iter()
             .map(|f: &quire_engine::ForeignKeyDef| f.name.clone())
             .collect();
-        let fname = match &fk.name {
-            Some(n) => n.value.clone(),
-            None => crate::constraints::next_fk_name(&name, &taken),
-        };
+        let fname = crate::constraints::name_or_next(fk.name.as_ref(), &name, "ibfk", &taken);
         let def = crate::constraints::fk_def(fk, fname, &columns, ref_db)?;
         let served = primary.starts_with(&def.columns)
             || indexes.iter().any(|(_, _, c)| c.starts_with(&def.columns));
@@ -609,10 +606,7 @@ pub fn table_spec(ct: &CreateTable, current_db: Option<&str>) -> SqlResult<Table
         .chain(table_checks.into_iter().map(|cc| (cc, None)));
     for (cc, only) in clauses {
         let taken: Vec<String> = checks.iter().map(|c| c.name.clone()).collect();
-        let cname = match &cc.name {
-            Some(n) => n.value.clone(),
-            None => crate::constraints::next_check_name(&name, &taken),
-        };
+        let cname = crate::constraints::name_or_next(cc.name.as_ref(), &name, "chk", &taken);
         if taken.iter().any(|t| t.eq_ignore_ascii_case(&cname)) {
             return Err(quire_engine::constraint::duplicate_check_name(&cname));
         }
