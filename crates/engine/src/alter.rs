@@ -35,7 +35,7 @@ use std::sync::Arc;
 
 use crate::catalog::{Catalog, TableDef};
 use crate::constraint::{self, CheckDef, ForeignKeyDef};
-use crate::engine::{Engine, CATALOG_TREE};
+use crate::engine::{Engine, OldTrees, CATALOG_TREE};
 use crate::error::{EngineError, Result};
 use crate::interrupt::Interrupt;
 use crate::mdl::DdlGuard;
@@ -77,6 +77,10 @@ pub enum TableChange {
 /// A check of one row against a table definition (ALTER's CHECK pass).
 pub type RowCheck<'a> = &'a dyn Fn(&TableDef, &[Value]) -> Result<()>;
 
+/// A check of a rebuilt table's columns (the SQL layer's row-size limit,
+/// 1118).
+pub type ColumnsCheck<'a> = &'a dyn Fn(&[crate::catalog::ColumnDef]) -> Result<()>;
+
 /// What an ALTER TABLE must check beyond its changes' own rules.
 pub struct AlterChecks<'a> {
     /// The session's foreign_key_checks: added keys are checked against
@@ -86,6 +90,8 @@ pub struct AlterChecks<'a> {
     /// the statement adds or enforces a CHECK (the SQL layer evaluates
     /// the expressions; an error stops the statement).
     pub rows: Option<RowCheck<'a>>,
+    /// Called with the columns of a table a rebuild makes (rebuild.rs).
+    pub columns: Option<ColumnsCheck<'a>>,
 }
 
 impl Default for AlterChecks<'_> {
@@ -93,6 +99,7 @@ impl Default for AlterChecks<'_> {
         AlterChecks {
             foreign_key_checks: true,
             rows: None,
+            columns: None,
         }
     }
 }
@@ -128,7 +135,7 @@ fn exists(name: &str) -> EngineError {
     EngineError::new(1050, "42S01", format!("Table '{name}' already exists"))
 }
 
-fn catalog_key(id: u32) -> Vec<u8> {
+pub(crate) fn catalog_key(id: u32) -> Vec<u8> {
     let mut k = b"T".to_vec();
     k.extend_from_slice(&id.to_be_bytes());
     k
@@ -148,7 +155,7 @@ fn default_sql(v: &Value, ty: &types::ColumnType) -> String {
 
 /// Applies `changes` to a copy of `old` (names as in `old`). Returns the
 /// new definition and the binlog text of each change.
-fn apply_changes(
+pub(crate) fn apply_changes(
     old: &TableDef,
     changes: &[TableChange],
     cat: &Catalog,
@@ -323,7 +330,7 @@ fn drop_constraint(
 }
 
 /// The new definition's column and index names are unique (1060, 1061).
-fn check_names(def: &TableDef) -> Result<()> {
+pub(crate) fn check_names(def: &TableDef) -> Result<()> {
     crate::engine::check_column_names(&def.columns)?;
     for (i, ix) in def.indexes.iter().enumerate() {
         if ix.name.eq_ignore_ascii_case("PRIMARY") {
@@ -407,7 +414,7 @@ fn plan_renames(cat: &Catalog, pairs: &[RenamePair]) -> Result<Vec<TableDef>> {
 
 impl Engine {
     /// Claims the tables `ids` (metadata locks, ascending id order).
-    fn claim_tables(
+    pub(crate) fn claim_tables(
         &self,
         mut ids: Vec<u32>,
         interrupt: Option<&Interrupt>,
@@ -542,15 +549,11 @@ impl Engine {
                 .map(|(c, _)| c.id),
         );
         let _mdl = self.claim_tables(claim, interrupt)?;
-        let (new, dropped) = {
+        let (new, dropped, old) = {
             let _ddl = self.inner.commit.lock();
             let old = self.table(db, table)?;
             if old.id != id {
-                return Err(EngineError::new(
-                    1412,
-                    "HY000",
-                    "Table definition has changed, please retry transaction",
-                ));
+                return Err(crate::txn::definition_changed());
             }
             let cat = self.inner.catalog.read().clone();
             let (def, sql) = apply_changes(&old, changes, &cat)?;
@@ -600,10 +603,11 @@ impl Engine {
                     ),
                 )?;
             }
-            (new, dropped)
+            (new, dropped, old)
         };
-        for tree in dropped {
-            self.inner.drop_tree_named(&tree)?;
+        drop(_mdl);
+        if !dropped.is_empty() {
+            self.drop_when_unused(old, OldTrees::Named(dropped))?;
         }
         Ok(new)
     }

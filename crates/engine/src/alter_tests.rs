@@ -16,9 +16,9 @@ use crate::txn::{Isolation, Scan};
 use crate::types::{ColumnType, Value};
 use crate::TableDef;
 
-const ROWS: i64 = 60;
+pub(crate) const ROWS: i64 = 60;
 
-fn reopen(sim: &SimFs, e: Engine) -> Engine {
+pub(crate) fn reopen(sim: &SimFs, e: Engine) -> Engine {
     e.close(true).expect("close");
     drop(e);
     open(sim)
@@ -30,7 +30,7 @@ fn int() -> ColumnType {
 
 /// d.t(id INT PRIMARY KEY AUTO_INCREMENT, v INT, KEY kv(v)) with ROWS rows,
 /// and d.u(x INT PRIMARY KEY) with one row.
-fn setup(e: &Engine) -> Arc<TableDef> {
+pub(crate) fn setup(e: &Engine) -> Arc<TableDef> {
     e.create_database("d", true).expect("db");
     let mut id = ColumnDef::new("id", int(), false);
     id.auto_increment = true;
@@ -67,7 +67,7 @@ fn setup(e: &Engine) -> Arc<TableDef> {
 }
 
 /// Rows of `db.name`, read through `index` (None: the primary key).
-fn count(e: &Engine, db: &str, name: &str, index: Option<&str>) -> usize {
+pub(crate) fn count(e: &Engine, db: &str, name: &str, index: Option<&str>) -> usize {
     let t = e.table(db, name).expect("table");
     let mut tx = e.begin(Isolation::RepeatableRead, false);
     let scan = Scan {
@@ -84,7 +84,7 @@ fn pair(from: &str, to: &str) -> RenamePair {
     }
 }
 
-fn queries(sim: &SimFs) -> Vec<String> {
+pub(crate) fn queries(sim: &SimFs) -> Vec<String> {
     let idx = sim
         .file_bytes(&cfg().datadir.join("binlog.index"))
         .expect("index");
@@ -238,128 +238,165 @@ fn a_failed_rename_or_alter_changes_nothing() {
 /// Crashes at every I/O of `ddl` (until one run finishes without reaching
 /// the crash point) and hands each recovered engine to `judge`, which says
 /// whether it found the new definition; both outcomes must be met.
-fn crash_sweep(ddl: impl Fn(&Engine), judge: impl Fn(&Engine, u64) -> bool) {
-    let (mut old, mut new) = (0, 0);
-    for n in 0..400u64 {
-        let sim = SimFs::new(FlushMethod::Fsync);
-        {
+/// I/O operations a swept DDL may take.
+const MAX_CRASH_POINTS: u64 = 2000;
+
+pub(crate) fn crash_sweep(ddl: impl Fn(&Engine), judge: impl Fn(&Engine, u64) -> bool) {
+    crash_sweep_seeds(1, &ddl, &judge);
+}
+
+/// [`crash_sweep`] with `seeds` power losses per crash point (each tears
+/// the unsynced writes differently). Returns the crashes run.
+pub(crate) fn crash_sweep_seeds(
+    seeds: u64,
+    ddl: &dyn Fn(&Engine),
+    judge: &dyn Fn(&Engine, u64) -> bool,
+) -> u64 {
+    let (mut old, mut new) = (0u64, 0u64);
+    for n in 0..MAX_CRASH_POINTS {
+        let mut fired = false;
+        for seed in 0..seeds {
+            let sim = SimFs::new(FlushMethod::Fsync);
+            {
+                let e = open(&sim);
+                setup(&e);
+                e.store().checkpoint().expect("checkpoint");
+                sim.arm_crash_after(n);
+                ddl(&e);
+                let _ = e.store().sync_log();
+                let _ = e.close(false);
+            }
+            fired = sim.is_down();
+            sim.disarm();
+            sim.crash(CrashMode::Power { sector: 512 }, n * 1000 + seed);
             let e = open(&sim);
-            setup(&e);
-            e.store().checkpoint().expect("checkpoint");
-            sim.arm_crash_after(n);
-            ddl(&e);
-            let _ = e.store().sync_log();
-            let _ = e.close(false);
+            if judge(&e, n) {
+                new += 1;
+            } else {
+                old += 1;
+            }
+            e.close(true).expect("close");
+            drop(e);
+            let vfs: Arc<dyn Vfs> = Arc::new(sim.clone());
+            let r = quire_storage::check::check_datadir(&vfs, &cfg().datadir).expect("check");
+            assert!(r.is_ok(), "crash point {n} seed {seed}: {:?}", r.errors);
         }
-        let fired = sim.is_down();
-        sim.disarm();
-        sim.crash(CrashMode::Power { sector: 512 }, n);
-        let e = open(&sim);
-        if judge(&e, n) {
-            new += 1;
-        } else {
-            old += 1;
-        }
-        e.close(true).expect("close");
-        drop(e);
-        let vfs: Arc<dyn Vfs> = Arc::new(sim.clone());
-        let r = quire_storage::check::check_datadir(&vfs, &cfg().datadir).expect("check");
-        assert!(r.is_ok(), "crash point {n}: {:?}", r.errors);
         if !fired {
             assert!(old > 0 && new > 1, "crash points: {old} old, {new} new");
-            return;
+            return old + new;
         }
     }
-    panic!("the DDL did not finish within 400 I/O operations");
+    panic!("the DDL did not finish within {MAX_CRASH_POINTS} I/O operations");
 }
+
+/// A DDL statement swept by the crash tests: what it does to the
+/// table `setup` made, and a judge of the state a crash left (true: the
+/// new state).
+pub(crate) struct DdlCase {
+    pub name: &'static str,
+    pub ddl: fn(&Engine),
+    pub judge: fn(&Engine, u64) -> bool,
+}
+
+/// RENAME TABLE swapping t and u through tmp: all old or all new names.
+pub(crate) const RENAME_SWAP: DdlCase = DdlCase {
+    name: "rename-table-swap",
+    ddl: |e| {
+        let _ = e.rename_tables(&[pair("t", "tmp"), pair("u", "t"), pair("tmp", "u")], None);
+    },
+    judge: |e, n| {
+        let big_at = if e.table("d", "u").expect("u").columns.len() == 2 {
+            "u"
+        } else {
+            "t"
+        };
+        let small_at = if big_at == "u" { "t" } else { "u" };
+        assert_eq!(
+            count(e, "d", big_at, None),
+            ROWS as usize,
+            "crash point {n}"
+        );
+        assert_eq!(
+            count(e, "d", big_at, Some("kv")),
+            ROWS as usize,
+            "crash point {n}"
+        );
+        assert_eq!(count(e, "d", small_at, None), 1, "crash point {n}");
+        assert!(e.table("d", "tmp").is_err(), "crash point {n}");
+        big_at == "u"
+    },
+};
+
+/// CREATE UNIQUE INDEX: no index or a whole one.
+pub(crate) const ADD_INDEX: DdlCase = DdlCase {
+    name: "add-index",
+    ddl: |e| {
+        let _ = e.create_index("d", "t", "kid", true, vec![0, 1], None);
+    },
+    judge: |e, n| {
+        assert_eq!(count(e, "d", "t", None), ROWS as usize, "crash point {n}");
+        let t = e.table("d", "t").expect("t");
+        let there = t.index("kid").is_some();
+        if !there {
+            e.create_index("d", "t", "kid", true, vec![0, 1], None)
+                .expect("add after the crash");
+        }
+        assert_eq!(
+            count(e, "d", "t", Some("kid")),
+            ROWS as usize,
+            "crash point {n}"
+        );
+        there
+    },
+};
+
+/// DROP INDEX: a whole index or none, and no orphan tree.
+pub(crate) const DROP_INDEX: DdlCase = DdlCase {
+    name: "drop-index",
+    ddl: |e| {
+        let _ = e.alter_table("d", "t", &[TableChange::DropIndex("kv".into())], None);
+    },
+    judge: |e, n| {
+        assert_eq!(count(e, "d", "t", None), ROWS as usize, "crash point {n}");
+        let t = e.table("d", "t").expect("t");
+        match t.index("kv") {
+            Some(_) => {
+                assert_eq!(
+                    count(e, "d", "t", Some("kv")),
+                    ROWS as usize,
+                    "crash point {n}"
+                );
+                false
+            }
+            None => {
+                let trees: Vec<String> = e
+                    .store()
+                    .indexes()
+                    .expect("dir")
+                    .into_iter()
+                    .map(|x| x.0)
+                    .collect();
+                assert!(
+                    !trees.contains(&t.index_tree(1)),
+                    "crash point {n}: orphan tree left: {trees:?}"
+                );
+                true
+            }
+        }
+    },
+};
 
 #[test]
 fn a_crash_at_any_io_of_rename_table_leaves_all_old_or_all_new_names() {
-    crash_sweep(
-        |e| {
-            let _ = e.rename_tables(&[pair("t", "tmp"), pair("u", "t"), pair("tmp", "u")], None);
-        },
-        |e, n| {
-            let big_at = if e.table("d", "u").expect("u").columns.len() == 2 {
-                "u"
-            } else {
-                "t"
-            };
-            let small_at = if big_at == "u" { "t" } else { "u" };
-            assert_eq!(
-                count(e, "d", big_at, None),
-                ROWS as usize,
-                "crash point {n}"
-            );
-            assert_eq!(
-                count(e, "d", big_at, Some("kv")),
-                ROWS as usize,
-                "crash point {n}"
-            );
-            assert_eq!(count(e, "d", small_at, None), 1, "crash point {n}");
-            assert!(e.table("d", "tmp").is_err(), "crash point {n}");
-            big_at == "u"
-        },
-    );
+    crash_sweep(RENAME_SWAP.ddl, RENAME_SWAP.judge);
 }
 
 #[test]
 fn a_crash_at_any_io_of_add_index_leaves_no_index_or_a_whole_one() {
-    crash_sweep(
-        |e| {
-            let _ = e.create_index("d", "t", "kid", true, vec![0, 1], None);
-        },
-        |e, n| {
-            assert_eq!(count(e, "d", "t", None), ROWS as usize, "crash point {n}");
-            let t = e.table("d", "t").expect("t");
-            let there = t.index("kid").is_some();
-            if !there {
-                e.create_index("d", "t", "kid", true, vec![0, 1], None)
-                    .expect("add after the crash");
-            }
-            assert_eq!(
-                count(e, "d", "t", Some("kid")),
-                ROWS as usize,
-                "crash point {n}"
-            );
-            there
-        },
-    );
+    crash_sweep(ADD_INDEX.ddl, ADD_INDEX.judge);
 }
 
 #[test]
 fn a_crash_at_any_io_of_drop_index_leaves_a_whole_index_or_none() {
-    crash_sweep(
-        |e| {
-            let _ = e.alter_table("d", "t", &[TableChange::DropIndex("kv".into())], None);
-        },
-        |e, n| {
-            assert_eq!(count(e, "d", "t", None), ROWS as usize, "crash point {n}");
-            let t = e.table("d", "t").expect("t");
-            match t.index("kv") {
-                Some(_) => {
-                    assert_eq!(
-                        count(e, "d", "t", Some("kv")),
-                        ROWS as usize,
-                        "crash point {n}"
-                    );
-                    false
-                }
-                None => {
-                    let trees: Vec<String> = e
-                        .store()
-                        .indexes()
-                        .expect("dir")
-                        .into_iter()
-                        .map(|x| x.0)
-                        .collect();
-                    assert!(
-                        !trees.contains(&t.index_tree(1)),
-                        "crash point {n}: orphan tree left: {trees:?}"
-                    );
-                    true
-                }
-            }
-        },
-    );
+    crash_sweep(DROP_INDEX.ddl, DROP_INDEX.judge);
 }

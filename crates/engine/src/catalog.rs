@@ -27,7 +27,9 @@
 //! existing data directories and their binlog-free catalogs are unchanged
 //! and both formats are read. 3 is format 2 followed by the table's CHECK
 //! constraints and FOREIGN KEYs (`constraint.rs`), written only when the
-//! table has one.
+//! table has one. 4 is format 3 followed by the table's `rebuilt_csn`
+//! (u64 LE), written only for a table a copying ALTER TABLE rebuilt
+//! (`rebuild.rs`).
 //!
 //! Creating a table creates its trees first (each its own mini-transaction)
 //! and then writes the catalog entry: a crash in between leaves empty trees
@@ -58,6 +60,49 @@ pub struct ColumnDef {
 }
 
 impl ColumnDef {
+    /// The column's definition as SHOW CREATE TABLE prints it (name,
+    /// type, NULL-ness, default, ON UPDATE, AUTO_INCREMENT).
+    pub fn sql(&self) -> String {
+        let c = self;
+        let mut d = format!("`{}` {}", c.name, c.ty.name());
+        if !c.nullable {
+            d.push_str(" NOT NULL");
+        }
+        let now = |fsp: u8| match fsp {
+            0 => "CURRENT_TIMESTAMP".to_string(),
+            n => format!("CURRENT_TIMESTAMP({n})"),
+        };
+        match &c.default {
+            _ if c.default_now.is_some() => {
+                d.push_str(&format!(" DEFAULT {}", now(c.default_now.unwrap_or(0))))
+            }
+            // MySQL 8.0 prints the implicit NULL default of a nullable
+            // column too, with TIMESTAMP's NULL attribute, but never
+            // for BLOB/TEXT (which had no defaults before 8.0.13).
+            Some(Value::Null) | None if c.nullable => match c.ty {
+                ColumnType::Blob { .. } | ColumnType::Text { .. } => {}
+                ColumnType::Timestamp { .. } => d.push_str(" NULL DEFAULT NULL"),
+                _ => d.push_str(" DEFAULT NULL"),
+            },
+            Some(Value::Null) | None => {}
+            Some(v) => {
+                let text = v.to_string_mysql(&c.ty);
+                if c.ty.is_numeric() {
+                    d.push_str(&format!(" DEFAULT '{text}'"));
+                } else {
+                    d.push_str(&format!(" DEFAULT '{}'", text.replace('\'', "''")));
+                }
+            }
+        }
+        if let Some(fsp) = c.on_update_now {
+            d.push_str(&format!(" ON UPDATE {}", now(fsp)));
+        }
+        if c.auto_increment {
+            d.push_str(" AUTO_INCREMENT");
+        }
+        d
+    }
+
     /// A column without DEFAULT clause or AUTO_INCREMENT.
     pub fn new(name: &str, ty: ColumnType, nullable: bool) -> ColumnDef {
         ColumnDef {
@@ -99,6 +144,10 @@ pub struct TableDef {
     pub checks: Vec<CheckDef>,
     /// FOREIGN KEYs this table declares (it is the child).
     pub foreign_keys: Vec<ForeignKeyDef>,
+    /// Snapshots older than this commit sequence cannot read the table
+    /// (1412): a copying ALTER TABLE (`rebuild.rs`) filled it with the
+    /// latest rows only. 0 for a table never rebuilt.
+    pub rebuilt_csn: u64,
 }
 
 impl TableDef {
@@ -144,43 +193,7 @@ impl TableDef {
     pub fn create_sql_with(&self, next_autoinc: Option<u64>) -> String {
         let mut parts: Vec<String> = Vec::new();
         for c in &self.columns {
-            let mut d = format!("  `{}` {}", c.name, c.ty.name());
-            if !c.nullable {
-                d.push_str(" NOT NULL");
-            }
-            let now = |fsp: u8| match fsp {
-                0 => "CURRENT_TIMESTAMP".to_string(),
-                n => format!("CURRENT_TIMESTAMP({n})"),
-            };
-            match &c.default {
-                _ if c.default_now.is_some() => {
-                    d.push_str(&format!(" DEFAULT {}", now(c.default_now.unwrap_or(0))))
-                }
-                // MySQL 8.0 prints the implicit NULL default of a nullable
-                // column too, with TIMESTAMP's NULL attribute, but never
-                // for BLOB/TEXT (which had no defaults before 8.0.13).
-                Some(Value::Null) | None if c.nullable => match c.ty {
-                    ColumnType::Blob { .. } | ColumnType::Text { .. } => {}
-                    ColumnType::Timestamp { .. } => d.push_str(" NULL DEFAULT NULL"),
-                    _ => d.push_str(" DEFAULT NULL"),
-                },
-                Some(Value::Null) | None => {}
-                Some(v) => {
-                    let text = v.to_string_mysql(&c.ty);
-                    if c.ty.is_numeric() {
-                        d.push_str(&format!(" DEFAULT '{text}'"));
-                    } else {
-                        d.push_str(&format!(" DEFAULT '{}'", text.replace('\'', "''")));
-                    }
-                }
-            }
-            if let Some(fsp) = c.on_update_now {
-                d.push_str(&format!(" ON UPDATE {}", now(fsp)));
-            }
-            if c.auto_increment {
-                d.push_str(" AUTO_INCREMENT");
-            }
-            parts.push(d);
+            parts.push(format!("  {}", c.sql()));
         }
         let cols = |cs: &[usize]| {
             cs.iter()
@@ -220,13 +233,16 @@ impl TableDef {
 
     pub fn encode(&self) -> Vec<u8> {
         let mut w = Vec::new();
-        let v3 = !self.checks.is_empty() || !self.foreign_keys.is_empty();
+        let v4 = self.rebuilt_csn != 0;
+        let v3 = v4 || !self.checks.is_empty() || !self.foreign_keys.is_empty();
         let v2 = v3
             || self
                 .columns
                 .iter()
                 .any(|c| c.default_now.is_some() || c.on_update_now.is_some());
-        w.push(if v3 {
+        w.push(if v4 {
+            4u8
+        } else if v3 {
             3u8
         } else if v2 {
             2u8
@@ -281,13 +297,16 @@ impl TableDef {
         if v3 {
             crate::constraint::encode(&self.checks, &self.foreign_keys, &mut w);
         }
+        if v4 {
+            put_u64(&mut w, self.rebuilt_csn);
+        }
         w
     }
 
     pub fn decode(b: &[u8]) -> std::result::Result<TableDef, String> {
         let mut r = b;
         let ver = take(&mut r, 1)?[0];
-        if !(1..=3).contains(&ver) {
+        if !(1..=4).contains(&ver) {
             return Err(format!("unknown table definition format {ver}"));
         }
         let id = get_u32(&mut r)?;
@@ -366,6 +385,7 @@ impl TableDef {
         } else {
             (Vec::new(), Vec::new())
         };
+        let rebuilt_csn = if ver >= 4 { get_u64(&mut r)? } else { 0 };
         Ok(TableDef {
             id,
             db,
@@ -375,6 +395,7 @@ impl TableDef {
             indexes,
             checks,
             foreign_keys,
+            rebuilt_csn,
         })
     }
 }
@@ -520,6 +541,7 @@ mod tests {
             indexes: Vec::new(),
             checks: Vec::new(),
             foreign_keys: Vec::new(),
+            rebuilt_csn: 0,
         }
     }
 
@@ -548,6 +570,13 @@ mod tests {
             back.create_sql()
         );
         // A truncated format-2 entry is an error, not a panic.
+        assert!(TableDef::decode(&b[..b.len() - 1]).is_err());
+        // A rebuilt table keeps its rebuild point (format 4).
+        let mut rebuilt = def(false);
+        rebuilt.rebuilt_csn = 77;
+        let b = rebuilt.encode();
+        assert_eq!(b[0], 4);
+        assert_eq!(TableDef::decode(&b), Ok(rebuilt));
         assert!(TableDef::decode(&b[..b.len() - 1]).is_err());
     }
 }

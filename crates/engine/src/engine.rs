@@ -70,6 +70,14 @@ pub(crate) const REPLAY_PIECE_WRITES: usize = 256;
 const OP_PUT: u8 = 1;
 const OP_DELETE: u8 = 2;
 
+/// Which trees of a replaced definition go (`Engine::drop_when_unused`).
+pub(crate) enum OldTrees {
+    /// Every tree of the table's id.
+    All,
+    /// These (dropped secondary indexes).
+    Named(Vec<String>),
+}
+
 /// Runtime-changeable settings (SET GLOBAL).
 #[derive(Debug)]
 pub struct Settings {
@@ -143,6 +151,9 @@ pub(crate) struct Inner {
     autoinc: Mutex<HashMap<u32, u64>>,
     pub counters: Counters,
     shutdown: AtomicBool,
+    /// Threads dropping the trees of replaced tables once their last
+    /// reader is done (`Engine::drop_when_unused`), joined at close.
+    droppers: Mutex<Vec<JoinHandle<()>>>,
     flusher_wake: (Mutex<bool>, Condvar),
     /// The binary log and its group commit, when log_bin is ON.
     pub(crate) pipeline: Option<Pipeline>,
@@ -310,6 +321,7 @@ impl Engine {
             autoinc: Mutex::new(HashMap::new()),
             counters: Counters::default(),
             shutdown: AtomicBool::new(false),
+            droppers: Mutex::new(Vec::new()),
             flusher_wake: (Mutex::new(false), Condvar::new()),
             pipeline: None,
             config: Mutex::new(cfg.clone()),
@@ -744,6 +756,7 @@ impl Engine {
                 indexes: idx,
                 checks,
                 foreign_keys,
+                rebuilt_csn: 0,
             };
             crate::fk_ddl::validate(&def, &cat, !skip_fk_checks)?;
             (id, def)
@@ -942,7 +955,40 @@ impl Engine {
             )?;
             t
         };
-        self.inner.drop_trees(t.id)
+        drop(_mdl);
+        self.drop_when_unused(t, OldTrees::All)
+    }
+
+    /// Drops trees of `old`, a definition the catalog no longer has (a
+    /// dropped or replaced table, or one whose indexes were dropped).
+    /// Statements read a table through the definition they took at their
+    /// start, without a metadata lock, so the trees may go only once every
+    /// such statement has let go of it: now when none holds it (the usual
+    /// case), else on a thread that waits for the last one (the DDL does
+    /// not wait). A crash or a close before then leaves the trees to the
+    /// next start's orphan sweep (`Inner::drop_orphan_trees`).
+    pub(crate) fn drop_when_unused(&self, old: Arc<TableDef>, what: OldTrees) -> Result<()> {
+        if Arc::strong_count(&old) == 1 {
+            return self.inner.drop_old_trees(&old, &what);
+        }
+        let inner = Arc::clone(&self.inner);
+        let h = std::thread::Builder::new()
+            .name("quire-drop".into())
+            .spawn(move || {
+                while Arc::strong_count(&old) > 1 {
+                    if inner.is_shutdown() {
+                        return;
+                    }
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                // A failure leaves orphans the next start drops.
+                let _ = inner.drop_old_trees(&old, &what);
+            })
+            .map_err(|e| EngineError::internal(format!("cannot start a drop thread: {e}")))?;
+        let mut d = self.inner.droppers.lock();
+        d.retain(|h| !h.is_finished());
+        d.push(h);
+        Ok(())
     }
 
     /// DROP DATABASE: every table, then the database entry.
@@ -954,8 +1000,9 @@ impl Engine {
                 format!("Can't drop database '{db}'; database doesn't exist"),
             ));
         }
-        for t in self.tables(db)? {
-            self.drop_table(db, &t.name, interrupt)?;
+        let names: Vec<String> = self.tables(db)?.iter().map(|t| t.name.clone()).collect();
+        for name in names {
+            self.drop_table(db, &name, interrupt)?;
         }
         self.drop_views_of(db)?;
         let _ddl = self.inner.commit.lock();
@@ -969,38 +1016,6 @@ impl Engine {
             .remove(&db.to_ascii_lowercase());
         self.inner
             .binlog_ddl(db, &format!("DROP DATABASE `{db}`"))?;
-        Ok(())
-    }
-
-    /// TRUNCATE TABLE: a new, empty table with the same definition (a new
-    /// id, as InnoDB gives the table a new tablespace), then the old
-    /// trees are dropped.
-    pub fn truncate_table(
-        &self,
-        db: &str,
-        name: &str,
-        interrupt: Option<&Interrupt>,
-    ) -> Result<()> {
-        let old = self.table(db, name)?;
-        let def = (*old).clone();
-        self.drop_table(db, name, interrupt)?;
-        let indexes = def
-            .indexes
-            .iter()
-            .map(|i| (i.name.clone(), i.unique, i.columns.clone()))
-            .collect();
-        let spec = NewTable {
-            columns: def.columns,
-            primary: def.primary,
-            indexes,
-            checks: def.checks,
-            foreign_keys: def.foreign_keys,
-            // The keys were checked when made; the parent may be gone
-            // since (foreign_key_checks=0), which must not lose them.
-            skip_fk_checks: true,
-            ..NewTable::default()
-        };
-        self.create_table_with(db, name, spec, false)?;
         Ok(())
     }
 
@@ -1098,6 +1113,10 @@ impl Engine {
         if let Some(h) = self.stats_thread.lock().take() {
             let _ = h.join();
         }
+        let droppers: Vec<JoinHandle<()>> = std::mem::take(&mut *self.inner.droppers.lock());
+        for h in droppers {
+            let _ = h.join();
+        }
         if clean {
             self.inner.stats_save_counts()?;
             if let Some(p) = &self.inner.pipeline {
@@ -1115,7 +1134,7 @@ impl Engine {
     }
 }
 
-fn validate_columns(columns: &[ColumnDef], primary: &[usize]) -> Result<()> {
+pub(crate) fn validate_columns(columns: &[ColumnDef], primary: &[usize]) -> Result<()> {
     if columns.is_empty() {
         return Err(EngineError::new(
             1113,
@@ -1330,8 +1349,20 @@ impl Inner {
             })
     }
 
+    fn drop_old_trees(&self, old: &TableDef, what: &OldTrees) -> Result<()> {
+        match what {
+            OldTrees::All => self.drop_trees(old.id),
+            OldTrees::Named(names) => {
+                for n in names {
+                    self.drop_tree_named(n)?;
+                }
+                Ok(())
+            }
+        }
+    }
+
     /// Drops every tree of table `id` (and forgets the cached handles).
-    fn drop_trees(&self, id: u32) -> Result<()> {
+    pub(crate) fn drop_trees(&self, id: u32) -> Result<()> {
         let prefix = format!("t{id}.");
         let names: Vec<String> = self
             .store
@@ -1532,6 +1563,18 @@ impl Inner {
         let tree = self.tree(AUTOINC_TREE)?;
         let m = self.autoinc.lock();
         Self::autoinc_current(&m, &tree, table)
+    }
+
+    /// The last hidden row id of a table without primary key (0: none).
+    pub(crate) fn hidden_rowid_value(&self, table: u32) -> Result<u64> {
+        let tree = self.tree(AUTOINC_TREE)?;
+        let m = self.autoinc.lock();
+        Self::autoinc_current(&m, &tree, table | 0x8000_0000)
+    }
+
+    /// Sets the hidden row id counter of a table made just now.
+    pub(crate) fn set_hidden_rowid(&self, table: u32, last: u64) -> Result<()> {
+        self.set_autoinc(table | 0x8000_0000, last)
     }
 
     /// Sets the counter of a table created just now (`AUTO_INCREMENT=n`
@@ -1860,7 +1903,7 @@ impl Inner {
     /// before image or a record of an earlier build, a plain image that
     /// may be too long for a node: its long columns go off-page here.
     #[allow(clippy::too_many_arguments)]
-    fn put_row(
+    pub(crate) fn put_row(
         &self,
         ct: &Tree,
         t: &TableDef,

@@ -20,6 +20,7 @@ pub mod lock;
 mod mdl;
 pub mod mvcc;
 pub mod offpage;
+pub mod rebuild;
 mod sizes;
 mod stats;
 mod syncer;
@@ -34,6 +35,7 @@ pub use engine::{tmpdir, Engine, EngineRecovery};
 pub use error::{EngineError, Result};
 pub use interrupt::{Interrupt, Kill, Stage};
 pub use lock::LockMode;
+pub use rebuild::{ColumnChange, NewIndex, Place, Rebuild};
 pub use sizes::TablePages;
 pub use stats::{IndexStats, TableStats};
 pub use txn::{
@@ -50,5 +52,7 @@ mod bigtrx_tests;
 mod fk_tests;
 #[cfg(test)]
 mod offpage_tests;
+#[cfg(test)]
+mod rebuild_tests;
 #[cfg(test)]
 mod tests;

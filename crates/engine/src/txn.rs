@@ -88,6 +88,22 @@ pub enum LockWait {
 }
 
 /// MySQL's ER_LOCK_NOWAIT.
+/// ER_TABLE_DEF_CHANGED (1412): a snapshot older than an index or a
+/// rebuild of the table it reads.
+pub fn definition_changed() -> EngineError {
+    EngineError::new(
+        1412,
+        "HY000",
+        "Table definition has changed, please retry transaction",
+    )
+}
+
+/// ER_NEED_REPREPARE (1615): the statement read a table definition that
+/// a DDL replaced while it waited; it is run again.
+pub fn need_reprepare() -> EngineError {
+    EngineError::new(1615, "HY000", "Prepared statement needs to be re-prepared")
+}
+
 pub fn lock_nowait_error() -> EngineError {
     EngineError::new(
         3572,
@@ -304,6 +320,16 @@ impl Txn {
         }
     }
 
+    /// The snapshot to read `t` with: 1412 when it is older than the
+    /// table's last rebuild (a copying ALTER TABLE kept no older rows).
+    fn snap_for(&mut self, t: &TableDef) -> Result<u64> {
+        let s = self.snap();
+        if t.rebuilt_csn > s {
+            return Err(definition_changed());
+        }
+        Ok(s)
+    }
+
     fn close_snapshot(&mut self) {
         if let Some(s) = self.snapshot.take() {
             self.e.snapshots.close(s);
@@ -338,17 +364,27 @@ impl Txn {
     /// Before the first write to `table`: counts this transaction among
     /// the table's writers (waits while a DDL holds it; mdl.rs). The
     /// count is released when the transaction ends.
-    fn write_to(&mut self, table: u32) -> Result<()> {
+    /// The first write of the transaction to `t`: waits for a DDL on it
+    /// (mdl.rs). If one changed the table meanwhile, `t` (read before the
+    /// wait) is stale: 1615, and the SQL layer runs the statement again
+    /// with the new definition (MySQL re-prepares it the same way).
+    fn write_to(&mut self, t: &TableDef) -> Result<()> {
         self.check_writable()?;
-        if self.mdl_tables.contains(&table) {
+        if self.mdl_tables.contains(&t.id) {
             return Ok(());
         }
         self.e.mdl.enter_writer(
-            table,
+            t.id,
             self.e.mdl_timeout_for(self.interrupt.as_ref()),
             self.interrupt.as_ref(),
         )?;
-        self.mdl_tables.push(table);
+        let current = self.e.catalog.read().by_id.get(&t.id).cloned();
+        let fresh = current.is_some_and(|c| std::ptr::eq(Arc::as_ptr(&c), t) || *c == *t);
+        if !fresh {
+            self.e.mdl.leave_writer(t.id);
+            return Err(need_reprepare());
+        }
+        self.mdl_tables.push(t.id);
         Ok(())
     }
 
@@ -542,7 +578,7 @@ impl Txn {
                 return Ok(w.row.clone());
             }
         }
-        let snap = self.snap();
+        let snap = self.snap_for(t)?;
         let v = self.e.tree(&t.clustered_tree())?.get(key)?;
         self.resolve_cols(t, key, v.as_deref(), snap, wanted)
     }
@@ -645,7 +681,7 @@ impl Txn {
 
     /// INSERT one row. Error 1062 if a primary or unique key exists.
     pub fn insert(&mut self, t: &TableDef, values: Vec<Option<Value>>) -> Result<Inserted> {
-        self.write_to(t.id)?;
+        self.write_to(t)?;
         let (row, auto_id) = self.complete_row(t, values, 1)?;
         let hidden = if t.has_hidden_pk() {
             Some(self.e.next_autoinc(t.id, true, None)?)
@@ -825,7 +861,7 @@ impl Txn {
     /// UPDATE one row addressed by its key: `values` is the full new row.
     /// Returns false if the row does not exist (any more).
     pub fn update(&mut self, t: &TableDef, key: &[u8], values: Vec<Value>) -> Result<bool> {
-        self.write_to(t.id)?;
+        self.write_to(t)?;
         let Some(old) = self.current(t, key, LockMode::Exclusive, LockWait::Wait)? else {
             return Ok(false);
         };
@@ -883,7 +919,7 @@ impl Txn {
 
     /// DELETE one row addressed by its key. False if it does not exist.
     pub fn delete(&mut self, t: &TableDef, key: &[u8]) -> Result<bool> {
-        self.write_to(t.id)?;
+        self.write_to(t)?;
         let Some(old) = self.current(t, key, LockMode::Exclusive, LockWait::Wait)? else {
             return Ok(false);
         };
@@ -940,15 +976,11 @@ impl Txn {
         let lock = s.lock.or(self.plain_read_lock());
         let snap = match lock {
             Some(_) => None,
-            None => Some(self.snap()),
+            None => Some(self.snap_for(t)?),
         };
         if let (Some(i), Some(sn)) = (&idx, snap) {
             if i.created_csn > sn {
-                return Err(EngineError::new(
-                    1412,
-                    "HY000",
-                    "Table definition has changed, please retry transaction",
-                ));
+                return Err(definition_changed());
             }
         }
         // A secondary entry is checked against its row's index columns.

@@ -10,8 +10,11 @@
 //! t RENAME [TO|AS] u`, `RENAME COLUMN`, `RENAME {INDEX|KEY}`, `ALTER
 //! [COLUMN] c SET DEFAULT literal | DROP DEFAULT`, `DROP {INDEX|KEY}`,
 //! `DROP INDEX i ON t`, `ADD [CONSTRAINT [s]] [UNIQUE] {INDEX|KEY} [name]
-//! (cols)`, `AUTO_INCREMENT [=] n`, and the ALGORITHM / LOCK clauses where
-//! the change can honour them. Every other ALTER clause is refused by name
+//! (cols)`, `AUTO_INCREMENT [=] n`, the column changes `ADD [COLUMN]`,
+//! `DROP [COLUMN]`, `MODIFY`, `CHANGE` (with `FIRST | AFTER c`), `ADD
+//! PRIMARY KEY`, `DROP PRIMARY KEY`, `FORCE` and `ENGINE=InnoDB` (these
+//! rebuild the table: `quire_engine::rebuild`), and the ALGORITHM / LOCK
+//! clauses where the change can honour them. Every other ALTER clause is refused by name
 //! (1235, "ALTER TABLE ... ADD COLUMN"), never ignored: a table that did
 //! not change while the client believes it did is worse than an error.
 //!
@@ -26,7 +29,7 @@ use sqlparser::keywords::Keyword;
 use sqlparser::parser::{Parser, ParserError};
 use sqlparser::tokenizer::Token;
 
-use quire_engine::EngineError;
+use quire_engine::{EngineError, Place};
 
 use crate::SqlResult;
 
@@ -70,6 +73,24 @@ pub enum Spec {
     DropConstraint(String),
     /// `ALTER {CHECK|CONSTRAINT} c [NOT] ENFORCED`.
     EnforceCheck(String, bool),
+    /// `ADD [COLUMN] c def [FIRST | AFTER c]` (a parenthesised list is one
+    /// spec per column).
+    AddColumn(Box<ast::ColumnDef>, Place),
+    /// `DROP [COLUMN] c`.
+    DropColumn(String),
+    /// `MODIFY [COLUMN] c def` (`from` None) or `CHANGE [COLUMN] from c
+    /// def`, with an optional `FIRST | AFTER c`.
+    ModifyColumn {
+        from: Option<String>,
+        column: Box<ast::ColumnDef>,
+        at: Option<Place>,
+    },
+    /// `ADD [CONSTRAINT [s]] PRIMARY KEY (cols)`.
+    AddPrimaryKey(Vec<String>),
+    /// `DROP PRIMARY KEY` (also `DROP {INDEX|KEY} PRIMARY`).
+    DropPrimaryKey,
+    /// `FORCE` or `ENGINE [=] InnoDB`: rebuild the table.
+    Force,
 }
 
 /// A parsed ALTER TABLE, RENAME TABLE or DROP INDEX.
@@ -188,12 +209,14 @@ fn parse_drop_index(p: &mut Parser) -> Result<AlterCmd, ParserError> {
             return p.expected("ALGORITHM or LOCK", t);
         }
     }
-    if index.eq_ignore_ascii_case("PRIMARY") {
-        return Err(refused("DROP PRIMARY KEY"));
-    }
+    let spec = if index.eq_ignore_ascii_case("PRIMARY") {
+        Spec::DropPrimaryKey
+    } else {
+        Spec::DropIndex(index)
+    };
     Ok(AlterCmd::Table {
         name,
-        specs: vec![Spec::DropIndex(index)],
+        specs: vec![spec],
         algorithm,
         lock,
         drop_index: true,
@@ -205,7 +228,10 @@ fn parse_alter(p: &mut Parser) -> Result<AlterCmd, ParserError> {
     let (mut algorithm, mut lock) = (None, None);
     let mut specs = Vec::new();
     while !matches!(p.peek_token().token, Token::EOF) {
-        if !algorithm_or_lock(p, &mut algorithm, &mut lock)? {
+        if algorithm_or_lock(p, &mut algorithm, &mut lock)? {
+        } else if eat(p, "ADD") {
+            specs.extend(parse_add(p)?);
+        } else {
             specs.push(parse_spec(p)?);
         }
         if !p.consume_token(&Token::Comma) {
@@ -283,10 +309,6 @@ fn parse_spec(p: &mut Parser) -> Result<Spec, ParserError> {
             p.next_token();
             parse_drop_spec(p)
         }
-        "ADD" => {
-            p.next_token();
-            parse_add(p)
-        }
         "AUTO_INCREMENT" => {
             p.next_token();
             let _ = p.consume_token(&Token::Eq);
@@ -299,7 +321,32 @@ fn parse_spec(p: &mut Parser) -> Result<Spec, ParserError> {
                 _ => p.expected("a number", t),
             }
         }
-        "MODIFY" | "CHANGE" => Err(refused(&format!("{w} COLUMN"))),
+        "MODIFY" | "CHANGE" => {
+            p.next_token();
+            let _ = eat(p, "COLUMN");
+            let from = if w == "CHANGE" { Some(ident(p)?) } else { None };
+            let column = Box::new(p.parse_column_def()?);
+            let at = place(p)?;
+            Ok(Spec::ModifyColumn { from, column, at })
+        }
+        "FORCE" => {
+            p.next_token();
+            Ok(Spec::Force)
+        }
+        "ENGINE" => {
+            p.next_token();
+            let _ = p.consume_token(&Token::Eq);
+            let name = match p.next_token().token {
+                Token::Word(w) => w.value,
+                Token::SingleQuotedString(s) => s,
+                other => return Err(ParserError::ParserError(format!("found: {other}"))),
+            };
+            if name.eq_ignore_ascii_case("InnoDB") {
+                Ok(Spec::Force)
+            } else {
+                Err(refused(&format!("ENGINE={name}")))
+            }
+        }
         // `{ENABLE|DISABLE} KEYS` alone is parse.rs's KeysToggle: here it
         // has company, which MySQL's grammar does not allow.
         "ENABLE" | "DISABLE" => {
@@ -323,10 +370,8 @@ fn parse_spec(p: &mut Parser) -> Result<Spec, ParserError> {
         | "REMOVE"
         | "DISCARD"
         | "IMPORT"
-        | "FORCE"
         | "WITH"
         | "WITHOUT"
-        | "ENGINE"
         | "COMMENT"
         | "ROW_FORMAT"
         | "KEY_BLOCK_SIZE"
@@ -415,9 +460,14 @@ fn parse_drop_spec(p: &mut Parser) -> Result<Spec, ParserError> {
     if eat(p, "INDEX") || eat(p, "KEY") {
         let name = ident(p)?;
         if name.eq_ignore_ascii_case("PRIMARY") {
-            return Err(refused("DROP PRIMARY KEY"));
+            return Ok(Spec::DropPrimaryKey);
         }
         return Ok(Spec::DropIndex(name));
+    }
+    if word(p).as_deref() == Some("PRIMARY") {
+        p.next_token();
+        p.expect_keyword(Keyword::KEY)?;
+        return Ok(Spec::DropPrimaryKey);
     }
     if eat(p, "FOREIGN") {
         p.expect_keyword(Keyword::KEY)?;
@@ -429,17 +479,49 @@ fn parse_drop_spec(p: &mut Parser) -> Result<Spec, ParserError> {
     if eat(p, "CONSTRAINT") {
         return Ok(Spec::DropConstraint(ident(p)?));
     }
-    let what = match word(p).as_deref() {
-        Some("PRIMARY") => "DROP PRIMARY KEY",
-        Some("PARTITION") => "DROP PARTITION",
-        _ => "DROP COLUMN",
-    };
-    Err(refused(what))
+    if word(p).as_deref() == Some("PARTITION") {
+        return Err(refused("DROP PARTITION"));
+    }
+    let _ = eat(p, "COLUMN");
+    Ok(Spec::DropColumn(ident(p)?))
 }
 
-/// After ADD: `[CONSTRAINT [sym]] UNIQUE [INDEX|KEY] [name] (cols)` or
-/// `{INDEX|KEY} [name] (cols)`; columns, keys of other kinds refused.
-fn parse_add(p: &mut Parser) -> Result<Spec, ParserError> {
+/// `FIRST | AFTER c` after a column definition, if there.
+fn place(p: &mut Parser) -> Result<Option<Place>, ParserError> {
+    if eat(p, "FIRST") {
+        return Ok(Some(Place::First));
+    }
+    if eat(p, "AFTER") {
+        return Ok(Some(Place::After(ident(p)?)));
+    }
+    Ok(None)
+}
+
+/// After `ADD [COLUMN]`: one column definition with its place, or a
+/// parenthesised list of them (each goes last).
+fn parse_add_columns(p: &mut Parser) -> Result<Vec<Spec>, ParserError> {
+    if p.consume_token(&Token::LParen) {
+        let mut out = Vec::new();
+        loop {
+            let c = p.parse_column_def()?;
+            out.push(Spec::AddColumn(Box::new(c), Place::Last));
+            if !p.consume_token(&Token::Comma) {
+                break;
+            }
+        }
+        p.expect_token(&Token::RParen)?;
+        return Ok(out);
+    }
+    let c = p.parse_column_def()?;
+    let at = place(p)?.unwrap_or(Place::Last);
+    Ok(vec![Spec::AddColumn(Box::new(c), at)])
+}
+
+/// After ADD: `[CONSTRAINT [sym]] UNIQUE [INDEX|KEY] [name] (cols)`,
+/// `{INDEX|KEY} [name] (cols)`, `[CONSTRAINT [sym]] PRIMARY KEY (cols)`,
+/// FOREIGN KEY / CHECK, or `[COLUMN]` column definitions; FULLTEXT,
+/// SPATIAL and PARTITION refused.
+fn parse_add(p: &mut Parser) -> Result<Vec<Spec>, ParserError> {
     // FOREIGN KEY / CHECK, named or not: sqlparser reads the clause.
     let at = |p: &Parser, n: usize| match &p.peek_nth_token(n).token {
         Token::Word(w) if w.quote_style.is_none() => w.value.to_ascii_uppercase(),
@@ -456,7 +538,7 @@ fn parse_add(p: &mut Parser) -> Result<Spec, ParserError> {
     };
     if matches!(kind.as_str(), "FOREIGN" | "CHECK") {
         return match p.parse_optional_table_constraint()? {
-            Some(c) => Ok(Spec::AddConstraint(Box::new(c))),
+            Some(c) => Ok(vec![Spec::AddConstraint(Box::new(c))]),
             None => {
                 let t = p.peek_token();
                 p.expected("FOREIGN KEY or CHECK", t)
@@ -472,8 +554,7 @@ fn parse_add(p: &mut Parser) -> Result<Spec, ParserError> {
             symbol = Some(ident(p)?);
         }
         let kind = match word(p).as_deref() {
-            Some("UNIQUE") => None,
-            Some("PRIMARY") => Some("PRIMARY KEY"),
+            Some("UNIQUE" | "PRIMARY") => None,
             Some("FOREIGN") => Some("FOREIGN KEY"),
             Some("CHECK") => Some("CHECK"),
             _ => Some("CONSTRAINT"),
@@ -482,17 +563,25 @@ fn parse_add(p: &mut Parser) -> Result<Spec, ParserError> {
             return Err(refused(&format!("ADD CONSTRAINT ... {k}")));
         }
     }
+    if eat(p, "PRIMARY") {
+        p.expect_keyword(Keyword::KEY)?;
+        index_type(p)?;
+        let columns = key_columns(p)?;
+        index_options(p)?;
+        return Ok(vec![Spec::AddPrimaryKey(columns)]);
+    }
     let unique = eat(p, "UNIQUE");
     let keyword = eat(p, "INDEX") || eat(p, "KEY");
     if !unique && !keyword {
         let what = match word(p).as_deref() {
-            Some("PRIMARY") => "ADD PRIMARY KEY",
-            Some("FOREIGN") => "ADD FOREIGN KEY",
-            Some("CHECK") => "ADD CHECK",
             Some("FULLTEXT") => "ADD FULLTEXT",
             Some("SPATIAL") => "ADD SPATIAL",
             Some("PARTITION") => "ADD PARTITION",
-            _ => "ADD COLUMN",
+            _ if symbol.is_some() => "ADD CONSTRAINT",
+            _ => {
+                let _ = eat(p, "COLUMN");
+                return parse_add_columns(p);
+            }
         };
         return Err(refused(what));
     }
@@ -507,11 +596,11 @@ fn parse_add(p: &mut Parser) -> Result<Spec, ParserError> {
     index_type(p)?;
     let columns = key_columns(p)?;
     index_options(p)?;
-    Ok(Spec::AddIndex {
+    Ok(vec![Spec::AddIndex {
         name,
         unique,
         columns,
-    })
+    }])
 }
 
 /// `USING BTREE` (InnoDB's only kind; HASH is refused, not turned into a

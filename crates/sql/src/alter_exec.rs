@@ -49,8 +49,16 @@ pub(crate) fn run(s: &mut Session, cmd: &AlterCmd) -> SqlResult<Output> {
         } => {
             check_algorithm(specs, *algorithm, *lock)?;
             let (db, t) = crate::show::table_db(s, name, None)?;
-            alter(s, &db, &t, specs)?;
-            Ok(done(RECORDS))
+            match alter(s, &db, &t, specs)? {
+                None => Ok(done(RECORDS)),
+                // A rebuild reports the rows it copied, as MySQL's COPY.
+                Some(n) => Ok(Output::Done {
+                    affected_rows: n,
+                    last_insert_id: 0,
+                    warnings: 0,
+                    info: format!("Records: {n}  Duplicates: 0  Warnings: 0"),
+                }),
+            }
         }
     }
 }
@@ -76,9 +84,14 @@ enum Kind {
     Inplace,
     /// INPLACE, builds an index (quire: writers wait).
     Build,
+    /// Rebuilds the table by copying it (quire_engine::rebuild).
+    Copy,
 }
 
 fn kind(spec: &Spec) -> Kind {
+    if crate::alter_rebuild::rebuilds(spec) {
+        return Kind::Copy;
+    }
     match spec {
         Spec::Rename(_) | Spec::RenameColumn(..) | Spec::Default(..) | Spec::RenameIndex(..) => {
             Kind::Instant
@@ -94,6 +107,12 @@ fn kind(spec: &Spec) -> Kind {
         | Spec::DropConstraint(_)
         | Spec::EnforceCheck(_, false) => Kind::Inplace,
         Spec::AddConstraint(_) | Spec::EnforceCheck(_, true) => Kind::Build,
+        Spec::AddColumn(..)
+        | Spec::DropColumn(_)
+        | Spec::ModifyColumn { .. }
+        | Spec::AddPrimaryKey(_)
+        | Spec::DropPrimaryKey
+        | Spec::Force => Kind::Copy,
     }
 }
 
@@ -125,7 +144,18 @@ fn check_algorithm(
         Some(Algorithm::Copy) if lock == LockLevel::None => {
             return Err(lock_none("COPY algorithm requires a lock"));
         }
+        // InnoDB does many of these in place; quire copies the table.
+        Some(Algorithm::Inplace) if specs.iter().any(|sp| kind(sp) == Kind::Copy) => {
+            return Err(EngineError::new(
+                1846,
+                "0A000",
+                "ALGORITHM=INPLACE is not supported. Reason: quire rebuilds the table by copying it for column and primary key changes. Try ALGORITHM=COPY.",
+            ));
+        }
         _ => {}
+    }
+    if lock == LockLevel::None && specs.iter().any(|sp| kind(sp) == Kind::Copy) {
+        return Err(lock_none("COPY algorithm requires a lock"));
     }
     if lock == LockLevel::None && specs.iter().any(|sp| kind(sp) == Kind::Build) {
         return Err(lock_none(
@@ -143,15 +173,33 @@ fn lock_none(reason: &str) -> EngineError {
     )
 }
 
-/// The specs of one ALTER TABLE on `db.t`.
-fn alter(s: &mut Session, db: &str, t: &str, specs: &[Spec]) -> SqlResult<()> {
+/// The specs of one ALTER TABLE on `db.t`: the rows a rebuild copied,
+/// None when the table was changed in place.
+fn alter(s: &mut Session, db: &str, t: &str, specs: &[Spec]) -> SqlResult<Option<u64>> {
     if s.engine().view(db, t).is_some() {
         return Err(quire_engine::view::err_wrong_object(db, t, "BASE TABLE"));
     }
     let def = s.engine().table(db, t)?;
-    let alone = |what: &str| {
-        EngineError::not_supported(format!("ALTER TABLE with {what} and other changes"))
-    };
+    if specs.iter().any(crate::alter_rebuild::rebuilds) || adds_index_among_others(specs) {
+        return crate::alter_rebuild::run(s, def, specs).map(Some);
+    }
+    alter_in_place(s, &def, specs).map(|()| None)
+}
+
+/// ADD INDEX or AUTO_INCREMENT with other changes: one rebuild makes
+/// them all (MySQL does them in place; quire's in-place index build and
+/// counter move each take a statement alone).
+fn adds_index_among_others(specs: &[Spec]) -> bool {
+    specs.len() > 1
+        && specs
+            .iter()
+            .any(|sp| matches!(sp, Spec::AddIndex { .. } | Spec::AutoIncrement(_)))
+}
+
+/// The specs of an ALTER TABLE that changes no row.
+fn alter_in_place(s: &mut Session, def: &TableDef, specs: &[Spec]) -> SqlResult<()> {
+    let (db, t) = (def.db.as_str(), def.name.as_str());
+    // Alone in their statement (with company they go through a rebuild).
     for sp in specs {
         match sp {
             Spec::AddIndex {
@@ -159,15 +207,9 @@ fn alter(s: &mut Session, db: &str, t: &str, specs: &[Spec]) -> SqlResult<()> {
                 unique,
                 columns,
             } => {
-                if specs.len() > 1 {
-                    return Err(alone("ADD INDEX"));
-                }
-                return add_index(s, &def, name.as_deref(), *unique, columns);
+                return add_index(s, def, name.as_deref(), *unique, columns);
             }
             Spec::AutoIncrement(n) => {
-                if specs.len() > 1 {
-                    return Err(alone("AUTO_INCREMENT"));
-                }
                 return s
                     .engine()
                     .alter_auto_increment(db, t, *n, Some(s.interrupt()));
@@ -180,7 +222,7 @@ fn alter(s: &mut Session, db: &str, t: &str, specs: &[Spec]) -> SqlResult<()> {
     }
     let mut changes = Vec::with_capacity(specs.len());
     for sp in specs {
-        changes.push(change(s, &def, sp, &changes)?);
+        changes.push(change(s, def, sp, &changes)?);
     }
     let fk_checks = s.fk_checks();
     // Indexes the added foreign keys need, made first (and dropped again
@@ -198,7 +240,7 @@ fn alter(s: &mut Session, db: &str, t: &str, specs: &[Spec]) -> SqlResult<()> {
             let now = s.engine().table(db, t)?;
             if quire_engine::txn::fk_serving_index(&now, &k.columns).is_none() {
                 let base = crate::constraints::fk_index_name(fk, &now.columns, &k.columns);
-                let name = generated_name(&now, &base);
+                let name = quire_engine::rebuild::generated_index_name(&now, &base);
                 s.engine().create_index(
                     db,
                     t,
@@ -229,6 +271,7 @@ fn alter(s: &mut Session, db: &str, t: &str, specs: &[Spec]) -> SqlResult<()> {
         let checks = AlterChecks {
             foreign_key_checks: fk_checks,
             rows: enforces.then_some(&verify as &dyn Fn(&TableDef, &[Value]) -> _),
+            columns: None,
         };
         cx.engine
             .alter_table_with(db, t, &changes, Some(&interrupt), &checks)
@@ -246,7 +289,7 @@ fn alter(s: &mut Session, db: &str, t: &str, specs: &[Spec]) -> SqlResult<()> {
 
 /// One metadata spec as the engine's change (`earlier`: the statement's
 /// changes before it, for generated constraint names).
-fn change(
+pub(crate) fn change(
     s: &Session,
     def: &TableDef,
     sp: &Spec,
@@ -291,8 +334,17 @@ fn change(
                 value,
             }
         }
-        Spec::AddIndex { .. } | Spec::AutoIncrement(_) => {
-            return Err(EngineError::not_supported("ALTER TABLE with these changes"))
+        Spec::AddIndex { .. }
+        | Spec::AutoIncrement(_)
+        | Spec::AddColumn(..)
+        | Spec::DropColumn(_)
+        | Spec::ModifyColumn { .. }
+        | Spec::AddPrimaryKey(_)
+        | Spec::DropPrimaryKey
+        | Spec::Force => {
+            return Err(EngineError::internal(
+                "a row-changing ALTER TABLE spec reached the metadata path",
+            ))
         }
     })
 }
@@ -303,44 +355,44 @@ fn add_constraint(
     c: &ast::TableConstraint,
     earlier: &[TableChange],
 ) -> SqlResult<TableChange> {
-    // Names taken: the table's and this statement's earlier additions.
-    let taken = |of_table: Vec<String>, add: fn(&TableChange) -> Option<&str>| {
-        let mut v = of_table;
-        v.extend(earlier.iter().filter_map(add).map(str::to_string));
-        v
-    };
     Ok(match c {
-        ast::TableConstraint::Check(cc) => {
-            let taken = taken(
-                def.checks.iter().map(|c| c.name.clone()).collect(),
-                |c| match c {
-                    TableChange::AddCheck(k) => Some(&k.name),
-                    _ => None,
-                },
-            );
-            let name = crate::constraints::name_or_next(cc.name.as_ref(), &def.name, "chk", &taken);
-            TableChange::AddCheck(crate::constraints::check_def(
-                name,
-                &cc.expr,
-                cc.enforced,
-                &def.columns,
-                None,
-            )?)
-        }
+        ast::TableConstraint::Check(cc) => return add_check(def, cc, None, earlier),
         ast::TableConstraint::ForeignKey(fk) => {
-            let taken = taken(
-                def.foreign_keys.iter().map(|f| f.name.clone()).collect(),
-                |c| match c {
-                    TableChange::AddForeignKey(k) => Some(&k.name),
-                    _ => None,
-                },
-            );
+            let mut taken: Vec<String> = def.foreign_keys.iter().map(|f| f.name.clone()).collect();
+            taken.extend(earlier.iter().filter_map(|c| match c {
+                TableChange::AddForeignKey(k) => Some(k.name.clone()),
+                _ => None,
+            }));
             let name =
                 crate::constraints::name_or_next(fk.name.as_ref(), &def.name, "ibfk", &taken);
             TableChange::AddForeignKey(crate::constraints::fk_def(fk, name, &def.columns, &def.db)?)
         }
         other => return Err(EngineError::not_supported(format!("ADD {other}"))),
     })
+}
+
+/// A CHECK added to `def` (whose columns are those the check may name;
+/// `only`: the column of a column-level CHECK), named after the table's
+/// and the statement's `earlier` checks.
+pub(crate) fn add_check(
+    def: &TableDef,
+    cc: &ast::CheckConstraint,
+    only: Option<&str>,
+    earlier: &[TableChange],
+) -> SqlResult<TableChange> {
+    let mut taken: Vec<String> = def.checks.iter().map(|c| c.name.clone()).collect();
+    taken.extend(earlier.iter().filter_map(|c| match c {
+        TableChange::AddCheck(k) => Some(k.name.clone()),
+        _ => None,
+    }));
+    let name = crate::constraints::name_or_next(cc.name.as_ref(), &def.name, "chk", &taken);
+    Ok(TableChange::AddCheck(crate::constraints::check_def(
+        name,
+        &cc.expr,
+        cc.enforced,
+        &def.columns,
+        only,
+    )?))
 }
 
 /// `SET DEFAULT literal` as a value of the column's type (1067 when it
@@ -388,7 +440,7 @@ fn add_index(
     }
     let name = match (name, cols.first()) {
         (Some(n), _) => n.to_string(),
-        (None, Some(&c)) => generated_name(def, &def.columns[c].name),
+        (None, Some(&c)) => quire_engine::rebuild::generated_index_name(def, &def.columns[c].name),
         (None, None) => return Err(crate::parse::syntax_error(")")),
     };
     if name.eq_ignore_ascii_case("PRIMARY") {
@@ -401,15 +453,4 @@ fn add_index(
     s.engine()
         .create_index(&def.db, &def.name, &name, unique, cols, Some(s.interrupt()))?;
     Ok(())
-}
-
-fn generated_name(def: &TableDef, first: &str) -> String {
-    let taken = |n: &str| def.index(n).is_some() || n.eq_ignore_ascii_case("PRIMARY");
-    if !taken(first) {
-        return first.to_string();
-    }
-    (2u32..)
-        .map(|i| format!("{first}_{i}"))
-        .find(|n| !taken(n))
-        .unwrap_or_else(|| first.to_string())
 }

@@ -353,7 +353,7 @@ fn definition_bytes(ty: &ColumnType) -> u64 {
 /// MySQL's limit on a row definition: 65,535 bytes of column maxima (BLOB
 /// and TEXT by their pointers) plus the NULL bitmap, else 1118. Long
 /// values themselves go off-page (engine offpage.rs).
-fn check_row_definition(columns: &[ColumnDef]) -> SqlResult<()> {
+pub(crate) fn check_row_definition(columns: &[ColumnDef]) -> SqlResult<()> {
     let nullable = columns.iter().filter(|c| c.nullable).count() as u64;
     let total: u64 =
         columns.iter().map(|c| definition_bytes(&c.ty)).sum::<u64>() + nullable.div_ceil(8);
@@ -365,6 +365,145 @@ fn check_row_definition(columns: &[ColumnDef]) -> SqlResult<()> {
         ));
     }
     Ok(())
+}
+
+/// One column definition of CREATE TABLE or ALTER TABLE ADD/MODIFY/CHANGE:
+/// the engine's column and the keys and checks written on it.
+pub(crate) struct ParsedColumn<'a> {
+    pub def: ColumnDef,
+    /// `PRIMARY KEY` on the column.
+    pub primary: bool,
+    /// `UNIQUE [KEY]` on the column.
+    pub unique: bool,
+    pub checks: Vec<&'a ast::CheckConstraint>,
+}
+
+/// Reads one column definition (types, NULL-ness, defaults, ON UPDATE,
+/// AUTO_INCREMENT; 1067 / 1294 / 1235 as the module says).
+pub(crate) fn column_def(c: &ast::ColumnDef) -> SqlResult<ParsedColumn<'_>> {
+    let ty = column_type(&c.data_type, &c.name.value)?;
+    let mut nullable = true;
+    let (mut primary, mut unique) = (false, false);
+    let mut checks = Vec::new();
+    let mut default = None;
+    let mut auto_increment = false;
+    let mut default_expr = None;
+    let mut on_update_now = None;
+    for o in &c.options {
+        match &o.option {
+            ColumnOption::Null => nullable = true,
+            ColumnOption::NotNull => nullable = false,
+            ColumnOption::Default(e) => default_expr = Some(e.clone()),
+            ColumnOption::PrimaryKey(_) => {
+                primary = true;
+                nullable = false;
+            }
+            ColumnOption::Unique(_) => unique = true,
+            ColumnOption::DialectSpecific(toks) => {
+                let text: Vec<String> = toks
+                    .iter()
+                    .map(|t| t.to_string().to_ascii_uppercase())
+                    .collect();
+                if text.iter().any(|t| t == "AUTO_INCREMENT") {
+                    auto_increment = true;
+                } else if !toks.iter().all(|t| matches!(t, Token::Word(_))) {
+                    return Err(EngineError::not_supported(format!(
+                        "column option {}",
+                        text.join(" ")
+                    )));
+                }
+            }
+            ColumnOption::OnUpdate(e) => {
+                // MySQL: only CURRENT_TIMESTAMP (or a synonym) with the
+                // column's own fsp, on DATETIME/TIMESTAMP (1294).
+                let fsp = now_fsp(e)?.filter(|&f| temporal_fsp(&ty) == Some(f));
+                on_update_now = Some(fsp.ok_or_else(|| {
+                    EngineError::new(
+                        1294,
+                        "HY000",
+                        format!("Invalid ON UPDATE clause for '{}' column", c.name.value),
+                    )
+                })?);
+            }
+            ColumnOption::Check(cc) => checks.push(cc),
+            ColumnOption::CharacterSet(_)
+            | ColumnOption::Collation(_)
+            | ColumnOption::Comment(_) => {}
+            // An inline `REFERENCES p(id)`: MySQL 8.0 parses it and
+            // ignores it; quire refuses it by name rather than let a
+            // reader believe a key exists.
+            other => return Err(EngineError::not_supported(format!("column option {other}"))),
+        }
+    }
+    let mut default_now = None;
+    if let Some(e) = default_expr {
+        // `DEFAULT (NOW())` is MySQL 8.0's expression default (what
+        // SQLAlchemy writes for a `server_default=func.now()`): on a
+        // DATETIME/TIMESTAMP of the call's own precision it behaves as
+        // DEFAULT CURRENT_TIMESTAMP. Elsewhere (other precision, other
+        // column types) MySQL converts the value; quire refuses it.
+        let (now, in_parens) = match &e {
+            ast::Expr::Nested(x) => (now_fsp(x)?, true),
+            _ => (now_fsp(&e)?, false),
+        };
+        let v = match now {
+            Some(fsp) if in_parens && temporal_fsp(&ty) != Some(fsp) => {
+                return Err(EngineError::not_supported(format!(
+                    "DEFAULT {e} on column '{}' of another type or precision",
+                    c.name.value
+                )));
+            }
+            // DEFAULT CURRENT_TIMESTAMP[(n)]: DATETIME/TIMESTAMP with
+            // the same fsp only, as MySQL (1067 otherwise).
+            Some(fsp) => {
+                if temporal_fsp(&ty) != Some(fsp) {
+                    return Err(EngineError::new(
+                        1067,
+                        "42000",
+                        format!("Invalid default value for '{}'", c.name.value),
+                    ));
+                }
+                default_now = Some(fsp);
+                None
+            }
+            None => Some(default_value(&e)?),
+        };
+        if let Some(v) = v {
+            let v = if v.is_null() {
+                if !nullable {
+                    return Err(EngineError::new(
+                        1067,
+                        "42000",
+                        format!("Invalid default value for '{}'", c.name.value),
+                    ));
+                }
+                Value::Null
+            } else {
+                coerce(v, &ty, nullable, &c.name.value, 1).map_err(|_| {
+                    EngineError::new(
+                        1067,
+                        "42000",
+                        format!("Invalid default value for '{}'", c.name.value),
+                    )
+                })?
+            };
+            default = Some(v);
+        }
+    }
+    Ok(ParsedColumn {
+        def: ColumnDef {
+            name: c.name.value.clone(),
+            ty,
+            nullable,
+            default,
+            auto_increment,
+            default_now,
+            on_update_now,
+        },
+        primary,
+        unique,
+        checks,
+    })
 }
 
 /// CREATE TABLE's definition; `current_db` is what an unqualified name
@@ -391,134 +530,27 @@ pub fn table_spec(ct: &CreateTable, current_db: Option<&str>) -> SqlResult<Table
     // Column-level CHECKs: (clause, column name), named after the columns.
     let mut column_checks: Vec<(&ast::CheckConstraint, String)> = Vec::new();
     for c in &ct.columns {
-        let ty = column_type(&c.data_type, &c.name.value)?;
-        let mut nullable = true;
-        let mut default = None;
-        let mut auto_increment = false;
-        let mut default_expr = None;
-        let mut on_update_now = None;
-        for o in &c.options {
-            match &o.option {
-                ColumnOption::Null => nullable = true,
-                ColumnOption::NotNull => nullable = false,
-                ColumnOption::Default(e) => default_expr = Some(e.clone()),
-                ColumnOption::PrimaryKey(_) => {
-                    primary = vec![columns.len()];
-                    nullable = false;
-                }
-                ColumnOption::Unique(_) => {
-                    indexes.push((c.name.value.clone(), true, vec![columns.len()]));
-                }
-                ColumnOption::DialectSpecific(toks) => {
-                    let text: Vec<String> = toks
-                        .iter()
-                        .map(|t| t.to_string().to_ascii_uppercase())
-                        .collect();
-                    if text.iter().any(|t| t == "AUTO_INCREMENT") {
-                        auto_increment = true;
-                    } else if !toks.iter().all(|t| matches!(t, Token::Word(_))) {
-                        return Err(EngineError::not_supported(format!(
-                            "column option {}",
-                            text.join(" ")
-                        )));
-                    }
-                }
-                ColumnOption::OnUpdate(e) => {
-                    // MySQL: only CURRENT_TIMESTAMP (or a synonym) with the
-                    // column's own fsp, on DATETIME/TIMESTAMP (1294).
-                    let fsp = now_fsp(e)?.filter(|&f| temporal_fsp(&ty) == Some(f));
-                    on_update_now = Some(fsp.ok_or_else(|| {
-                        EngineError::new(
-                            1294,
-                            "HY000",
-                            format!("Invalid ON UPDATE clause for '{}' column", c.name.value),
-                        )
-                    })?);
-                }
-                ColumnOption::Check(cc) => column_checks.push((cc, c.name.value.clone())),
-                ColumnOption::CharacterSet(_)
-                | ColumnOption::Collation(_)
-                | ColumnOption::Comment(_) => {}
-                // An inline `REFERENCES p(id)`: MySQL 8.0 parses it and
-                // ignores it; quire refuses it by name rather than let a
-                // reader believe a key exists.
-                other => return Err(EngineError::not_supported(format!("column option {other}"))),
-            }
-        }
-        let mut default_now = None;
-        if let Some(e) = default_expr {
-            // `DEFAULT (NOW())` is MySQL 8.0's expression default (what
-            // SQLAlchemy writes for a `server_default=func.now()`): on a
-            // DATETIME/TIMESTAMP of the call's own precision it behaves as
-            // DEFAULT CURRENT_TIMESTAMP. Elsewhere (other precision, other
-            // column types) MySQL converts the value; quire refuses it.
-            let (now, in_parens) = match &e {
-                ast::Expr::Nested(x) => (now_fsp(x)?, true),
-                _ => (now_fsp(&e)?, false),
-            };
-            let v = match now {
-                Some(fsp) if in_parens && temporal_fsp(&ty) != Some(fsp) => {
-                    return Err(EngineError::not_supported(format!(
-                        "DEFAULT {e} on column '{}' of another type or precision",
-                        c.name.value
-                    )));
-                }
-                // DEFAULT CURRENT_TIMESTAMP[(n)]: DATETIME/TIMESTAMP with
-                // the same fsp only, as MySQL (1067 otherwise).
-                Some(fsp) => {
-                    if temporal_fsp(&ty) != Some(fsp) {
-                        return Err(EngineError::new(
-                            1067,
-                            "42000",
-                            format!("Invalid default value for '{}'", c.name.value),
-                        ));
-                    }
-                    default_now = Some(fsp);
-                    None
-                }
-                None => Some(default_value(&e)?),
-            };
-            if let Some(v) = v {
-                let v = if v.is_null() {
-                    if !nullable {
-                        return Err(EngineError::new(
-                            1067,
-                            "42000",
-                            format!("Invalid default value for '{}'", c.name.value),
-                        ));
-                    }
-                    Value::Null
-                } else {
-                    coerce(v, &ty, nullable, &c.name.value, 1).map_err(|_| {
-                        EngineError::new(
-                            1067,
-                            "42000",
-                            format!("Invalid default value for '{}'", c.name.value),
-                        )
-                    })?
-                };
-                default = Some(v);
-            }
-        }
+        let pc = column_def(c)?;
         if columns
             .iter()
-            .any(|x: &ColumnDef| x.name.eq_ignore_ascii_case(&c.name.value))
+            .any(|x: &ColumnDef| x.name.eq_ignore_ascii_case(&pc.def.name))
         {
             return Err(EngineError::new(
                 1060,
                 "42S21",
-                format!("Duplicate column name '{}'", c.name.value),
+                format!("Duplicate column name '{}'", pc.def.name),
             ));
         }
-        columns.push(ColumnDef {
-            name: c.name.value.clone(),
-            ty,
-            nullable,
-            default,
-            auto_increment,
-            default_now,
-            on_update_now,
-        });
+        if pc.primary {
+            primary = vec![columns.len()];
+        }
+        if pc.unique {
+            indexes.push((pc.def.name.clone(), true, vec![columns.len()]));
+        }
+        for cc in pc.checks {
+            column_checks.push((cc, pc.def.name.clone()));
+        }
+        columns.push(pc.def);
     }
     let pos = |cols: &[ast::IndexColumn]| -> SqlResult<Vec<usize>> {
         cols.iter()

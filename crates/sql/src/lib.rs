@@ -22,6 +22,7 @@ mod account_opts;
 mod admin;
 mod alter;
 mod alter_exec;
+mod alter_rebuild;
 mod authorize;
 mod constraints;
 mod ctx;

@@ -184,6 +184,17 @@ fn check_inert(name: &str, lname: &str, text: &str) -> SqlResult<()> {
     }
 }
 
+/// A shorter-lived handle on the row sink, for one run of a statement.
+fn reborrow<'a>(sink: &'a mut Option<&mut dyn RowSink>) -> Option<&'a mut dyn RowSink> {
+    match sink {
+        Some(s) => Some(&mut **s),
+        None => None,
+    }
+}
+
+/// Times a statement is run again after 1615 (`run_with_func_warnings`).
+const REPREPARE_TRIES: usize = 3;
+
 struct Prepared {
     /// Shared, not cloned per execution: cloning a tree is a recursion too.
     parsed: Arc<Parsed>,
@@ -1010,7 +1021,17 @@ impl Session {
         if p.maybe_deprecated {
             crate::session_sql::deprecations(&p.cmd);
         }
-        let mut r = self.run(p, params, sink);
+        let mut sink = sink;
+        let mut r = self.run(p, params, reborrow(&mut sink));
+        // 1615: a table the statement read was replaced by a DDL it then
+        // waited for (its changes are rolled back); run it again with the
+        // new definition, as MySQL re-prepares (a bounded number of times).
+        for _ in 0..REPREPARE_TRIES {
+            if !matches!(&r, Err(e) if e.code == 1615) {
+                break;
+            }
+            r = self.run(p, params, reborrow(&mut sink));
+        }
         self.after_statement(&mut r);
         let (list, n) = crate::func::warn::drain();
         if n > 0 {
@@ -2097,8 +2118,11 @@ impl Session {
                         Some(d) => d,
                         None => self.current_db_or_err()?,
                     };
-                    match self.engine.table(&db, &t) {
-                        Ok(_) => self.engine.drop_table(&db, &t, Some(&self.interrupt))?,
+                    // (Only whether it exists: a definition held across
+                    // the drop would hold its trees up.)
+                    let exists = self.engine.table(&db, &t).map(|_| ());
+                    match exists {
+                        Ok(()) => self.engine.drop_table(&db, &t, Some(&self.interrupt))?,
                         Err(e) if e.code == 1146 || e.code == 1049 => {
                             missing.push(format!("{db}.{t}"))
                         }

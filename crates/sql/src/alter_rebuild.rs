@@ -1,0 +1,205 @@
+//! # ALTER TABLE statements that rebuild the table
+//!
+//! A statement with a column change (`ADD/DROP [COLUMN]`, `MODIFY`,
+//! `CHANGE`), a primary key change, `FORCE` or `ENGINE=InnoDB` rebuilds
+//! the table (`quire_engine::rebuild`, MySQL's ALGORITHM=COPY). Its other
+//! specs ride along in the same rebuild: metadata changes (renames,
+//! defaults, dropped indexes and keys, CHECKs) become the rebuild's
+//! `meta`, ADD INDEX an index of the new table, `AUTO_INCREMENT = n` is
+//! applied once the new table is in place.
+//!
+//! ```text
+//!   specs ──► column definitions read as CREATE TABLE reads them (ddl.rs)
+//!         ──► Rebuild { meta, columns, primary key, indexes }
+//!         ──► Engine::rebuild_table (rows converted, CHECKs verified)
+//! ```
+//!
+//! A CHECK (added by the statement, or written on a column of ADD /
+//! MODIFY / CHANGE) may name the statement's new columns: it is read
+//! against the column list the statement leaves. Refused by name rather
+//! than half done: ADD FOREIGN KEY with a rebuild (run it as its own
+//! statement).
+
+use std::cell::RefCell;
+use std::sync::Arc;
+
+use quire_engine::alter::AlterChecks;
+use quire_engine::{ColumnChange, ColumnDef, EngineError, NewIndex, Rebuild, TableDef, Value};
+use sqlparser::ast;
+
+use crate::alter::Spec;
+use crate::constraints::TableChecks;
+use crate::session::Session;
+use crate::SqlResult;
+
+/// Whether `spec` needs the table rebuilt.
+pub(crate) fn rebuilds(spec: &Spec) -> bool {
+    matches!(
+        spec,
+        Spec::AddColumn(..)
+            | Spec::DropColumn(_)
+            | Spec::ModifyColumn { .. }
+            | Spec::AddPrimaryKey(_)
+            | Spec::DropPrimaryKey
+            | Spec::Force
+    )
+}
+
+/// CHECKs waiting for the statement's final column list: (clause, the
+/// column of a column-level CHECK).
+type Pending<'a> = Vec<(&'a ast::CheckConstraint, Option<String>)>;
+
+/// A column of ADD / MODIFY / CHANGE with the keys written on it.
+fn column<'a>(
+    c: &'a ast::ColumnDef,
+    rb: &mut Rebuild,
+    checks: &mut Pending<'a>,
+    stamp: quire_engine::types::DateTime,
+) -> SqlResult<(ColumnDef, Option<Value>)> {
+    let pc = crate::ddl::column_def(c)?;
+    for cc in pc.checks {
+        checks.push((cc, Some(pc.def.name.clone())));
+    }
+    if pc.primary {
+        set_primary(rb, vec![pc.def.name.clone()])?;
+    }
+    if pc.unique {
+        rb.add_indexes.push(NewIndex {
+            name: None,
+            unique: true,
+            columns: vec![pc.def.name.clone()],
+        });
+    }
+    // DEFAULT CURRENT_TIMESTAMP: existing rows get the statement's time.
+    let fill = pc
+        .def
+        .default_now
+        .map(|fsp| Value::DateTime(crate::expr::truncate_fsp(stamp, fsp)));
+    Ok((pc.def, fill))
+}
+
+fn set_primary(rb: &mut Rebuild, cols: Vec<String>) -> SqlResult<()> {
+    if rb.add_primary.is_some() {
+        return Err(EngineError::new(
+            1068,
+            "42000",
+            "Multiple primary key defined",
+        ));
+    }
+    rb.add_primary = Some(cols);
+    Ok(())
+}
+
+/// The statement's specs as one rebuild; `AUTO_INCREMENT = n` apart.
+fn plan(s: &Session, def: &TableDef, specs: &[Spec]) -> SqlResult<(Rebuild, Option<u64>)> {
+    let mut rb = Rebuild::default();
+    let mut auto_increment = None;
+    let stamp = crate::expr::now_utc_fsp(6);
+    let mut checks: Pending = Vec::new();
+    // The columns the statement leaves, by name (what a CHECK may use).
+    let mut after: Vec<ColumnDef> = def.columns.clone();
+    for sp in specs {
+        match sp {
+            Spec::AddColumn(c, at) => {
+                let (column, fill) = column(c, &mut rb, &mut checks, stamp)?;
+                after.push(column.clone());
+                rb.columns.push(ColumnChange::Add {
+                    column,
+                    at: at.clone(),
+                    fill,
+                });
+            }
+            Spec::DropColumn(n) => {
+                after.retain(|c| !c.name.eq_ignore_ascii_case(n));
+                rb.columns.push(ColumnChange::Drop(n.clone()));
+            }
+            Spec::ModifyColumn {
+                from,
+                column: c,
+                at,
+            } => {
+                let (column, _) = column(c, &mut rb, &mut checks, stamp)?;
+                let from = from.clone().unwrap_or_else(|| column.name.clone());
+                if let Some(x) = after
+                    .iter_mut()
+                    .find(|x| x.name.eq_ignore_ascii_case(&from))
+                {
+                    *x = column.clone();
+                }
+                rb.columns.push(ColumnChange::Modify {
+                    from,
+                    column,
+                    at: at.clone(),
+                });
+            }
+            Spec::AddPrimaryKey(cols) => set_primary(&mut rb, cols.clone())?,
+            Spec::DropPrimaryKey => rb.drop_primary = true,
+            Spec::Force => {}
+            Spec::AddIndex {
+                name,
+                unique,
+                columns,
+            } => rb.add_indexes.push(NewIndex {
+                name: name.clone(),
+                unique: *unique,
+                columns: columns.clone(),
+            }),
+            Spec::AutoIncrement(n) => auto_increment = Some(*n),
+            Spec::AddConstraint(c) => match &**c {
+                ast::TableConstraint::Check(cc) => checks.push((cc, None)),
+                _ => {
+                    return Err(EngineError::not_supported(
+                        "ALTER TABLE with ADD FOREIGN KEY and column or primary key changes",
+                    ))
+                }
+            },
+            other => {
+                let ch = crate::alter_exec::change(s, def, other, &rb.meta)?;
+                rb.meta.push(ch);
+            }
+        }
+    }
+    let mut shape = def.clone();
+    shape.columns = after;
+    for (cc, only) in checks {
+        let ch = crate::alter_exec::add_check(&shape, cc, only.as_deref(), &rb.meta)?;
+        rb.meta.push(ch);
+    }
+    Ok((rb, auto_increment))
+}
+
+/// Runs the rebuild; returns the rows copied.
+pub(crate) fn run(s: &mut Session, def: Arc<TableDef>, specs: &[Spec]) -> SqlResult<u64> {
+    let (rb, auto_increment) = plan(s, &def, specs)?;
+    let (db, t) = (def.db.clone(), def.name.clone());
+    // Held across the rebuild, the old definition would keep the old
+    // trees until this statement ends.
+    drop(def);
+    let fk_checks = s.fk_checks();
+    let interrupt = s.interrupt().clone();
+    let rows = s.with_ctx(&[], |cx, _txn| {
+        // The CHECKs of the new definition, compiled on its first row.
+        let compiled: RefCell<Option<TableChecks>> = RefCell::new(None);
+        let verify = |d: &TableDef, row: &[Value]| -> quire_engine::Result<()> {
+            let mut c = compiled.borrow_mut();
+            if c.is_none() {
+                *c = Some(TableChecks::compile(cx, d)?);
+            }
+            c.as_ref().map_or(Ok(()), |c| c.verify(row))
+        };
+        let row_size = |cols: &[ColumnDef]| crate::ddl::check_row_definition(cols);
+        let checks = AlterChecks {
+            foreign_key_checks: fk_checks,
+            rows: Some(&verify),
+            columns: Some(&row_size),
+        };
+        cx.engine
+            .rebuild_table(&db, &t, &rb, Some(&interrupt), &checks)
+            .map(|(_, n)| n)
+    })?;
+    if let Some(n) = auto_increment {
+        s.engine()
+            .alter_auto_increment(&db, &t, n, Some(s.interrupt()))?;
+    }
+    Ok(rows)
+}
