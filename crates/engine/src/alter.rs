@@ -2,7 +2,9 @@
 //!
 //! What quire can change in a table without touching its rows: the
 //! table's name and database, column names, column defaults, index names,
-//! dropping a secondary index, and the auto-increment counter. Adding an
+//! dropping a secondary index, the auto-increment counter, and adding a
+//! column at the end (INSTANT: rows stored before read the value the
+//! column was added with, `ColumnDef::instant`, offpage::decode). Adding an
 //! index builds a tree and goes through `Engine::create_index`.
 //!
 //! Each statement is one catalog mini-transaction ([`Tree::apply_batch`]
@@ -72,6 +74,10 @@ pub enum TableChange {
     DropForeignKey(String),
     /// `DROP CONSTRAINT c`: the CHECK, FOREIGN KEY or UNIQUE key named c.
     DropConstraint(String),
+    /// `ADD [COLUMN] c ...` at the end, ALGORITHM=INSTANT: no row is
+    /// rewritten; rows stored before read the column's `instant` value
+    /// (set: its default, or the type's implicit one).
+    AddColumnInstant(crate::catalog::ColumnDef),
 }
 
 /// A check of one row against a table definition (ALTER's CHECK pass).
@@ -271,6 +277,16 @@ pub(crate) fn apply_changes(
             TableChange::DropConstraint(name) => {
                 drop_constraint(old, &mut def, &mut dropped, name, cat)?;
                 sql.push(format!("DROP CONSTRAINT {}", q(name)));
+            }
+            TableChange::AddColumnInstant(c) => {
+                if c.instant.is_none() || c.auto_increment {
+                    return Err(EngineError::internal(format!(
+                        "column '{}' cannot be added instantly",
+                        c.name
+                    )));
+                }
+                def.columns.push(c.clone());
+                sql.push(format!("ADD COLUMN {}", c.sql()));
             }
         }
     }
@@ -673,12 +689,7 @@ impl Engine {
             if deleted {
                 continue;
             }
-            let vals = crate::offpage::decode(
-                self.inner.store.shared(),
-                row,
-                t.columns.iter().map(|c| &c.ty),
-                wanted,
-            )?;
+            let vals = crate::offpage::decode(self.inner.store.shared(), row, &t.columns, wanted)?;
             f(vals)?;
         }
         Ok(())

@@ -29,7 +29,9 @@
 //! constraints and FOREIGN KEYs (`constraint.rs`), written only when the
 //! table has one. 4 is format 3 followed by the table's `rebuilt_csn`
 //! (u64 LE), written only for a table a copying ALTER TABLE rebuilt
-//! (`rebuild.rs`).
+//! (`rebuild.rs`). 5 is format 4 followed by the columns added instantly
+//! (u32 count, then per column its position u32 and its value as a
+//! one-column row image), written only while the table has one.
 //!
 //! Creating a table creates its trees first (each its own mini-transaction)
 //! and then writes the catalog entry: a crash in between leaves empty trees
@@ -57,6 +59,9 @@ pub struct ColumnDef {
     /// `ON UPDATE CURRENT_TIMESTAMP[(fsp)]`: set to the statement's time
     /// when an UPDATE changes another column of the row and not this one.
     pub on_update_now: Option<u8>,
+    /// Set for a column ALTER TABLE added instantly (at the end, rows not
+    /// rewritten): the value rows stored before it read for it.
+    pub instant: Option<Value>,
 }
 
 impl ColumnDef {
@@ -113,6 +118,7 @@ impl ColumnDef {
             auto_increment: false,
             default_now: None,
             on_update_now: None,
+            instant: None,
         }
     }
 }
@@ -233,14 +239,17 @@ impl TableDef {
 
     pub fn encode(&self) -> Vec<u8> {
         let mut w = Vec::new();
-        let v4 = self.rebuilt_csn != 0;
+        let v5 = self.columns.iter().any(|c| c.instant.is_some());
+        let v4 = v5 || self.rebuilt_csn != 0;
         let v3 = v4 || !self.checks.is_empty() || !self.foreign_keys.is_empty();
         let v2 = v3
             || self
                 .columns
                 .iter()
                 .any(|c| c.default_now.is_some() || c.on_update_now.is_some());
-        w.push(if v4 {
+        w.push(if v5 {
+            5u8
+        } else if v4 {
             4u8
         } else if v3 {
             3u8
@@ -300,13 +309,33 @@ impl TableDef {
         if v4 {
             put_u64(&mut w, self.rebuilt_csn);
         }
+        if v5 {
+            let instant: Vec<(usize, &ColumnDef)> = self
+                .columns
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| c.instant.is_some())
+                .collect();
+            put_u32(&mut w, instant.len() as u32);
+            for (i, c) in instant {
+                put_u32(&mut w, i as u32);
+                let mut b = Vec::new();
+                let v = c.instant.clone().unwrap_or(Value::Null);
+                crate::types::encode_row(
+                    std::slice::from_ref(&v),
+                    std::slice::from_ref(&c.ty),
+                    &mut b,
+                );
+                put_bytes(&mut w, &b);
+            }
+        }
         w
     }
 
     pub fn decode(b: &[u8]) -> std::result::Result<TableDef, String> {
         let mut r = b;
         let ver = take(&mut r, 1)?[0];
-        if !(1..=4).contains(&ver) {
+        if !(1..=5).contains(&ver) {
             return Err(format!("unknown table definition format {ver}"));
         }
         let id = get_u32(&mut r)?;
@@ -345,6 +374,7 @@ impl TableDef {
                 auto_increment,
                 default_now,
                 on_update_now,
+                instant: None,
             });
         }
         let np = get_u32(&mut r)? as usize;
@@ -386,6 +416,16 @@ impl TableDef {
             (Vec::new(), Vec::new())
         };
         let rebuilt_csn = if ver >= 4 { get_u64(&mut r)? } else { 0 };
+        if ver >= 5 {
+            let n = get_u32(&mut r)? as usize;
+            for _ in 0..n {
+                let i = get_u32(&mut r)? as usize;
+                let bytes = get_bytes(&mut r)?;
+                let c = columns.get_mut(i).ok_or("instant column out of range")?;
+                let mut v = crate::types::decode_row(&bytes, std::slice::from_ref(&c.ty))?;
+                c.instant = Some(v.pop().ok_or("empty instant value")?);
+            }
+        }
         Ok(TableDef {
             id,
             db,
@@ -576,6 +616,13 @@ mod tests {
         rebuilt.rebuilt_csn = 77;
         let b = rebuilt.encode();
         assert_eq!(b[0], 4);
+        assert_eq!(TableDef::decode(&b), Ok(rebuilt.clone()));
+        assert!(TableDef::decode(&b[..b.len() - 1]).is_err());
+        // Columns added instantly keep their values (format 5).
+        rebuilt.columns[0].instant = Some(Value::Int(9));
+        rebuilt.columns[2].instant = Some(Value::Null);
+        let b = rebuilt.encode();
+        assert_eq!(b[0], 5);
         assert_eq!(TableDef::decode(&b), Ok(rebuilt));
         assert!(TableDef::decode(&b[..b.len() - 1]).is_err());
     }

@@ -50,6 +50,7 @@ use crate::catalog::{Catalog, ColumnDef, IndexDef, NewTable, TableDef};
 use crate::commit::{
     decode_markers, decode_prepare, Pipeline, Prepared, REC_MARKERS, REC_PREPARE, REC_PREPARE_V1,
 };
+use crate::constraint::CheckDef;
 use crate::error::{EngineError, Result};
 use crate::interrupt::Interrupt;
 use crate::lock::LockManager;
@@ -726,6 +727,11 @@ impl Engine {
                 ));
             }
             validate_columns(&columns, &primary)?;
+            if columns.iter().any(|c| c.instant.is_some()) {
+                return Err(EngineError::internal(
+                    "a new table's column has an instant value",
+                ));
+            }
             let id = cat.next_table_id.max(1);
             let idx: Vec<IndexDef> = indexes
                 .into_iter()
@@ -786,6 +792,51 @@ impl Engine {
         self.inner
             .binlog_ddl(&def.db, &def.create_sql_with(auto_increment))?;
         Ok(def)
+    }
+
+    /// CREATE TABLE `db.name` LIKE `src_db.src`: the source's columns,
+    /// primary key, indexes and CHECKs (all named anew, `name_chk_N`, as
+    /// MySQL), no foreign keys, no rows.
+    pub fn create_table_like(
+        &self,
+        db: &str,
+        name: &str,
+        src_db: &str,
+        src: &str,
+        if_not_exists: bool,
+    ) -> Result<Arc<TableDef>> {
+        let def = self.table(src_db, src)?;
+        // MySQL generates every CHECK name of the copy: name_chk_1, ...
+        let checks = def
+            .checks
+            .iter()
+            .enumerate()
+            .map(|(i, c)| CheckDef {
+                name: format!("{name}_chk_{}", i + 1),
+                ..c.clone()
+            })
+            .collect();
+        let columns = def
+            .columns
+            .iter()
+            .map(|c| ColumnDef {
+                instant: None,
+                ..c.clone()
+            })
+            .collect();
+        let spec = NewTable {
+            columns,
+            primary: def.primary.clone(),
+            indexes: def
+                .indexes
+                .iter()
+                .map(|i| (i.name.clone(), i.unique, i.columns.clone()))
+                .collect(),
+            checks,
+            ..NewTable::default()
+        };
+        drop(def);
+        self.create_table_with(db, name, spec, if_not_exists)
     }
 
     /// The value the next auto-increment insert into `table` would get
@@ -1814,18 +1865,12 @@ impl Inner {
                 indexed[c] = true;
             }
         }
-        let types = t.columns.iter().map(|c| &c.ty);
-        offpage::decode(self.store.shared(), body, types, Some(&indexed))
+        offpage::decode(self.store.shared(), body, &t.columns, Some(&indexed))
     }
 
     /// A stored row body decoded (off-page columns read).
     pub(crate) fn decode_body(&self, t: &TableDef, body: &[u8]) -> Result<Vec<Value>> {
-        offpage::decode(
-            self.store.shared(),
-            body,
-            t.columns.iter().map(|c| &c.ty),
-            None,
-        )
+        offpage::decode(self.store.shared(), body, &t.columns, None)
     }
 
     /// Largest body a clustered entry with a `key_len`-byte key holds
@@ -1998,7 +2043,6 @@ impl Inner {
             {
                 continue;
             }
-            let types = t.types();
             let ct = self.tree(&t.clustered_tree())?;
             let cur = ct.get(&w.pk)?;
             let cur_parsed = cur.as_deref().and_then(mvcc::split_value);
@@ -2018,7 +2062,8 @@ impl Inner {
                 (Some((_, false, crow)), Some(r)) => {
                     crow == r.as_slice()
                         || (!offpage::is_extern(r)
-                            && offpage::plain_image(self.store.shared(), crow, &types)?.as_ref()
+                            && offpage::plain_image(self.store.shared(), crow, &t.columns)?
+                                .as_ref()
                                 == r.as_slice())
                 }
                 _ => false,

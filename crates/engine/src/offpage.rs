@@ -43,6 +43,7 @@ use quire_storage::lob::{self, LobRef, LOB_REF_BYTES};
 use quire_storage::mtr::Mtr;
 use quire_storage::store::Shared;
 
+use crate::catalog::ColumnDef;
 use crate::error::{EngineError, Result};
 use crate::types::rowcodec::{get_varint, put_varint};
 use crate::types::{self, ColumnType, Value};
@@ -236,21 +237,43 @@ pub struct Stored {
     pub kept: Vec<LobRef>,
 }
 
-/// Decodes a stored body; off-page columns are read only when wanted.
-pub fn decode<'a>(
+/// Decodes a stored body with a table's `columns`; off-page columns are
+/// read only when wanted. A row stored before columns were added
+/// instantly (alter.rs) has fewer: those get the value each was added
+/// with. A row with more (written after an instant ADD COLUMN, read
+/// through a definition taken before it) gives its first columns.
+pub fn decode(
     sh: &Shared,
     body: &[u8],
-    types: impl ExactSizeIterator<Item = &'a ColumnType>,
+    columns: &[ColumnDef],
     wanted: Option<&[bool]>,
 ) -> Result<Vec<Value>> {
-    if !is_extern(body) {
-        return types::decode_row_typed(body, types, wanted).map_err(EngineError::internal);
-    }
-    let (refs, start) = parse(body).map_err(EngineError::internal)?;
-    let mut values =
-        types::decode_row_typed(&body[start..], types, wanted).map_err(EngineError::internal)?;
+    let (refs, start) = if is_extern(body) {
+        parse(body).map_err(EngineError::internal)?
+    } else {
+        (Vec::new(), 0)
+    };
+    let row = &body[start..];
+    let stored = types::rowcodec::row_column_count(row).map_err(EngineError::internal)?;
+    let mut values = if stored >= columns.len() {
+        let tys = columns.iter().map(|c| &c.ty);
+        types::decode_row_prefix(row, tys, wanted).map_err(EngineError::internal)?
+    } else {
+        let tys = columns[..stored].iter().map(|c| &c.ty);
+        let mut v = types::decode_row_typed(row, tys, wanted).map_err(EngineError::internal)?;
+        for c in &columns[stored..] {
+            v.push(c.instant.clone().ok_or_else(|| {
+                EngineError::internal(format!(
+                    "a row has {stored} columns and column '{}' was not added instantly",
+                    c.name
+                ))
+            })?);
+        }
+        v
+    };
     for (c, r) in refs {
-        if wanted.is_some_and(|w| !w.get(c).copied().unwrap_or(true)) {
+        let unread = c >= columns.len() && stored > columns.len();
+        if unread || wanted.is_some_and(|w| !w.get(c).copied().unwrap_or(true)) {
             continue;
         }
         let slot = values
@@ -262,13 +285,18 @@ pub fn decode<'a>(
 }
 
 /// The plain row image of a stored body (what a commit record holds).
-pub fn plain_image<'b>(sh: &Shared, body: &'b [u8], types: &[ColumnType]) -> Result<Cow<'b, [u8]>> {
+pub fn plain_image<'b>(
+    sh: &Shared,
+    body: &'b [u8],
+    columns: &[ColumnDef],
+) -> Result<Cow<'b, [u8]>> {
     if !is_extern(body) {
         return Ok(Cow::Borrowed(body));
     }
-    let values = decode(sh, body, types.iter(), None)?;
+    let values = decode(sh, body, columns, None)?;
+    let types: Vec<ColumnType> = columns.iter().map(|c| c.ty).collect();
     let mut out = Vec::new();
-    types::try_encode_row(&values, types, &mut out).map_err(EngineError::internal)?;
+    types::try_encode_row(&values, &types, &mut out).map_err(EngineError::internal)?;
     Ok(Cow::Owned(out))
 }
 

@@ -426,6 +426,10 @@ fn plan(old: &TableDef, rb: &Rebuild, cat: &Catalog, checks: &AlterChecks<'_>) -
     }
     let (columns, sources): (Vec<ColumnDef>, Vec<Source>) = cols.into_iter().unzip();
     def.columns = columns;
+    // Every copied row holds every column: no instant values needed.
+    for c in def.columns.iter_mut() {
+        c.instant = None;
+    }
     crate::engine::validate_columns(&def.columns, &[])?;
     if let Some(f) = checks.columns {
         f(&def.columns)?;

@@ -498,12 +498,7 @@ impl Txn {
     /// reading off-page columns only when wanted (offpage.rs); the rest
     /// are NULL.
     fn decode_cols(&self, t: &TableDef, row: &[u8], wanted: Option<&[bool]>) -> Result<Vec<Value>> {
-        crate::offpage::decode(
-            self.e.store.shared(),
-            row,
-            t.columns.iter().map(|c| &c.ty),
-            wanted,
-        )
+        crate::offpage::decode(self.e.store.shared(), row, &t.columns, wanted)
     }
 
     /// Latest committed row (current read, caller holds the row lock).

@@ -7,7 +7,7 @@
 //! `Engine::rename_tables`.
 //!
 //! ALGORITHM and LOCK follow InnoDB's online DDL table: renames, column
-//! defaults and index renames are INSTANT; DROP INDEX and AUTO_INCREMENT
+//! defaults, index renames and ADD COLUMN at the end are INSTANT; DROP INDEX and AUTO_INCREMENT
 //! are INPLACE (INSTANT is MySQL's 1845); ADD INDEX is INPLACE and, since
 //! quire holds the table's writers off while it builds the index, it
 //! cannot honour LOCK=NONE (1846, "Try LOCK=SHARED"). COPY gives the same
@@ -93,9 +93,11 @@ fn kind(spec: &Spec) -> Kind {
         return Kind::Copy;
     }
     match spec {
-        Spec::Rename(_) | Spec::RenameColumn(..) | Spec::Default(..) | Spec::RenameIndex(..) => {
-            Kind::Instant
-        }
+        Spec::Rename(_)
+        | Spec::RenameColumn(..)
+        | Spec::Default(..)
+        | Spec::RenameIndex(..)
+        | Spec::AddColumn(..) => Kind::Instant,
         Spec::DropIndex(_) | Spec::AutoIncrement(_) => Kind::Inplace,
         Spec::AddIndex { .. } => Kind::Build,
         // InnoDB: dropping a key or check and NOT ENFORCED are INPLACE
@@ -107,8 +109,7 @@ fn kind(spec: &Spec) -> Kind {
         | Spec::DropConstraint(_)
         | Spec::EnforceCheck(_, false) => Kind::Inplace,
         Spec::AddConstraint(_) | Spec::EnforceCheck(_, true) => Kind::Build,
-        Spec::AddColumn(..)
-        | Spec::DropColumn(_)
+        Spec::DropColumn(_)
         | Spec::ModifyColumn { .. }
         | Spec::AddPrimaryKey(_)
         | Spec::DropPrimaryKey
@@ -334,9 +335,16 @@ pub(crate) fn change(
                 value,
             }
         }
+        Spec::AddColumn(c, at) => match crate::alter_rebuild::instant_column(c, at) {
+            Some(col) => TableChange::AddColumnInstant(col),
+            None => {
+                return Err(EngineError::internal(
+                    "a rebuilding ADD COLUMN reached the metadata path",
+                ))
+            }
+        },
         Spec::AddIndex { .. }
         | Spec::AutoIncrement(_)
-        | Spec::AddColumn(..)
         | Spec::DropColumn(_)
         | Spec::ModifyColumn { .. }
         | Spec::AddPrimaryKey(_)

@@ -8,6 +8,10 @@
 //! `meta`, ADD INDEX an index of the new table, `AUTO_INCREMENT = n` is
 //! applied once the new table is in place.
 //!
+//! `ADD COLUMN` alone at the end is INSTANT instead (`instant_column`: a
+//! metadata change, rows keep their images and read the value the column
+//! was added with), as InnoDB does since MySQL 8.0.12.
+//!
 //! ```text
 //!   specs ──► column definitions read as CREATE TABLE reads them (ddl.rs)
 //!         ──► Rebuild { meta, columns, primary key, indexes }
@@ -24,7 +28,9 @@ use std::cell::RefCell;
 use std::sync::Arc;
 
 use quire_engine::alter::AlterChecks;
-use quire_engine::{ColumnChange, ColumnDef, EngineError, NewIndex, Rebuild, TableDef, Value};
+use quire_engine::{
+    ColumnChange, ColumnDef, EngineError, NewIndex, Place, Rebuild, TableDef, Value,
+};
 use sqlparser::ast;
 
 use crate::alter::Spec;
@@ -34,15 +40,47 @@ use crate::SqlResult;
 
 /// Whether `spec` needs the table rebuilt.
 pub(crate) fn rebuilds(spec: &Spec) -> bool {
-    matches!(
-        spec,
-        Spec::AddColumn(..)
-            | Spec::DropColumn(_)
-            | Spec::ModifyColumn { .. }
-            | Spec::AddPrimaryKey(_)
-            | Spec::DropPrimaryKey
-            | Spec::Force
-    )
+    match spec {
+        Spec::AddColumn(c, at) => instant_column(c, at).is_none(),
+        Spec::DropColumn(_)
+        | Spec::ModifyColumn { .. }
+        | Spec::AddPrimaryKey(_)
+        | Spec::DropPrimaryKey
+        | Spec::Force => true,
+        _ => false,
+    }
+}
+
+/// `ADD COLUMN` that InnoDB does INSTANT (MySQL 8.0.12+): at the end, no
+/// key, CHECK or AUTO_INCREMENT on it, and a value for the rows already
+/// there that does not depend on the moment (not CURRENT_TIMESTAMP, not a
+/// zero date): the column with that value as its `instant`.
+pub(crate) fn instant_column(c: &ast::ColumnDef, at: &Place) -> Option<ColumnDef> {
+    if *at != Place::Last {
+        return None;
+    }
+    let pc = crate::ddl::column_def(c).ok()?;
+    if pc.primary || pc.unique || !pc.checks.is_empty() {
+        return None;
+    }
+    let mut def = pc.def;
+    if def.auto_increment || def.default_now.is_some() {
+        return None;
+    }
+    let value = match &def.default {
+        Some(v) => v.clone(),
+        None if def.nullable => Value::Null,
+        None if def.ty.is_numeric() => {
+            quire_engine::types::coerce(Value::Int(0), &def.ty, false, &def.name, 1).ok()?
+        }
+        None if def.ty.is_string() => {
+            quire_engine::types::coerce(Value::Bytes(Vec::new()), &def.ty, false, &def.name, 1)
+                .ok()?
+        }
+        None => return None,
+    };
+    def.instant = Some(value);
+    Some(def)
 }
 
 /// CHECKs waiting for the statement's final column list: (clause, the

@@ -677,6 +677,13 @@ fn check_sql(tg: &Target, stmt: &Statement) -> SqlResult<()> {
         }
         Statement::CreateTable(ct) => {
             tg.table(&ct.name, Privs::CREATE)?;
+            // LIKE reads the source's definition: SELECT on it (MySQL).
+            if let Some(
+                ast::CreateTableLikeKind::Plain(l) | ast::CreateTableLikeKind::Parenthesized(l),
+            ) = &ct.like
+            {
+                tg.table(&l.name, Privs::SELECT)?;
+            }
             if let Some(q) = &ct.query {
                 check_reads(tg, &**q, &|m| mentions_in(m, &**q))?;
             }

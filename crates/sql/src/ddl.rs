@@ -499,6 +499,7 @@ pub(crate) fn column_def(c: &ast::ColumnDef) -> SqlResult<ParsedColumn<'_>> {
             auto_increment,
             default_now,
             on_update_now,
+            instant: None,
         },
         primary,
         unique,

@@ -309,6 +309,47 @@ fn maybe_deprecated(tokens: &[Token]) -> bool {
         || (word("VALUES") && word("DUPLICATE"))
 }
 
+/// MySQL's `CREATE TABLE t (LIKE s)` as `CREATE TABLE t LIKE s` (what
+/// sqlparser reads for MySQL; its parenthesised form is Redshift's and
+/// needs another dialect): the parentheses go when `(` LIKE name `)` ends
+/// the statement right after the new table's name.
+fn unparen_create_like(tokens: &mut Vec<Token>) {
+    let sig: Vec<usize> = (0..tokens.len())
+        .filter(|&i| significant(&tokens[i]))
+        .collect();
+    let word = |k: usize, w: &str| sig.get(k).is_some_and(|&i| is_word(&tokens[i], w));
+    let mut k = 1;
+    if word(k, "TEMPORARY") {
+        k += 1;
+    }
+    if !word(k, "TABLE") {
+        return;
+    }
+    k += 1;
+    if word(k, "IF") && word(k + 1, "NOT") && word(k + 2, "EXISTS") {
+        k += 3;
+    }
+    // The name: word (. word)*.
+    let name_part = |k: usize| {
+        sig.get(k)
+            .is_some_and(|&i| matches!(tokens[i], Token::Word(_)))
+    };
+    if !name_part(k) {
+        return;
+    }
+    k += 1;
+    while sig.get(k).is_some_and(|&i| tokens[i] == Token::Period) && name_part(k + 1) {
+        k += 2;
+    }
+    let n = sig.len();
+    let is = |k: usize, t: &Token| sig.get(k).is_some_and(|&i| &tokens[i] == t);
+    if is(k, &Token::LParen) && word(k + 1, "LIKE") && n > k + 2 && is(n - 1, &Token::RParen) {
+        let (open, close) = (sig[k], sig[n - 1]);
+        tokens.remove(close);
+        tokens.remove(open);
+    }
+}
+
 pub fn parse(sql: &str) -> SqlResult<Parsed> {
     // Defence in depth: sqlparser has panicked on malformed input before
     // (0.55 unwrapped after a trailing `DIV`, found by fuzzing; fixed in
@@ -390,6 +431,9 @@ fn parse_inner(sql: &str) -> SqlResult<Parsed> {
         .collect();
     if first == "UPDATE" {
         commas_to_cross_joins(&mut tokens);
+    }
+    if first == "CREATE" {
+        unparen_create_like(&mut tokens);
     }
     let second = sig
         .get(1)

@@ -77,7 +77,7 @@ pub use decimal::{Decimal, DecimalError};
 pub use keycodec::{
     decode_key, decode_key_prefix, encode_key, key_prefix_successor, try_encode_key,
 };
-pub use rowcodec::{decode_row, decode_row_typed, encode_row, try_encode_row};
+pub use rowcodec::{decode_row, decode_row_prefix, decode_row_typed, encode_row, try_encode_row};
 pub use value::{compare, format_double, format_float, Value};
 
 use crate::error::EngineError;

@@ -6,8 +6,9 @@
 //!
 //! ```text
 //!   varint  column count n            (LEB128; lets a reader notice a
-//!                                      schema mismatch, and a future ALTER
-//!                                      TABLE ADD COLUMN read older rows)
+//!                                      schema mismatch, and rows stored
+//!                                      before an INSTANT ADD COLUMN be read:
+//!                                      offpage::decode fills the rest)
 //!   ⌈n/8⌉   null bitmap               bit (i % 8) of byte (i / 8) set = column i is NULL;
 //!                                      unused high bits of the last byte are 0
 //!   then, for each non-NULL column in order, its payload:
@@ -165,18 +166,39 @@ pub fn decode_row_typed<'a>(
     types: impl ExactSizeIterator<Item = &'a ColumnType>,
     wanted: Option<&[bool]>,
 ) -> Result<Vec<Value>, String> {
+    decode_columns(buf, types, wanted, false)
+}
+
+/// The first `types.len()` columns of a row image that may hold more (a
+/// row written after columns were added, read through a definition taken
+/// before): the rest is not looked at.
+pub fn decode_row_prefix<'a>(
+    buf: &[u8],
+    types: impl ExactSizeIterator<Item = &'a ColumnType>,
+    wanted: Option<&[bool]>,
+) -> Result<Vec<Value>, String> {
+    decode_columns(buf, types, wanted, true)
+}
+
+fn decode_columns<'a>(
+    buf: &[u8],
+    types: impl ExactSizeIterator<Item = &'a ColumnType>,
+    wanted: Option<&[bool]>,
+    prefix: bool,
+) -> Result<Vec<Value>, String> {
     let n = types.len();
     let mut pos = 0;
     let count = get_varint(buf, &mut pos)?;
-    if count != n as u64 {
+    let stored = usize::try_from(count).map_err(|_| "column count too large".to_string())?;
+    if stored != n && !(prefix && stored > n) {
         return Err(format!("row has {count} columns, table has {n}"));
     }
     let bm_start = pos;
-    let bitmap_len = n.div_ceil(8);
+    let bitmap_len = stored.div_ceil(8);
     let bitmap = take(buf, &mut pos, bitmap_len)?;
-    if !n.is_multiple_of(8) {
+    if !stored.is_multiple_of(8) {
         if let Some(&last) = bitmap.last() {
-            if last >> (n % 8) != 0 {
+            if last >> (stored % 8) != 0 {
                 return Err("bad null bitmap padding".to_string());
             }
         }
@@ -192,7 +214,7 @@ pub fn decode_row_typed<'a>(
             values.push(decode_payload(buf, &mut pos, ty)?);
         }
     }
-    if pos != buf.len() {
+    if pos != buf.len() && !prefix {
         return Err(format!("{} bytes after the row", buf.len() - pos));
     }
     Ok(values)
