@@ -845,8 +845,9 @@ impl Engine {
         Ok(self.inner.autoinc_value(table)?.saturating_add(1))
     }
 
-    /// CREATE INDEX on a table that may hold rows. Commits are held off
-    /// while the index is built from the latest committed rows; snapshots
+    /// CREATE INDEX on a table that may hold rows. The table's writers
+    /// are held off (its metadata lock) while the index is built from the
+    /// latest committed rows; other tables' commits go on. Snapshots
     /// older than the build cannot use it (error 1412).
     pub fn create_index(
         &self,
@@ -864,8 +865,10 @@ impl Engine {
             self.inner
                 .mdl
                 .enter_ddl(id, self.inner.mdl_timeout_for(interrupt), interrupt)?;
-        let _hold_commits = self.inner.commit.lock();
         let t = self.table(db, table)?;
+        if t.id != id {
+            return Err(crate::txn::definition_changed());
+        }
         if t.index(name).is_some() || name.eq_ignore_ascii_case("PRIMARY") {
             return Err(EngineError::new(
                 1061,
@@ -882,6 +885,31 @@ impl Engine {
         }
         let iid = t.indexes.iter().map(|i| i.id).max().unwrap_or(0) + 1;
         let mut def = (*t).clone();
+        drop(t);
+        let mut idx = IndexDef {
+            id: iid,
+            name: name.to_string(),
+            unique,
+            columns,
+            created_csn: 0,
+        };
+        let tree_name = def.index_tree(iid);
+        // A tree of this name can only be left over (an index dropped or a
+        // build that failed): start from an empty one.
+        self.inner.drop_tree_named(&tree_name)?;
+        let tree = self.inner.store.create_index(&tree_name)?;
+        // No commit can change the table's rows meanwhile (the metadata
+        // lock holds its writers, and cascades from other tables count as
+        // its writers), so the latest committed rows are read without
+        // holding every other table's commits off.
+        let built = self.build_index(&def, &idx, &tree, interrupt);
+        if let Err(e) = built {
+            // A duplicate (1062), KILL, or an I/O error: the half-built
+            // tree goes.
+            let _ = self.inner.drop_tree_named(&tree_name);
+            return Err(e);
+        }
+        let _hold_commits = self.inner.commit.lock();
         // Every snapshot taken so far is older than the index: move the
         // visibility watermark past it (commits are held off, so nothing
         // between is unapplied) and stamp the index with that point. The
@@ -890,32 +918,14 @@ impl Engine {
         // here put the index ahead of every later commit's CSN, so the
         // first commit after it moved the watermark back below the index
         // and every read through it was 1412 until restart).
-        let created_csn = match &self.inner.pipeline {
+        idx.created_csn = match &self.inner.pipeline {
             Some(p) => p.take_csn(),
             None => self.inner.store.log().lsn(),
         };
         self.inner
             .snapshots
             .visible
-            .fetch_max(created_csn, Ordering::AcqRel);
-        let idx = IndexDef {
-            id: iid,
-            name: name.to_string(),
-            unique,
-            columns,
-            created_csn,
-        };
-        let tree_name = def.index_tree(iid);
-        // A tree of this name can only be left over (an index dropped or a
-        // build that failed): start from an empty one.
-        self.inner.drop_tree_named(&tree_name)?;
-        let tree = self.inner.store.create_index(&tree_name)?;
-        let built = self.build_index(&def, &idx, &tree);
-        if let Err(e) = built {
-            // A duplicate (1062) or an I/O error: the half-built tree goes.
-            let _ = self.inner.drop_tree_named(&tree_name);
-            return Err(e);
-        }
+            .fetch_max(idx.created_csn, Ordering::AcqRel);
         def.indexes.push(idx);
         let mut k = b"T".to_vec();
         k.extend_from_slice(&def.id.to_be_bytes());
@@ -947,10 +957,21 @@ impl Engine {
 
     /// Fills a new index tree from the latest committed rows (1062 on a
     /// duplicate of a unique index).
-    fn build_index(&self, def: &TableDef, idx: &IndexDef, tree: &Tree) -> Result<()> {
+    fn build_index(
+        &self,
+        def: &TableDef,
+        idx: &IndexDef,
+        tree: &Tree,
+        interrupt: Option<&Interrupt>,
+    ) -> Result<()> {
         let ct = self.inner.tree(&def.clustered_tree())?;
         let mut seen: HashMap<Vec<u8>, ()> = HashMap::new();
-        for (pk, v) in ct.scan_all()? {
+        for (n, (pk, v)) in ct.scan_all()?.into_iter().enumerate() {
+            if n % 1024 == 0 {
+                if let Some(i) = interrupt {
+                    i.check()?;
+                }
+            }
             let Some((_, deleted, row)) = mvcc::split_value(&v) else {
                 continue;
             };

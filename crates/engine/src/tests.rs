@@ -1675,3 +1675,87 @@ fn a_crash_at_any_io_of_binlog_rotation_and_startup_keeps_every_transaction() {
         assert_eq!(xids.len(), rows, "crash point {n}: binlog vs table");
     }
 }
+
+/// An index build whose redo passes the redo log's sync point while other
+/// tables commit. The build once held every commit off: its writes waited
+/// for the checkpoint, the checkpoint for a commit group that could not
+/// finish without the commit mutex, and the server stopped (0 TPS for an
+/// hour in a sysbench run). Now the other table's commits go on, and the
+/// build finishes.
+#[test]
+fn create_index_larger_than_the_redo_log_while_others_commit() {
+    use std::sync::atomic::AtomicBool;
+    let sim = SimFs::new(FlushMethod::Fsync);
+    let e = open(&sim);
+    let acc = accounts(&e);
+    e.create_table(
+        "bank",
+        "big",
+        vec![
+            col("id", int(), false),
+            col("s", ColumnType::Varchar { len: 240 }, false),
+        ],
+        vec![0],
+        vec![],
+        false,
+    )
+    .expect("big");
+    let big = e.table("bank", "big").expect("big");
+    let rows = 40_000i64;
+    for chunk in 0..rows / 1000 {
+        let mut tx = e.begin(Isolation::RepeatableRead, false);
+        for i in chunk * 1000..(chunk + 1) * 1000 {
+            let v = format!("{:0>240}", i * 7919 % rows);
+            tx.insert(&big, vec![Some(Value::Int(i)), Some(s(&v))])
+                .expect("insert");
+        }
+        tx.commit().expect("commit");
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    let writer = {
+        let (e, stop) = (e.clone(), stop.clone());
+        std::thread::spawn(move || {
+            let mut n = 0i64;
+            while !stop.load(Ordering::Relaxed) {
+                put(&e, &acc, 1_000_000 + n, &format!("w{n}"), n % 11);
+                n += 1;
+            }
+            n
+        })
+    };
+    let lsn0 = e.store().log().lsn();
+    let (done_tx, done_rx) = std::sync::mpsc::channel();
+    {
+        let e = e.clone();
+        std::thread::spawn(move || {
+            let r = e.create_index("bank", "big", "by_s", true, vec![1], None);
+            let _ = done_tx.send(r.map(|_| ()));
+        });
+    }
+    // A liveness bound, not a timing: the build takes seconds.
+    let built = done_rx
+        .recv_timeout(Duration::from_secs(120))
+        .expect("the index build finishes (it used to wait forever)");
+    stop.store(true, Ordering::Relaxed);
+    let commits = writer.join().expect("writer");
+    built.expect("create index");
+    let capacity = cfg().innodb_redo_log_capacity;
+    let written = e.store().log().lsn() - lsn0;
+    assert!(
+        written > capacity,
+        "the build wrote {written} redo bytes, more than the {capacity}-byte log"
+    );
+    assert!(commits > 0, "the other table committed during the build");
+    let big = e.table("bank", "big").expect("big");
+    let mut tx = e.begin(Isolation::RepeatableRead, false);
+    let through = tx
+        .scan(
+            &big,
+            &Scan {
+                index: Some("by_s".into()),
+                ..Scan::default()
+            },
+        )
+        .expect("index scan");
+    assert_eq!(through.len() as i64, rows);
+}
