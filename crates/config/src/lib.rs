@@ -181,6 +181,12 @@ pub struct Config {
     /// multiple of 1024. Dynamic.
     pub innodb_log_buffer_size: u64,
 
+    /// `innodb_sort_buffer_size`: bytes of keys an index build sorts in
+    /// memory before it writes them out as a sorted run (MySQL's sort
+    /// buffer for online CREATE INDEX). Default 1048576 (1M). Range
+    /// 65536 (64K) .. 67108864 (64M). Not dynamic.
+    pub innodb_sort_buffer_size: u64,
+
     /// `innodb_redo_log_capacity`: total bytes of redo log files on disk;
     /// it bounds how far the checkpoint may lag behind the newest redo.
     /// Default 104857600 (100M). Range 8388608 (8M) .. 137438953472
@@ -422,6 +428,7 @@ impl Default for Config {
             innodb_page_size: 16384,
             innodb_buffer_pool_size: 134_217_728,
             innodb_log_buffer_size: 16_777_216,
+            innodb_sort_buffer_size: 1_048_576,
             innodb_redo_log_capacity: 104_857_600,
             innodb_log_write_ahead_size: 8192,
             innodb_flush_method: FlushMethod::Fsync,

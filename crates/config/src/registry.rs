@@ -546,6 +546,15 @@ pub static REGISTRY: &[VarInfo] = &[
         set: |c, v| c.innodb_redo_log_capacity = v.as_u64(),
     },
     VarInfo {
+        name: "innodb_sort_buffer_size",
+        kind: bytes(65_536, 67_108_864, 1),
+        default: "1048576",
+        dynamic: false,
+        help: "Bytes of keys CREATE INDEX sorts in memory before writing a sorted run to a temporary file.",
+        get: |c| Value::Uint(c.innodb_sort_buffer_size),
+        set: |c, v| c.innodb_sort_buffer_size = v.as_u64(),
+    },
+    VarInfo {
         name: "innodb_stats_auto_recalc",
         kind: VarKind::Bool,
         default: "ON",

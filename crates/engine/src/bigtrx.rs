@@ -155,6 +155,11 @@ impl SideFiles {
         }
     }
 
+    /// The file system the data directory is on.
+    pub(crate) fn vfs(&self) -> Arc<dyn Vfs> {
+        self.vfs.clone()
+    }
+
     fn path(&self, trx_id: u64) -> PathBuf {
         self.dir.join(format!("trx-{trx_id:016x}.ws"))
     }

@@ -137,7 +137,7 @@ pub struct IndexDef {
 }
 
 /// A table.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct TableDef {
     pub id: u32,
     pub db: String,
@@ -154,9 +154,47 @@ pub struct TableDef {
     /// (1412): a copying ALTER TABLE (`rebuild.rs`) filled it with the
     /// latest rows only. 0 for a table never rebuilt.
     pub rebuilt_csn: u64,
+    /// An index CREATE INDEX is filling while the table's writers go on
+    /// (`Engine::create_index`): commits and purge maintain it, readers
+    /// never see it, and it is not written to the catalog (a crash
+    /// leaves its tree to the orphan sweep). Not part of equality: a
+    /// writer that read the definition before the build started writes
+    /// rows the build then indexes, so it need not re-prepare.
+    pub building: Option<IndexDef>,
+}
+
+impl PartialEq for TableDef {
+    fn eq(&self, o: &Self) -> bool {
+        let TableDef {
+            id,
+            db,
+            name,
+            columns,
+            primary,
+            indexes,
+            checks,
+            foreign_keys,
+            rebuilt_csn,
+            building: _,
+        } = self;
+        *id == o.id
+            && *db == o.db
+            && *name == o.name
+            && *columns == o.columns
+            && *primary == o.primary
+            && *indexes == o.indexes
+            && *checks == o.checks
+            && *foreign_keys == o.foreign_keys
+            && *rebuilt_csn == o.rebuilt_csn
+    }
 }
 
 impl TableDef {
+    /// The indexes commits and purge keep up to date: the readable ones
+    /// and the one being built.
+    pub fn maintained_indexes(&self) -> impl Iterator<Item = &IndexDef> {
+        self.indexes.iter().chain(self.building.as_ref())
+    }
     pub fn clustered_tree(&self) -> String {
         format!("t{}.0", self.id)
     }
@@ -436,6 +474,7 @@ impl TableDef {
             checks,
             foreign_keys,
             rebuilt_csn,
+            building: None,
         })
     }
 }
@@ -582,6 +621,7 @@ mod tests {
             checks: Vec::new(),
             foreign_keys: Vec::new(),
             rebuilt_csn: 0,
+            building: None,
         }
     }
 

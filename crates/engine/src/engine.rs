@@ -79,6 +79,14 @@ pub(crate) enum OldTrees {
     Named(Vec<String>),
 }
 
+/// Replaced rows one commit purges at most (see `Inner::purge`); more
+/// than a commit group adds, so commits alone keep up with themselves.
+const PURGE_ITEMS_PER_COMMIT: usize = 128;
+/// Replaced rows the purge thread purges per hold of the commit mutex.
+const PURGE_ITEMS_PER_SLICE: usize = 64;
+/// How long the purge thread sleeps when there is nothing to purge.
+const PURGE_IDLE_SLEEP_MS: u64 = 10;
+
 /// Runtime-changeable settings (SET GLOBAL).
 #[derive(Debug)]
 pub struct Settings {
@@ -176,6 +184,8 @@ pub struct Engine {
     flusher: Arc<Mutex<Option<JoinHandle<()>>>>,
     /// The statistics thread (stats.rs), stopped with the flusher.
     stats_thread: Arc<Mutex<Option<JoinHandle<()>>>>,
+    /// The purge thread (`Inner::purge_loop`), stopped with the flusher.
+    purge_thread: Arc<Mutex<Option<JoinHandle<()>>>>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -492,6 +502,7 @@ impl Engine {
             inner: inner.clone(),
             flusher: Arc::new(Mutex::new(None)),
             stats_thread: Arc::new(Mutex::new(None)),
+            purge_thread: Arc::new(Mutex::new(None)),
         };
         let i2 = inner.clone();
         let h = std::thread::Builder::new()
@@ -505,6 +516,12 @@ impl Engine {
             .spawn(move || i3.stats_loop())
             .map_err(EngineError::internal)?;
         *engine.stats_thread.lock() = Some(h);
+        let i4 = inner.clone();
+        let h = std::thread::Builder::new()
+            .name("quire-purge".into())
+            .spawn(move || i4.purge_loop())
+            .map_err(EngineError::internal)?;
+        *engine.purge_thread.lock() = Some(h);
         Ok((engine, rec))
     }
 
@@ -763,6 +780,7 @@ impl Engine {
                 checks,
                 foreign_keys,
                 rebuilt_csn: 0,
+                building: None,
             };
             crate::fk_ddl::validate(&def, &cat, !skip_fk_checks)?;
             (id, def)
@@ -843,160 +861,6 @@ impl Engine {
     /// (without taking it): `SHOW CREATE TABLE`'s `AUTO_INCREMENT=n`.
     pub fn peek_auto_increment(&self, table: u32) -> Result<u64> {
         Ok(self.inner.autoinc_value(table)?.saturating_add(1))
-    }
-
-    /// CREATE INDEX on a table that may hold rows. The table's writers
-    /// are held off (its metadata lock) while the index is built from the
-    /// latest committed rows; other tables' commits go on. Snapshots
-    /// older than the build cannot use it (error 1412).
-    pub fn create_index(
-        &self,
-        db: &str,
-        table: &str,
-        name: &str,
-        unique: bool,
-        columns: Vec<usize>,
-        interrupt: Option<&Interrupt>,
-    ) -> Result<Arc<TableDef>> {
-        // Open writers of the table first end (mdl.rs): their buffered
-        // rows were never checked against the new index.
-        let id = self.table(db, table)?.id;
-        let _mdl =
-            self.inner
-                .mdl
-                .enter_ddl(id, self.inner.mdl_timeout_for(interrupt), interrupt)?;
-        let t = self.table(db, table)?;
-        if t.id != id {
-            return Err(crate::txn::definition_changed());
-        }
-        if t.index(name).is_some() || name.eq_ignore_ascii_case("PRIMARY") {
-            return Err(EngineError::new(
-                1061,
-                "42000",
-                format!("Duplicate key name '{name}'"),
-            ));
-        }
-        if columns.is_empty() || columns.iter().any(|&c| c >= t.columns.len()) {
-            return Err(EngineError::new(
-                1072,
-                "42000",
-                format!("Key column for index '{name}' doesn't exist in table"),
-            ));
-        }
-        let iid = t.indexes.iter().map(|i| i.id).max().unwrap_or(0) + 1;
-        let mut def = (*t).clone();
-        drop(t);
-        let mut idx = IndexDef {
-            id: iid,
-            name: name.to_string(),
-            unique,
-            columns,
-            created_csn: 0,
-        };
-        let tree_name = def.index_tree(iid);
-        // A tree of this name can only be left over (an index dropped or a
-        // build that failed): start from an empty one.
-        self.inner.drop_tree_named(&tree_name)?;
-        let tree = self.inner.store.create_index(&tree_name)?;
-        // No commit can change the table's rows meanwhile (the metadata
-        // lock holds its writers, and cascades from other tables count as
-        // its writers), so the latest committed rows are read without
-        // holding every other table's commits off.
-        let built = self.build_index(&def, &idx, &tree, interrupt);
-        if let Err(e) = built {
-            // A duplicate (1062), KILL, or an I/O error: the half-built
-            // tree goes.
-            let _ = self.inner.drop_tree_named(&tree_name);
-            return Err(e);
-        }
-        let _hold_commits = self.inner.commit.lock();
-        // Every snapshot taken so far is older than the index: move the
-        // visibility watermark past it (commits are held off, so nothing
-        // between is unapplied) and stamp the index with that point. The
-        // point is a number of the commit sequence in use: with the binary
-        // log that is the pipeline's counter, not the redo LSN (an LSN
-        // here put the index ahead of every later commit's CSN, so the
-        // first commit after it moved the watermark back below the index
-        // and every read through it was 1412 until restart).
-        idx.created_csn = match &self.inner.pipeline {
-            Some(p) => p.take_csn(),
-            None => self.inner.store.log().lsn(),
-        };
-        self.inner
-            .snapshots
-            .visible
-            .fetch_max(idx.created_csn, Ordering::AcqRel);
-        def.indexes.push(idx);
-        let mut k = b"T".to_vec();
-        k.extend_from_slice(&def.id.to_be_bytes());
-        self.inner.tree(CATALOG_TREE)?.put(&k, &def.encode())?;
-        let def = Arc::new(def);
-        self.inner.catalog.write().insert(def.clone());
-        let cols: Vec<String> = def
-            .indexes
-            .last()
-            .map(|i| {
-                i.columns
-                    .iter()
-                    .map(|&c| format!("`{}`", def.columns[c].name))
-                    .collect()
-            })
-            .unwrap_or_default();
-        self.inner.binlog_ddl(
-            &def.db,
-            &format!(
-                "CREATE {}INDEX `{name}` ON `{}`.`{}` ({})",
-                if unique { "UNIQUE " } else { "" },
-                def.db,
-                def.name,
-                cols.join(",")
-            ),
-        )?;
-        Ok(def)
-    }
-
-    /// Fills a new index tree from the latest committed rows (1062 on a
-    /// duplicate of a unique index).
-    fn build_index(
-        &self,
-        def: &TableDef,
-        idx: &IndexDef,
-        tree: &Tree,
-        interrupt: Option<&Interrupt>,
-    ) -> Result<()> {
-        let ct = self.inner.tree(&def.clustered_tree())?;
-        let mut seen: HashMap<Vec<u8>, ()> = HashMap::new();
-        for (n, (pk, v)) in ct.scan_all()?.into_iter().enumerate() {
-            if n % 1024 == 0 {
-                if let Some(i) = interrupt {
-                    i.check()?;
-                }
-            }
-            let Some((_, deleted, row)) = mvcc::split_value(&v) else {
-                continue;
-            };
-            if deleted {
-                continue;
-            }
-            let vals = self.inner.decode_body(def, row)?;
-            let sk = sec_key(def, idx, &vals);
-            if idx.unique && !has_null(idx, &vals) && seen.insert(sk.clone(), ()).is_some() {
-                return Err(EngineError::new(
-                    1062,
-                    "23000",
-                    format!(
-                        "Duplicate entry '{}' for key '{}.{}'",
-                        display_vals(&idx.columns, &vals),
-                        def.name,
-                        idx.name
-                    ),
-                ));
-            }
-            let mut key = sk;
-            key.extend_from_slice(&pk);
-            tree.put(&key, &pk)?;
-        }
-        Ok(())
     }
 
     /// DROP TABLE: the catalog entry goes first (one mini-transaction: the
@@ -1183,6 +1047,9 @@ impl Engine {
         }
         self.inner.stats.wake_all();
         if let Some(h) = self.stats_thread.lock().take() {
+            let _ = h.join();
+        }
+        if let Some(h) = self.purge_thread.lock().take() {
             let _ = h.join();
         }
         let droppers: Vec<JoinHandle<()>> = std::mem::take(&mut *self.inner.droppers.lock());
@@ -1687,10 +1554,10 @@ impl Inner {
         counts: &mut Vec<(u32, i64, u64)>,
     ) -> Result<()> {
         for (t, w, vals) in writes {
-            // The table as it is now: an index created after this
-            // transaction wrote (CREATE INDEX does not wait for open
-            // transactions; no metadata locks yet) must get this row too.
-            // CREATE INDEX changes no column, so `vals` still fit.
+            // The table as it is now: an index being built online
+            // (index_build.rs) or created since this transaction wrote
+            // must get this row too. CREATE INDEX changes no column, so
+            // `vals` still fit.
             let Some(now) = self.catalog.read().by_id.get(&t.id).cloned() else {
                 // Dropped while this transaction was open: its writes have
                 // no table to go to.
@@ -1730,7 +1597,7 @@ impl Inner {
                         Some((_, false, crow)) => Some(self.decode_indexed(t, crow)?),
                         _ => None,
                     };
-                    for idx in &t.indexes {
+                    for idx in t.maintained_indexes() {
                         let sk = sec_key(t, idx, vals);
                         if let Some(ov) = &old_vals {
                             if sec_key(t, idx, ov) == sk {
@@ -1757,19 +1624,32 @@ impl Inner {
         Ok(())
     }
 
-    /// Runs purge for every commit no snapshot can look behind any more.
+    /// Runs purge for the commits no snapshot can look behind any more
+    /// (at most `PURGE_ITEMS_PER_COMMIT` replaced rows per call).
     /// Returns the chains the purged versions alone named, unreferenced
     /// now (on the orphan list): the caller frees them with
     /// [`Inner::free_purged`] after releasing the commit mutex, so that a
     /// multi-MiB value's pages are not freed inside every commit's
     /// critical section.
     pub(crate) fn purge(&self, st: &mut CommitState) -> Result<Vec<LobRef>> {
+        self.purge_some(st, PURGE_ITEMS_PER_COMMIT)
+    }
+
+    /// Purges at most `budget` replaced rows (see [`Inner::purge`]).
+    fn purge_some(&self, st: &mut CommitState, budget: usize) -> Result<Vec<LobRef>> {
         let oldest = self.snapshots.oldest();
         let mut freed = Vec::new();
+        // A bounded share per commit: when a long snapshot (a long
+        // transaction, an online index build) ends, its backlog is purged
+        // by the purge thread in slices, and commits go on between them
+        // (purged inside one commit's critical section, a 20 s backlog
+        // stalled every commit for 7 s).
+        let mut budget = budget;
         while let Some(front) = st.purge.items.front() {
-            if front.csn > oldest {
+            if front.csn > oldest || budget == 0 {
                 break;
             }
+            budget -= 1;
             let item = st.purge.items.pop_front().expect("front exists");
             freed.extend(self.purge_one(&item, oldest)?);
         }
@@ -1825,7 +1705,7 @@ impl Inner {
                 stale.push(decode(&v.row)?);
             }
         }
-        for idx in &t.indexes {
+        for idx in t.maintained_indexes() {
             let used: Vec<Vec<u8>> = in_use.iter().map(|r| sec_key(&t, idx, r)).collect();
             let mut done: Vec<Vec<u8>> = Vec::new();
             for r in &stale {
@@ -1881,7 +1761,7 @@ impl Inner {
     /// index uses are left NULL, so no long value elsewhere is read.
     fn decode_indexed(&self, t: &TableDef, body: &[u8]) -> Result<Vec<Value>> {
         let mut indexed = vec![false; t.columns.len()];
-        for idx in &t.indexes {
+        for idx in t.maintained_indexes() {
             for &c in &idx.columns {
                 indexed[c] = true;
             }
@@ -2101,7 +1981,7 @@ impl Inner {
                     ct.delete_with(&w.pk, &mut |m| offpage::swap_owner(m, &[], &old_refs))?;
                 }
             }
-            for idx in &t.indexes {
+            for idx in t.maintained_indexes() {
                 let new_k = new_vals.as_ref().map(|v| sec_key(&t, idx, v));
                 let old_k = old_vals.as_ref().map(|v| sec_key(&t, idx, v));
                 let tree = self.tree(&t.index_tree(idx.id))?;
@@ -2290,6 +2170,31 @@ impl Inner {
 
     /// Background: every innodb_flush_log_at_timeout seconds, write and
     /// fsync the redo log (what settings 0 and 2 rely on).
+    /// Background: purges what commits left (a backlog after a long
+    /// snapshot ended, or after the last commit), a slice at a time with
+    /// the commit mutex released in between (InnoDB's purge thread).
+    fn purge_loop(&self) {
+        while !self.shutdown.load(Ordering::Acquire) {
+            let freed = {
+                let mut st = self.commit.lock();
+                let ready = st
+                    .purge
+                    .items
+                    .front()
+                    .is_some_and(|f| f.csn <= self.snapshots.oldest());
+                ready.then(|| self.purge_some(&mut st, PURGE_ITEMS_PER_SLICE))
+            };
+            match freed {
+                Some(Err(_)) => return, // sticky: commits report it
+                Some(ok) => {
+                    self.free_purged(ok);
+                    std::thread::yield_now();
+                }
+                None => std::thread::sleep(Duration::from_millis(PURGE_IDLE_SLEEP_MS)),
+            }
+        }
+    }
+
     fn flusher_loop(&self) {
         loop {
             let secs = self
@@ -2331,6 +2236,9 @@ impl Drop for Engine {
             }
             self.inner.stats.wake_all();
             if let Some(h) = self.stats_thread.lock().take() {
+                let _ = h.join();
+            }
+            if let Some(h) = self.purge_thread.lock().take() {
                 let _ = h.join();
             }
         }

@@ -15,6 +15,7 @@ pub mod constraint;
 pub mod engine;
 pub mod error;
 mod fk_ddl;
+pub mod index_build;
 pub mod interrupt;
 pub mod lock;
 mod mdl;
@@ -33,6 +34,7 @@ pub use catalog::{ColumnDef, IndexDef, NewTable, TableDef};
 pub use constraint::{CheckDef, FkAction, ForeignKeyDef};
 pub use engine::{tmpdir, Engine, EngineRecovery};
 pub use error::{EngineError, Result};
+pub use index_build::BuildLock;
 pub use interrupt::{Interrupt, Kill, Stage};
 pub use lock::LockMode;
 pub use rebuild::{ColumnChange, NewIndex, Place, Rebuild};
@@ -50,6 +52,8 @@ mod alter_tests;
 mod bigtrx_tests;
 #[cfg(test)]
 mod fk_tests;
+#[cfg(test)]
+mod index_build_tests;
 #[cfg(test)]
 mod offpage_tests;
 #[cfg(test)]

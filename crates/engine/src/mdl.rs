@@ -19,13 +19,19 @@
 //! ```
 //!
 //! A pending DDL blocks new writers (as MySQL's pending exclusive lock
-//! does), so a steady stream of writers cannot starve it. Either side
+//! does), so a steady stream of writers cannot starve it. An online
+//! CREATE INDEX lets writers back in while it fills the index
+//! ([`DdlGuard::admit_writers`], MySQL's downgrade to a shared upgradable
+//! lock): the table stays claimed against other DDL, and
+//! [`DdlGuard::exclude_writers`] drains them again before the index
+//! becomes readable. Either side
 //! waits at most `lock_wait_timeout` seconds (MySQL's ER_LOCK_WAIT_TIMEOUT,
 //! 1205) and stops early for KILL (1317). Readers take nothing: a snapshot
 //! older than a new index gets 1412 from the index itself.
 //!
 //! Invariant: `writers` counts the open transactions that have written to
-//! the table (each counted once); at most one DDL holds a table at a time.
+//! the table (each counted once); at most one DDL holds a table at a time
+//! (`ddl` or `online` set, never both).
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -38,7 +44,19 @@ use crate::interrupt::{Interrupt, WAIT_SLICE};
 #[derive(Default)]
 struct Entry {
     writers: usize,
+    /// A DDL holds the table and writers wait.
     ddl: bool,
+    /// A DDL holds the table against other DDL only; writers go on.
+    online: bool,
+}
+
+impl Entry {
+    fn idle(&self) -> bool {
+        self.writers == 0 && !self.ddl && !self.online
+    }
+    fn claimed(&self) -> bool {
+        self.ddl || self.online
+    }
 }
 
 /// The metadata locks of every table, by table id.
@@ -77,14 +95,14 @@ impl TableLocks {
                 return Ok(());
             }
             if let Some(Err(err)) = interrupt.map(Interrupt::check) {
-                if e.writers == 0 && !e.ddl {
+                if e.idle() {
                     map.remove(&table);
                 }
                 return Err(err);
             }
             let now = Instant::now();
             if now >= deadline {
-                if e.writers == 0 && !e.ddl {
+                if e.idle() {
                     map.remove(&table);
                 }
                 return Err(timeout());
@@ -111,7 +129,7 @@ impl TableLocks {
         if let Some(e) = map.get_mut(&table) {
             debug_assert!(e.writers > 0, "writer count of table {table} underflows");
             e.writers = e.writers.saturating_sub(1);
-            if e.writers == 0 && !e.ddl {
+            if e.idle() {
                 map.remove(&table);
             }
         }
@@ -128,7 +146,7 @@ impl TableLocks {
         interrupt: Option<&Interrupt>,
     ) -> Result<DdlGuard<'_>> {
         // One DDL at a time per table: wait for another to finish first.
-        self.wait_until(table, wait, interrupt, |e| !e.ddl, |e| e.ddl = true)?;
+        self.wait_until(table, wait, interrupt, |e| !e.claimed(), |e| e.ddl = true)?;
         let guard = DdlGuard { locks: self, table };
         // On an error the guard's drop releases the claim.
         self.wait_until(table, wait, interrupt, |e| e.writers == 0, |_| {})?;
@@ -136,12 +154,16 @@ impl TableLocks {
     }
 
     fn leave_ddl(&self, table: u32) {
+        self.set_claim(table, false, false);
+    }
+
+    fn set_claim(&self, table: u32, ddl: bool, online: bool) {
         let mut map = self.tables.lock();
-        if let Some(e) = map.get_mut(&table) {
-            e.ddl = false;
-            if e.writers == 0 {
-                map.remove(&table);
-            }
+        let e = map.entry(table).or_default();
+        e.ddl = ddl;
+        e.online = online;
+        if e.idle() {
+            map.remove(&table);
         }
         drop(map);
         self.changed.notify_all();
@@ -152,6 +174,33 @@ impl TableLocks {
 pub(crate) struct DdlGuard<'a> {
     locks: &'a TableLocks,
     table: u32,
+}
+
+impl DdlGuard<'_> {
+    /// Lets the table's writers in again while the DDL keeps the table
+    /// from other DDL.
+    pub(crate) fn admit_writers(&self) {
+        self.locks.set_claim(self.table, false, true);
+    }
+
+    /// After [`Self::admit_writers`]: new writers wait again, and this
+    /// returns once the open ones have ended (1205 after `wait`, 1317 on
+    /// KILL; writers are let in again then, the claim against other DDL
+    /// stays).
+    pub(crate) fn exclude_writers(
+        &self,
+        wait: Duration,
+        interrupt: Option<&Interrupt>,
+    ) -> Result<()> {
+        self.locks.set_claim(self.table, true, false);
+        let r = self
+            .locks
+            .wait_until(self.table, wait, interrupt, |e| e.writers == 0, |_| {});
+        if r.is_err() {
+            self.locks.set_claim(self.table, false, true);
+        }
+        r
+    }
 }
 
 impl Drop for DdlGuard<'_> {
@@ -236,5 +285,44 @@ mod tests {
             l.enter_ddl(3, LONG, Some(&i)).err().map(|e| e.code),
             Some(1317)
         );
+    }
+
+    /// An online build admits writers but not other DDL; excluding
+    /// writers again waits for the open ones, and a timeout there lets
+    /// writers back in with the DDL claim kept.
+    #[test]
+    fn an_online_claim_admits_writers_but_not_ddl() {
+        let l = Arc::new(TableLocks::default());
+        let short = Duration::from_millis(30);
+        let g = l.enter_ddl(5, LONG, None).expect("ddl");
+        assert_eq!(
+            l.enter_writer(5, short, None).err().map(|e| e.code),
+            Some(1205)
+        );
+        g.admit_writers();
+        l.enter_writer(5, short, None)
+            .expect("writer during the build");
+        assert_eq!(
+            l.enter_ddl(5, short, None).err().map(|e| e.code),
+            Some(1205)
+        );
+        // The writer is open: excluding times out, writers still enter.
+        assert_eq!(
+            g.exclude_writers(short, None).err().map(|e| e.code),
+            Some(1205)
+        );
+        l.enter_writer(5, short, None).expect("second writer");
+        l.leave_writer(5);
+        l.leave_writer(5);
+        g.exclude_writers(short, None).expect("no writer open");
+        assert_eq!(
+            l.enter_writer(5, short, None).err().map(|e| e.code),
+            Some(1205)
+        );
+        drop(g);
+        l.enter_writer(5, short, None)
+            .expect("writer after the DDL");
+        l.leave_writer(5);
+        assert!(l.tables.lock().is_empty(), "no entry left behind");
     }
 }

@@ -410,6 +410,9 @@ fn plan(old: &TableDef, rb: &Rebuild, cat: &Catalog, checks: &AlterChecks<'_>) -
     } else {
         crate::alter::apply_changes(old, &rb.meta, cat)?
     };
+    // An index build holds the table against other DDL, so there is none;
+    // the copy never carries one.
+    def.building = None;
     let mut cols: Vec<(ColumnDef, Source)> = def
         .columns
         .iter()

@@ -17,7 +17,7 @@
 use std::cell::RefCell;
 
 use quire_engine::alter::AlterChecks;
-use quire_engine::{ColumnDef, EngineError, RenamePair, TableChange, TableDef, Value};
+use quire_engine::{BuildLock, ColumnDef, EngineError, RenamePair, TableChange, TableDef, Value};
 use sqlparser::ast::{self, Expr};
 
 use crate::alter::{Algorithm, AlterCmd, LockLevel, Spec};
@@ -49,7 +49,7 @@ pub(crate) fn run(s: &mut Session, cmd: &AlterCmd) -> SqlResult<Output> {
         } => {
             check_algorithm(specs, *algorithm, *lock)?;
             let (db, t) = crate::show::table_db(s, name, None)?;
-            match alter(s, &db, &t, specs)? {
+            match alter(s, &db, &t, specs, *lock)? {
                 None => Ok(done(RECORDS)),
                 // A rebuild reports the rows it copied, as MySQL's COPY.
                 Some(n) => Ok(Output::Done {
@@ -99,7 +99,8 @@ fn kind(spec: &Spec) -> Kind {
         | Spec::RenameIndex(..)
         | Spec::AddColumn(..) => Kind::Instant,
         Spec::DropIndex(_) | Spec::AutoIncrement(_) => Kind::Inplace,
-        Spec::AddIndex { .. } => Kind::Build,
+        // Built online: writers go on (index_build.rs).
+        Spec::AddIndex { .. } => Kind::Inplace,
         // InnoDB: dropping a key or check and NOT ENFORCED are INPLACE
         // metadata changes; adding a key is INPLACE with
         // foreign_key_checks=0; adding or enforcing a CHECK reads the rows
@@ -125,6 +126,7 @@ fn check_algorithm(
     lock: Option<LockLevel>,
 ) -> SqlResult<()> {
     let lock = lock.unwrap_or(LockLevel::Default);
+    let copies = specs.iter().any(|sp| kind(sp) == Kind::Copy) || adds_index_among_others(specs);
     match algorithm {
         Some(Algorithm::Instant) => {
             if lock != LockLevel::Default {
@@ -146,16 +148,16 @@ fn check_algorithm(
             return Err(lock_none("COPY algorithm requires a lock"));
         }
         // InnoDB does many of these in place; quire copies the table.
-        Some(Algorithm::Inplace) if specs.iter().any(|sp| kind(sp) == Kind::Copy) => {
+        Some(Algorithm::Inplace) if copies => {
             return Err(EngineError::new(
                 1846,
                 "0A000",
-                "ALGORITHM=INPLACE is not supported. Reason: quire rebuilds the table by copying it for column and primary key changes. Try ALGORITHM=COPY.",
+                "ALGORITHM=INPLACE is not supported. Reason: quire rebuilds the table by copying it for column and primary key changes, and for ADD INDEX with other changes. Try ALGORITHM=COPY.",
             ));
         }
         _ => {}
     }
-    if lock == LockLevel::None && specs.iter().any(|sp| kind(sp) == Kind::Copy) {
+    if lock == LockLevel::None && copies {
         return Err(lock_none("COPY algorithm requires a lock"));
     }
     if lock == LockLevel::None && specs.iter().any(|sp| kind(sp) == Kind::Build) {
@@ -176,7 +178,13 @@ fn lock_none(reason: &str) -> EngineError {
 
 /// The specs of one ALTER TABLE on `db.t`: the rows a rebuild copied,
 /// None when the table was changed in place.
-fn alter(s: &mut Session, db: &str, t: &str, specs: &[Spec]) -> SqlResult<Option<u64>> {
+fn alter(
+    s: &mut Session,
+    db: &str,
+    t: &str,
+    specs: &[Spec],
+    lock: Option<LockLevel>,
+) -> SqlResult<Option<u64>> {
     if s.engine().view(db, t).is_some() {
         return Err(quire_engine::view::err_wrong_object(db, t, "BASE TABLE"));
     }
@@ -184,7 +192,7 @@ fn alter(s: &mut Session, db: &str, t: &str, specs: &[Spec]) -> SqlResult<Option
     if specs.iter().any(crate::alter_rebuild::rebuilds) || adds_index_among_others(specs) {
         return crate::alter_rebuild::run(s, def, specs).map(Some);
     }
-    alter_in_place(s, &def, specs).map(|()| None)
+    alter_in_place(s, &def, specs, build_lock(lock)).map(|()| None)
 }
 
 /// ADD INDEX or AUTO_INCREMENT with other changes: one rebuild makes
@@ -197,8 +205,23 @@ fn adds_index_among_others(specs: &[Spec]) -> bool {
             .any(|sp| matches!(sp, Spec::AddIndex { .. } | Spec::AutoIncrement(_)))
 }
 
+/// What writers may do while ADD INDEX builds: go on unless LOCK asks
+/// for them to wait (SHARED, EXCLUSIVE; quire's readers never wait for
+/// DDL, see known_differences).
+fn build_lock(lock: Option<LockLevel>) -> BuildLock {
+    match lock {
+        Some(LockLevel::Shared | LockLevel::Exclusive) => BuildLock::Shared,
+        Some(LockLevel::None | LockLevel::Default) | None => BuildLock::None,
+    }
+}
+
 /// The specs of an ALTER TABLE that changes no row.
-fn alter_in_place(s: &mut Session, def: &TableDef, specs: &[Spec]) -> SqlResult<()> {
+fn alter_in_place(
+    s: &mut Session,
+    def: &TableDef,
+    specs: &[Spec],
+    lock: BuildLock,
+) -> SqlResult<()> {
     let (db, t) = (def.db.as_str(), def.name.as_str());
     // Alone in their statement (with company they go through a rebuild).
     for sp in specs {
@@ -208,7 +231,7 @@ fn alter_in_place(s: &mut Session, def: &TableDef, specs: &[Spec]) -> SqlResult<
                 unique,
                 columns,
             } => {
-                return add_index(s, def, name.as_deref(), *unique, columns);
+                return add_index(s, def, name.as_deref(), *unique, columns, lock);
             }
             Spec::AutoIncrement(n) => {
                 return s
@@ -435,6 +458,7 @@ fn add_index(
     name: Option<&str>,
     unique: bool,
     columns: &[String],
+    lock: BuildLock,
 ) -> SqlResult<()> {
     let mut cols = Vec::new();
     for c in columns {
@@ -458,7 +482,14 @@ fn add_index(
             format!("Incorrect index name '{name}'"),
         ));
     }
-    s.engine()
-        .create_index(&def.db, &def.name, &name, unique, cols, Some(s.interrupt()))?;
+    s.engine().create_index_with(
+        &def.db,
+        &def.name,
+        &name,
+        unique,
+        cols,
+        lock,
+        Some(s.interrupt()),
+    )?;
     Ok(())
 }

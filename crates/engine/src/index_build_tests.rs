@@ -1,0 +1,321 @@
+//! Online CREATE INDEX (index_build.rs): writes to the table between fill
+//! batches, through a test hook, so every case is deterministic. The
+//! model of the rows is the judge of the finished index.
+
+use std::collections::BTreeMap;
+use std::ops::Bound;
+use std::sync::Arc;
+
+use quire_io::{FlushMethod, SimFs};
+
+use crate::catalog::ColumnDef;
+use crate::engine::Engine;
+use crate::index_build::AFTER_FILL_BATCH;
+use crate::interrupt::{Interrupt, Kill};
+use crate::tests::open;
+use crate::txn::{Isolation, Scan};
+use crate::types::{ColumnType, Value};
+use crate::TableDef;
+
+fn int() -> ColumnType {
+    ColumnType::Int { unsigned: false }
+}
+
+/// `db.<name>(id INT PRIMARY KEY, k INT NULL)` with `rows` rows, k = f(id).
+fn table(e: &Engine, name: &str, rows: i64, f: impl Fn(i64) -> i64) -> Arc<TableDef> {
+    let _ = e.create_database("ob", true);
+    e.create_table(
+        "ob",
+        name,
+        vec![
+            ColumnDef::new("id", int(), false),
+            ColumnDef::new("k", int(), true),
+        ],
+        vec![0],
+        vec![],
+        false,
+    )
+    .expect("table");
+    let t = e.table("ob", name).expect("table");
+    let mut tx = e.begin(Isolation::RepeatableRead, false);
+    for id in 0..rows {
+        tx.insert(&t, vec![Some(Value::Int(id)), Some(Value::Int(f(id)))])
+            .expect("insert");
+    }
+    tx.commit().expect("commit");
+    t
+}
+
+/// Runs `hook` once, after fill batch `at` of an index on table `name`.
+fn after_batch(name: &str, at: usize, hook: impl Fn() + Send + 'static) {
+    let n = std::sync::atomic::AtomicUsize::new(0);
+    AFTER_FILL_BATCH.lock().push((
+        name.to_string(),
+        Box::new(move || {
+            if n.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1 == at {
+                hook();
+            }
+        }),
+    ));
+}
+
+fn unhook(name: &str) {
+    AFTER_FILL_BATCH.lock().retain(|(n, _)| n != name);
+}
+
+/// The rows' ids through index `index` for k = `k`, with a snapshot taken now.
+fn ids_with(e: &Engine, name: &str, index: &str, k: i64) -> Vec<i64> {
+    let t = e.table("ob", name).expect("table");
+    let mut tx = e.begin(Isolation::RepeatableRead, true);
+    let rows = tx
+        .scan(
+            &t,
+            &Scan {
+                index: Some(index.into()),
+                lower: Bound::Included(vec![Value::Int(k)]),
+                upper: Bound::Included(vec![Value::Int(k)]),
+                ..Scan::default()
+            },
+        )
+        .expect("index scan");
+    tx.rollback();
+    let mut ids: Vec<i64> = rows
+        .iter()
+        .map(|r| match r.values[0] {
+            Value::Int(i) => i,
+            ref v => panic!("id {v:?}"),
+        })
+        .collect();
+    ids.sort();
+    ids
+}
+
+/// One transaction of changes on `ob.<name>`: (id, Some(k)) upserts,
+/// (id, None) deletes; the model follows.
+fn write(e: &Engine, name: &str, model: &mut BTreeMap<i64, i64>, changes: &[(i64, Option<i64>)]) {
+    let t = e.table("ob", name).expect("table");
+    let mut tx = e.begin(Isolation::RepeatableRead, false);
+    for &(id, k) in changes {
+        let key = crate::Txn::encode_pk(&t, &[Value::Int(id)]).expect("pk");
+        let exists = model.contains_key(&id);
+        match (k, exists) {
+            (Some(k), false) => {
+                tx.insert(&t, vec![Some(Value::Int(id)), Some(Value::Int(k))])
+                    .expect("insert");
+                model.insert(id, k);
+            }
+            (Some(k), true) => {
+                tx.update(&t, &key, vec![Value::Int(id), Value::Int(k)])
+                    .expect("update");
+                model.insert(id, k);
+            }
+            (None, true) => {
+                tx.delete(&t, &key).expect("delete");
+                model.remove(&id);
+            }
+            (None, false) => {}
+        }
+    }
+    tx.commit().expect("commit");
+}
+
+fn tree_exists(e: &Engine, tree: &str) -> bool {
+    e.store()
+        .indexes()
+        .expect("trees")
+        .iter()
+        .any(|(n, _)| n == tree)
+}
+
+/// Writers change rows the fill has passed and rows it has not reached,
+/// in two transactions between batches; the finished index holds exactly
+/// the model's keys, and CHECK TABLE finds nothing.
+#[test]
+fn rows_changed_while_the_index_fills_are_indexed_exactly() {
+    let sim = SimFs::new(FlushMethod::Fsync);
+    let e = open(&sim);
+    let rows = 3000;
+    table(&e, "fill", rows, |id| id % 50);
+    let model: Arc<parking_lot::Mutex<BTreeMap<i64, i64>>> = Arc::new(parking_lot::Mutex::new(
+        (0..rows).map(|id| (id, id % 50)).collect(),
+    ));
+    {
+        let (e, model) = (e.clone(), model.clone());
+        // Batch 3 (ids 512..768) is read, its keys not yet put; the fill
+        // has passed ids 0..512.
+        after_batch("fill", 3, move || {
+            let mut m = model.lock();
+            write(
+                &e,
+                "fill",
+                &mut m,
+                &[
+                    (10, Some(1000)),   // filled, key changes
+                    (2900, Some(1001)), // not reached, key changes
+                    (20, None),         // filled, deleted
+                    (2950, None),       // not reached, deleted
+                    (2000, Some(0)),    // not reached, key unchanged (2000 % 50)
+                    (5000, Some(7)),    // new row, after every other
+                    (500, Some(1002)),  // filled
+                    (600, Some(1004)),  // read by the fill: its old key goes in stale
+                ],
+            );
+            // Back and forth: the key a row ends with is the one indexed.
+            write(
+                &e,
+                "fill",
+                &mut m,
+                &[(500, Some(500 % 50)), (2900, Some(1003))],
+            );
+        });
+    }
+    let t = e
+        .create_index("ob", "fill", "by_k", false, vec![1], None)
+        .expect("create index");
+    unhook("fill");
+    let m = model.lock().clone();
+    assert!(m.contains_key(&5000), "the hook ran mid-build");
+    let mut keys: Vec<i64> = m.values().copied().collect();
+    keys.extend([10, 20, 1002, 1004]);
+    keys.sort();
+    keys.dedup();
+    for k in keys {
+        let want: Vec<i64> = m
+            .iter()
+            .filter(|(_, v)| **v == k)
+            .map(|(id, _)| *id)
+            .collect();
+        assert_eq!(ids_with(&e, "fill", "by_k", k), want, "k = {k}");
+    }
+    assert_eq!(e.check_table(&t).expect("check"), Vec::<String>::new());
+    assert!(t.building.is_none());
+    // The stale keys (old versions, and row 600's key the fill put after
+    // the row had moved on) go with purge once the build released it:
+    // commits and the purge thread run it, and then the index holds one
+    // entry per row.
+    write(&e, "fill", &mut model.lock(), &[(6000, Some(1))]);
+    let tree = e
+        .inner
+        .tree(&t.index_tree(t.index("by_k").expect("index").id))
+        .expect("tree");
+    let count = || {
+        tree.range(Bound::Unbounded, Bound::Unbounded, false)
+            .count()
+    };
+    // A liveness bound, not a timing: purge runs within milliseconds.
+    let t0 = std::time::Instant::now();
+    while count() != model.lock().len() && t0.elapsed() < std::time::Duration::from_secs(60) {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    assert_eq!(count(), model.lock().len(), "entries after purge");
+}
+
+/// A duplicate written while a UNIQUE index fills fails the build with
+/// 1062 after the fill; the table is as before (no index, no tree, no
+/// building entry) and takes writes, and the build succeeds once the
+/// duplicate is gone.
+#[test]
+fn a_duplicate_written_during_a_unique_build_fails_it_cleanly() {
+    let sim = SimFs::new(FlushMethod::Fsync);
+    let e = open(&sim);
+    let t0 = table(&e, "uniq", 1500, |id| id);
+    {
+        let e = e.clone();
+        after_batch("uniq", 2, move || {
+            let mut m = BTreeMap::new();
+            // id 9000 takes k = 1400, which row 1400 (not reached) holds.
+            write(&e, "uniq", &mut m, &[(9000, Some(1400))]);
+        });
+    }
+    let err = e
+        .create_index("ob", "uniq", "uk", true, vec![1], None)
+        .expect_err("a duplicate");
+    unhook("uniq");
+    assert_eq!(err.code, 1062, "{err:?}");
+    assert!(err.message.contains("'1400'"), "{}", err.message);
+    let t = e.table("ob", "uniq").expect("table");
+    assert!(t.index("uk").is_none() && t.building.is_none());
+    assert!(
+        !tree_exists(&e, &t0.index_tree(1)),
+        "the half-built tree went"
+    );
+    let mut m: BTreeMap<i64, i64> = [(9000, 1400)].into();
+    write(&e, "uniq", &mut m, &[(9000, None), (9001, Some(-1))]);
+    let t = e
+        .create_index("ob", "uniq", "uk", true, vec![1], None)
+        .expect("create index without the duplicate");
+    assert_eq!(ids_with(&e, "uniq", "uk", 1400), vec![1400]);
+    assert_eq!(ids_with(&e, "uniq", "uk", -1), vec![9001]);
+    assert_eq!(e.check_table(&t).expect("check"), Vec::<String>::new());
+}
+
+/// NULLs never clash in a UNIQUE index, also when they arrive mid-build.
+#[test]
+fn nulls_written_during_a_unique_build_do_not_clash() {
+    let sim = SimFs::new(FlushMethod::Fsync);
+    let e = open(&sim);
+    table(&e, "nul", 1000, |id| id);
+    {
+        let e = e.clone();
+        after_batch("nul", 1, move || {
+            let t = e.table("ob", "nul").expect("table");
+            let mut tx = e.begin(Isolation::RepeatableRead, false);
+            for id in [7000, 7001] {
+                tx.insert(&t, vec![Some(Value::Int(id)), None])
+                    .expect("insert");
+            }
+            tx.commit().expect("commit");
+        });
+    }
+    e.create_index("ob", "nul", "uk", true, vec![1], None)
+        .expect("NULLs are no duplicates");
+    unhook("nul");
+    assert_eq!(ids_with(&e, "nul", "uk", 999), vec![999]);
+}
+
+/// KILL stops a build between batches (1317) and leaves nothing behind.
+#[test]
+fn a_killed_build_leaves_nothing_behind() {
+    let sim = SimFs::new(FlushMethod::Fsync);
+    let e = open(&sim);
+    let t0 = table(&e, "kill", 2000, |id| id % 3);
+    let i = Interrupt::new();
+    {
+        let i = i.clone();
+        after_batch("kill", 2, move || i.kill(Kill::Query));
+    }
+    let err = e
+        .create_index("ob", "kill", "k", false, vec![1], Some(&i))
+        .expect_err("killed");
+    unhook("kill");
+    assert_eq!(err.code, 1317);
+    let t = e.table("ob", "kill").expect("table");
+    assert!(t.index("k").is_none() && t.building.is_none());
+    assert!(!tree_exists(&e, &t0.index_tree(1)));
+    let mut m: BTreeMap<i64, i64> = (0..2000).map(|id| (id, id % 3)).collect();
+    write(&e, "kill", &mut m, &[(1, Some(5))]);
+}
+
+/// With writers held off (LOCK=SHARED) a UNIQUE build still finds the
+/// duplicates the table already has.
+#[test]
+fn a_unique_build_with_writers_held_finds_existing_duplicates() {
+    let sim = SimFs::new(FlushMethod::Fsync);
+    let e = open(&sim);
+    table(&e, "held", 1200, |id| if id == 1100 { 3 } else { id });
+    let err = e
+        .create_index_with(
+            "ob",
+            "held",
+            "uk",
+            true,
+            vec![1],
+            crate::BuildLock::Shared,
+            None,
+        )
+        .expect_err("3 twice");
+    assert_eq!(err.code, 1062);
+    assert!(err.message.contains("'3'"), "{}", err.message);
+    let t = e.table("ob", "held").expect("table");
+    assert!(t.index("uk").is_none() && t.building.is_none());
+}
