@@ -117,7 +117,8 @@ pub struct RenamePair {
     pub to: (String, String),
 }
 
-fn unknown_column(col: &str, table: &str) -> EngineError {
+/// 1054 for a column the table does not have.
+pub(crate) fn unknown_column(col: &str, table: &str) -> EngineError {
     EngineError::new(
         1054,
         "42S22",
@@ -125,7 +126,8 @@ fn unknown_column(col: &str, table: &str) -> EngineError {
     )
 }
 
-fn cant_drop(name: &str) -> EngineError {
+/// 1091 for a column or key to drop that is not there.
+pub(crate) fn cant_drop(name: &str) -> EngineError {
     EngineError::new(
         1091,
         "42000",

@@ -36,7 +36,7 @@ use std::collections::HashSet;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use crate::alter::{AlterChecks, TableChange};
+use crate::alter::{cant_drop, unknown_column, AlterChecks, TableChange};
 use crate::catalog::{Catalog, ColumnDef, IndexDef, TableDef};
 use crate::constraint;
 use crate::engine::{display_vals, has_null, sec_key, Engine, OldTrees, CATALOG_TREE};
@@ -119,22 +119,6 @@ struct Planned {
 
 fn q(name: &str) -> String {
     format!("`{}`", name.replace('`', "``"))
-}
-
-fn unknown_column(col: &str, table: &str) -> EngineError {
-    EngineError::new(
-        1054,
-        "42S22",
-        format!("Unknown column '{col}' in '{table}'"),
-    )
-}
-
-fn cant_drop(name: &str) -> EngineError {
-    EngineError::new(
-        1091,
-        "42000",
-        format!("Can't DROP '{name}'; check that column/key exists"),
-    )
 }
 
 /// ER_INVALID_USE_OF_NULL: a NULL met a column that became NOT NULL.

@@ -685,6 +685,8 @@ fn check_sql(tg: &Target, stmt: &Statement) -> SqlResult<()> {
                 tg.table(&l.name, Privs::SELECT)?;
             }
             if let Some(q) = &ct.query {
+                // The rows go in as an INSERT: INSERT on the new table too.
+                tg.table(&ct.name, Privs::INSERT)?;
                 check_reads(tg, &**q, &|m| mentions_in(m, &**q))?;
             }
             Ok(())

@@ -511,7 +511,10 @@ pub(crate) fn column_def(c: &ast::ColumnDef) -> SqlResult<ParsedColumn<'_>> {
 /// (the table's, a foreign key's parent's) means.
 pub fn table_spec(ct: &CreateTable, current_db: Option<&str>) -> SqlResult<TableSpec> {
     if ct.query.is_some() {
-        return Err(EngineError::not_supported("CREATE TABLE ... SELECT"));
+        // create_select.rs reads the definition with the query taken off.
+        return Err(EngineError::internal(
+            "CREATE TABLE ... SELECT reached table_spec",
+        ));
     }
     if ct.like.is_some() {
         return Err(EngineError::not_supported("CREATE TABLE ... LIKE"));

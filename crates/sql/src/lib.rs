@@ -25,6 +25,7 @@ mod alter_exec;
 mod alter_rebuild;
 mod authorize;
 mod constraints;
+mod create_select;
 mod ctx;
 mod ddl;
 mod dialect;

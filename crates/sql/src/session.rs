@@ -1004,6 +1004,46 @@ impl Session {
     /// old's columns, keys and CHECKs, as MySQL (its foreign keys are not
     /// copied; the counter starts at 1). 1146 for a missing source, 1347
     /// for a view, 1050 for a taken name (a note with IF NOT EXISTS).
+    /// CREATE TABLE from its definition: the new table's (db, name), or
+    /// None when IF NOT EXISTS found it there (a note 1050 is added).
+    pub(crate) fn create_from_spec(
+        &mut self,
+        spec: crate::ddl::TableSpec,
+    ) -> SqlResult<Option<(String, String)>> {
+        let db = match spec.db {
+            Some(d) => d,
+            None => self.current_db_or_err()?,
+        };
+        let existed = self.engine.table(&db, &spec.name).is_ok();
+        let new = quire_engine::NewTable {
+            columns: spec.columns,
+            primary: spec.primary,
+            indexes: spec.indexes,
+            auto_increment: spec.auto_increment,
+            checks: spec.checks,
+            foreign_keys: spec.foreign_keys,
+            skip_fk_checks: !self.fk_checks(),
+        };
+        self.engine
+            .create_table_with(&db, &spec.name, new, spec.if_not_exists)?;
+        if existed {
+            self.warnings.push((
+                "Note".into(),
+                1050,
+                format!("Table '{}' already exists", spec.name),
+            ));
+            return Ok(None);
+        }
+        Ok(Some((db, spec.name)))
+    }
+
+    /// Runs an already parsed statement inside the current one (CREATE
+    /// TABLE ... SELECT's INSERT): no new Questions count, no new
+    /// processlist entry, and the warnings join the current statement's.
+    pub(crate) fn run_nested(&mut self, p: &Parsed) -> SqlResult<Output> {
+        self.run_with_func_warnings(p, &[], None)
+    }
+
     fn create_table_like(&mut self, ct: &ast::CreateTable) -> SqlResult<Output> {
         let like = match &ct.like {
             Some(
@@ -1831,36 +1871,15 @@ impl Session {
                 self.implicit_commit()?;
                 self.create_table_like(ct)
             }
+            Statement::CreateTable(ct) if ct.query.is_some() => {
+                self.implicit_commit()?;
+                crate::create_select::run(self, ct)
+            }
             Statement::CreateTable(ct) => {
                 self.implicit_commit()?;
                 let spec = crate::ddl::table_spec(ct, self.db.as_deref())?;
-                let db = match spec.db {
-                    Some(d) => d,
-                    None => self.current_db_or_err()?,
-                };
-                let existed = self.engine.table(&db, &spec.name).is_ok();
-                let new = quire_engine::NewTable {
-                    columns: spec.columns,
-                    primary: spec.primary,
-                    indexes: spec.indexes,
-                    auto_increment: spec.auto_increment,
-                    checks: spec.checks,
-                    foreign_keys: spec.foreign_keys,
-                    skip_fk_checks: !self.fk_checks(),
-                };
-                self.engine
-                    .create_table_with(&db, &spec.name, new, spec.if_not_exists)?;
-                let w = if existed {
-                    self.warnings.push((
-                        "Note".into(),
-                        1050,
-                        format!("Table '{}' already exists", spec.name),
-                    ));
-                    1
-                } else {
-                    0
-                };
-                Ok(done(0, 0, w, String::new()))
+                let created = self.create_from_spec(spec)?;
+                Ok(done(0, 0, u16::from(created.is_none()), String::new()))
             }
             Statement::CreateIndex(ci) => {
                 self.implicit_commit()?;
