@@ -319,3 +319,37 @@ fn a_unique_build_with_writers_held_finds_existing_duplicates() {
     let t = e.table("ob", "held").expect("table");
     assert!(t.index("uk").is_none() && t.building.is_none());
 }
+
+/// DROP INDEX while a statement still reads the old definition leaves the
+/// tree to a thread that drops it by name when the statement lets go; an
+/// index created meanwhile must not get that name (it went with the old
+/// tree: "corrupt page" in the golden scripts).
+#[test]
+fn an_index_made_while_a_dropped_one_waits_keeps_its_own_tree() {
+    let sim = SimFs::new(FlushMethod::Fsync);
+    let e = open(&sim);
+    table(&e, "redo", 2000, |id| id % 7);
+    e.create_index("ob", "redo", "k1", false, vec![1], None)
+        .expect("k1");
+    let reader = e.table("ob", "redo").expect("a statement's definition");
+    e.alter_table(
+        "ob",
+        "redo",
+        &[crate::TableChange::DropIndex("k1".into())],
+        None,
+    )
+    .expect("drop k1");
+    let t = e
+        .create_index("ob", "redo", "k2", false, vec![1], None)
+        .expect("k2");
+    let old_tree = reader.index_tree(reader.index("k1").expect("k1").id);
+    drop(reader);
+    // The waiting drop runs now (a liveness bound, not a timing); the
+    // new index stays whole.
+    let t0 = std::time::Instant::now();
+    while tree_exists(&e, &old_tree) && t0.elapsed().as_secs() < 60 {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    assert_eq!(ids_with(&e, "redo", "k2", 3).len(), 2000 / 7 + 1);
+    assert_eq!(e.check_table(&t).expect("check"), Vec::<String>::new());
+}

@@ -141,8 +141,9 @@ impl Engine {
             return Err(crate::txn::definition_changed());
         }
         check_new_index(&t, name, &columns)?;
+        let id_in_tree = self.free_index_id(&t)?;
         let idx = IndexDef {
-            id: t.indexes.iter().map(|i| i.id).max().unwrap_or(0) + 1,
+            id: id_in_tree,
             name: name.to_string(),
             unique,
             columns,
@@ -150,9 +151,6 @@ impl Engine {
         };
         let tree_name = t.index_tree(idx.id);
         drop(t);
-        // A tree of this name can only be left over (an index dropped or a
-        // build that failed): start from an empty one.
-        self.inner.drop_tree_named(&tree_name)?;
         let tree = self.inner.store.create_index(&tree_name)?;
         let (def, held) = {
             let _c = self.inner.commit.lock();
@@ -185,6 +183,27 @@ impl Engine {
             return Err(e);
         }
         self.install_index(id, idx)
+    }
+
+    /// An index id past the table's whose tree name no tree has: a
+    /// dropped index's tree may still be there, waiting for the last
+    /// statement that read it (`Engine::drop_when_unused`), and when it
+    /// goes it goes by name — a new index under the same name would go
+    /// with it (seen as "corrupt page" after DROP INDEX then ADD INDEX).
+    /// A tree a crash left is skipped too (the next start drops it).
+    fn free_index_id(&self, t: &TableDef) -> Result<u32> {
+        let taken: std::collections::HashSet<String> = self
+            .inner
+            .store
+            .indexes()?
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect();
+        let mut id = t.indexes.iter().map(|i| i.id).max().unwrap_or(0) + 1;
+        while taken.contains(&t.index_tree(id)) {
+            id += 1;
+        }
+        Ok(id)
     }
 
     /// The table as the catalog has it now, by id.
