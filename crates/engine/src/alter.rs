@@ -445,6 +445,28 @@ impl Engine {
             .collect()
     }
 
+    /// Claims `db.table` and the tables whose foreign keys name it (their
+    /// definitions follow a renamed parent or column): the table's id
+    /// and the claims.
+    pub(crate) fn claim_with_children(
+        &self,
+        db: &str,
+        table: &str,
+        interrupt: Option<&Interrupt>,
+    ) -> Result<(u32, Vec<DdlGuard<'_>>)> {
+        let id = self.table(db, table)?.id;
+        let mut claim = vec![id];
+        claim.extend(
+            self.inner
+                .catalog
+                .read()
+                .children_of(db, table)
+                .iter()
+                .map(|(c, _)| c.id),
+        );
+        Ok((id, self.claim_tables(claim, interrupt)?))
+    }
+
     /// Writes the new definitions in one catalog mini-transaction and
     /// installs them in the in-memory catalog (caller holds the commit
     /// mutex and the tables' metadata locks).
@@ -555,18 +577,8 @@ impl Engine {
         interrupt: Option<&Interrupt>,
         checks: &AlterChecks<'_>,
     ) -> Result<Arc<TableDef>> {
-        let id = self.table(db, table)?.id;
         // Children follow a renamed parent: their definitions change too.
-        let mut claim = vec![id];
-        claim.extend(
-            self.inner
-                .catalog
-                .read()
-                .children_of(db, table)
-                .iter()
-                .map(|(c, _)| c.id),
-        );
-        let _mdl = self.claim_tables(claim, interrupt)?;
+        let (id, _mdl) = self.claim_with_children(db, table, interrupt)?;
         let (new, dropped, old) = {
             let _ddl = self.inner.commit.lock();
             let old = self.table(db, table)?;

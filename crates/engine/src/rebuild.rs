@@ -634,17 +634,7 @@ impl Engine {
         checks: &AlterChecks<'_>,
         fill: Fill,
     ) -> Result<(Arc<TableDef>, u64)> {
-        let first = self.table(db, table)?.id;
-        let mut claim = vec![first];
-        claim.extend(
-            self.inner
-                .catalog
-                .read()
-                .children_of(db, table)
-                .iter()
-                .map(|(c, _)| c.id),
-        );
-        let _mdl = self.claim_tables(claim, interrupt)?;
+        let (first, _mdl) = self.claim_with_children(db, table, interrupt)?;
         let (old, mut planned) = {
             let _ddl = self.inner.commit.lock();
             let old = self.table(db, table)?;
