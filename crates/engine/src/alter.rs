@@ -732,7 +732,10 @@ impl Engine {
             let Some(pcols) = crate::txn::fk_ref_positions(&parent, fk) else {
                 continue;
             };
-            let tys: Vec<types::ColumnType> = pcols.iter().map(|&c| parent.columns[c].ty).collect();
+            let tys: Vec<types::ColumnType> = pcols
+                .iter()
+                .map(|&c| parent.columns[c].ty.clone())
+                .collect();
             let mut keys = std::collections::HashSet::new();
             self.for_each_latest(&parent, None, |vals| {
                 let k: Vec<Value> = pcols.iter().map(|&c| vals[c].clone()).collect();

@@ -90,6 +90,10 @@ impl ColumnDef {
                 _ => d.push_str(" DEFAULT NULL"),
             },
             Some(Value::Null) | None => {}
+            // BIT defaults print as bit-value literals.
+            Some(Value::UInt(bits)) if matches!(c.ty, ColumnType::Bit { .. }) => {
+                d.push_str(&format!(" DEFAULT b'{bits:b}'"))
+            }
             Some(v) => {
                 let text = v.to_string_mysql(&c.ty);
                 if c.ty.is_numeric() {
@@ -218,10 +222,13 @@ impl TableDef {
         self.columns.iter().position(|c| c.auto_increment)
     }
     pub fn types(&self) -> Vec<ColumnType> {
-        self.columns.iter().map(|c| c.ty).collect()
+        self.columns.iter().map(|c| c.ty.clone()).collect()
     }
     pub fn pk_types(&self) -> Vec<ColumnType> {
-        self.primary.iter().map(|&i| self.columns[i].ty).collect()
+        self.primary
+            .iter()
+            .map(|&i| self.columns[i].ty.clone())
+            .collect()
     }
     pub fn qualified(&self) -> String {
         format!("{}.{}", self.db, self.name)

@@ -1109,7 +1109,11 @@ pub(crate) fn validate_columns(columns: &[ColumnDef], primary: &[usize]) -> Resu
 /// Secondary key bytes (without the primary key suffix).
 pub(crate) fn sec_key(t: &TableDef, idx: &IndexDef, row: &[Value]) -> Vec<u8> {
     let vals: Vec<Value> = idx.columns.iter().map(|&c| row[c].clone()).collect();
-    let tys: Vec<ColumnType> = idx.columns.iter().map(|&c| t.columns[c].ty).collect();
+    let tys: Vec<ColumnType> = idx
+        .columns
+        .iter()
+        .map(|&c| t.columns[c].ty.clone())
+        .collect();
     let mut out = Vec::new();
     types::encode_key(&vals, &tys, &mut out);
     out

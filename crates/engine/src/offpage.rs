@@ -294,7 +294,7 @@ pub fn plain_image<'b>(
         return Ok(Cow::Borrowed(body));
     }
     let values = decode(sh, body, columns, None)?;
-    let types: Vec<ColumnType> = columns.iter().map(|c| c.ty).collect();
+    let types: Vec<ColumnType> = columns.iter().map(|c| c.ty.clone()).collect();
     let mut out = Vec::new();
     types::try_encode_row(&values, &types, &mut out).map_err(EngineError::internal)?;
     Ok(Cow::Owned(out))

@@ -489,7 +489,7 @@ fn implicit_default(c: &ColumnDef, row: u64) -> Result<Value> {
             ),
         )
     };
-    match c.ty {
+    match &c.ty {
         ColumnType::Date => Err(zero_date("0000-00-00")),
         ColumnType::DateTime { .. } | ColumnType::Timestamp { .. } => {
             Err(zero_date("0000-00-00 00:00:00"))

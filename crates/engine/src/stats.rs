@@ -651,7 +651,11 @@ impl Inner {
         a.indexes.push((0, d));
         for idx in &t.indexes {
             let s = sample_of(t.index_tree(idx.id))?;
-            let tys: Vec<ColumnType> = idx.columns.iter().map(|&c| t.columns[c].ty).collect();
+            let tys: Vec<ColumnType> = idx
+                .columns
+                .iter()
+                .map(|&c| t.columns[c].ty.clone())
+                .collect();
             let (_, d) = estimate(&s, Some(&tys), Kind::Secondary);
             a.indexes.push((idx.id, d));
         }

@@ -995,7 +995,7 @@ impl Txn {
         let key_types: Vec<ColumnType> = match &idx {
             None if t.has_hidden_pk() => Vec::new(),
             None => t.pk_types(),
-            Some(i) => i.columns.iter().map(|&c| t.columns[c].ty).collect(),
+            Some(i) => i.columns.iter().map(|&c| t.columns[c].ty.clone()).collect(),
         };
         // A bound value that does not fit the column (300 for a TINYINT,
         // 'abc' for an INT) cannot be encoded exactly: the bound is dropped

@@ -147,7 +147,10 @@ pub mod flag {
     pub const NOT_NULL: u16 = 1;
     pub const BLOB: u16 = 16;
     pub const UNSIGNED: u16 = 32;
+    pub const ZEROFILL: u16 = 64;
     pub const BINARY: u16 = 128;
+    pub const ENUM: u16 = 256;
+    pub const SET: u16 = 2048;
     pub const NUM: u16 = 32768;
 }
 

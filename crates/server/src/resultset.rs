@@ -43,7 +43,7 @@
 //! STRING/VAR_STRING/BLOB in utf8mb4, binary strings with charset 63 and
 //! the BINARY flag, temporal types with their fsp as `decimals`.
 
-use quire_engine::types::{Date, DateTime, Decimal};
+use quire_engine::types::{Date, DateTime, Decimal, Time};
 use quire_engine::{ColumnType, Value};
 use quire_sql::ColumnMeta;
 
@@ -134,6 +134,40 @@ pub fn column_wire(t: &ColumnType) -> ColumnWire {
         },
         ColumnType::DateTime { fsp } => temporal(ty::DATETIME, fsp),
         ColumnType::Timestamp { fsp } => temporal(ty::TIMESTAMP, fsp),
+        ColumnType::Year => ColumnWire {
+            type_code: ty::YEAR,
+            charset: charset::BINARY,
+            length: 4,
+            flags: flag::NUM | flag::UNSIGNED | flag::ZEROFILL,
+            decimals: 0,
+        },
+        ColumnType::Time { fsp } => ColumnWire {
+            length: 10 + if fsp > 0 { u32::from(fsp) + 1 } else { 0 },
+            ..temporal(ty::TIME, fsp)
+        },
+        ColumnType::Bit { bits } => ColumnWire {
+            type_code: ty::BIT,
+            charset: charset::BINARY,
+            length: u32::from(bits),
+            flags: flag::UNSIGNED,
+            decimals: 0,
+        },
+        ColumnType::Enum { ref members } => {
+            let longest = members.iter().map(|m| m.chars().count()).max();
+            text(
+                ty::STRING,
+                (longest.unwrap_or(0) as u32).saturating_mul(4),
+                flag::ENUM,
+            )
+        }
+        ColumnType::Set { ref members } => {
+            let chars: usize = members.iter().map(|m| m.chars().count() + 1).sum();
+            text(
+                ty::STRING,
+                (chars.saturating_sub(1) as u32).saturating_mul(4),
+                flag::SET,
+            )
+        }
     }
 }
 
@@ -299,6 +333,11 @@ pub fn write_binary_value(out: &mut Vec<u8>, t: &ColumnType, v: &Value) {
             let f = v.to_f64().unwrap_or(0.0);
             out.extend_from_slice(&f.to_le_bytes());
         }
+        ty::YEAR => out.extend_from_slice(&(as_i64(v) as u16).to_le_bytes()),
+        ty::TIME => match v {
+            Value::Time(t) => write_binary_time(out, t),
+            _ => out.push(0),
+        },
         ty::DATE | ty::DATETIME | ty::TIMESTAMP => match v {
             Value::Date(d) => write_binary_date(out, d),
             Value::DateTime(dt) if matches!(t, ColumnType::Date) => {
@@ -339,6 +378,23 @@ fn write_binary_date(out: &mut Vec<u8>, d: &Date) {
     out.extend_from_slice(&d.year.to_le_bytes());
     out.push(d.month);
     out.push(d.day);
+}
+
+/// MYSQL_TIME in the binary protocol: length 0 (zero), 8 or 12, then
+/// sign, days, hours (below 24), minutes, seconds, microseconds.
+fn write_binary_time(out: &mut Vec<u8>, t: &Time) {
+    let (hours, minutes, seconds, micro) = t.parts();
+    if t.micros() == 0 {
+        out.push(0);
+        return;
+    }
+    out.push(if micro != 0 { 12 } else { 8 });
+    out.push(u8::from(t.is_negative()));
+    out.extend_from_slice(&((hours / 24) as u32).to_le_bytes());
+    out.extend_from_slice(&[(hours % 24) as u8, minutes as u8, seconds as u8]);
+    if micro != 0 {
+        out.extend_from_slice(&micro.to_le_bytes());
+    }
 }
 
 fn write_binary_datetime(out: &mut Vec<u8>, t: &DateTime) {

@@ -112,7 +112,7 @@ fn order_columns(spec: &mut crate::ddl::TableSpec, result: &[crate::ColumnMeta])
                 moved[i] = columns.len();
                 columns.push(spec.columns[i].clone());
             }
-            None => columns.push(ColumnDef::new(&r.name, r.ty, r.nullable)),
+            None => columns.push(ColumnDef::new(&r.name, r.ty.clone(), r.nullable)),
         }
     }
     let remap = |v: &mut Vec<usize>| v.iter_mut().for_each(|p| *p = moved[*p]);

@@ -52,6 +52,31 @@ pub fn column_type(dt: &ast::DataType, name: &str) -> SqlResult<ColumnType> {
         | ast::DataType::DoublePrecisionUnsigned => {
             return Err(crate::parse::syntax_error("UNSIGNED"))
         }
+        ast::DataType::Enum(members, None) => {
+            let members = members
+                .iter()
+                .map(|m| match m {
+                    ast::EnumMember::Name(n) => Ok(member_text(n)),
+                    ast::EnumMember::NamedValue(n, _) => Err(crate::parse::syntax_error(n)),
+                })
+                .collect::<SqlResult<Vec<_>>>()?;
+            let ty = ColumnType::Enum {
+                members: members.into(),
+            };
+            ty.validate(name)?;
+            return Ok(ty);
+        }
+        ast::DataType::Set(members) => {
+            let ty = ColumnType::Set {
+                members: members
+                    .iter()
+                    .map(|m| member_text(m))
+                    .collect::<Vec<_>>()
+                    .into(),
+            };
+            ty.validate(name)?;
+            return Ok(ty);
+        }
         _ => {}
     }
     let s = dt.to_string().to_ascii_uppercase();
@@ -134,10 +159,32 @@ pub fn column_type(dt: &ast::DataType, name: &str) -> SqlResult<ColumnType> {
         "TIMESTAMP" => ColumnType::Timestamp {
             fsp: u8::try_from(a.unwrap_or(0)).map_err(|_| bad())?,
         },
+        "TIME" if !s.contains("ZONE") => ColumnType::Time {
+            fsp: u8::try_from(a.unwrap_or(0)).map_err(|_| bad())?,
+        },
+        // YEAR(4) is YEAR (deprecated display width); YEAR(2) is gone.
+        "YEAR" => match a {
+            None | Some(4) => ColumnType::Year,
+            Some(_) => {
+                return Err(EngineError::new(
+                    1818,
+                    "HY000",
+                    "Supports only YEAR or YEAR(4) column.",
+                ))
+            }
+        },
+        "BIT" => ColumnType::Bit {
+            bits: u8::try_from(a.unwrap_or(1)).unwrap_or(u8::MAX),
+        },
         _ => return Err(bad()),
     };
     ty.validate(name)?;
     Ok(ty)
+}
+
+/// An ENUM/SET member as MySQL keeps it: trailing spaces removed.
+fn member_text(m: &str) -> String {
+    m.trim_end_matches(' ').to_string()
 }
 
 /// A CREATE TABLE turned into engine arguments.
@@ -347,6 +394,21 @@ fn definition_bytes(ty: &ColumnType) -> u64 {
         ColumnType::Date => 3,
         ColumnType::DateTime { fsp } => 5 + u64::from(fsp).div_ceil(2),
         ColumnType::Timestamp { fsp } => 4 + u64::from(fsp).div_ceil(2),
+        ColumnType::Year => 1,
+        ColumnType::Time { fsp } => 3 + u64::from(fsp).div_ceil(2),
+        ColumnType::Bit { bits } => u64::from(bits).div_ceil(8),
+        ColumnType::Enum { ref members } => {
+            if members.len() < 256 {
+                1
+            } else {
+                2
+            }
+        }
+        ColumnType::Set { ref members } => match members.len().div_ceil(8) {
+            0 | 1 => 1,
+            n @ 2..=4 => n as u64,
+            _ => 8,
+        },
     }
 }
 

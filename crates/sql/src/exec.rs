@@ -237,7 +237,7 @@ fn matching_rows(
     limit: Option<&Expr>,
 ) -> SqlResult<Vec<quire_engine::Row>> {
     let constant = |e: &E| e.max_col().is_none() && !e.has_subquery();
-    let col_ty = |c: usize| cols.get(c).map(|c| c.ty);
+    let col_ty = |c: usize| cols.get(c).map(|c| c.ty.clone());
     let preds = column_preds(conj, 0, cols.len(), &constant, &col_ty);
     let acc = choose_access(t, &None, &preds, &table_estimate(cx.engine, t));
     let limit = match limit {

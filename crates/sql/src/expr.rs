@@ -303,6 +303,9 @@ pub enum E {
     Func(F, Vec<E>),
     Case(Option<Box<E>>, Vec<(E, E)>, Option<Box<E>>),
     Cast(Box<E>, ColumnType),
+    /// An ENUM or SET value (of this type) in numeric context: its
+    /// 1-based ordinal or member mask (MySQL's `e + 0`, `ORDER BY e`).
+    EnumNum(Box<E>, ColumnType),
     /// A column of an enclosing query block (`Row::outer`), with its
     /// type (for the result type of the expression reading it).
     Outer(usize, ColumnType),
@@ -323,6 +326,56 @@ pub enum E {
     },
 }
 
+/// The bytes of a `b'...'` literal; `None` if a character is not 0 or 1.
+fn bit_literal(bits: &str) -> Option<Value> {
+    if !bits.bytes().all(|c| c == b'0' || c == b'1') {
+        return None;
+    }
+    let mut out = vec![0u8; bits.len().div_ceil(8)];
+    let n = out.len();
+    for (i, c) in bits.bytes().rev().enumerate() {
+        if c == b'1' {
+            out[n - 1 - i / 8] |= 1 << (i % 8);
+        }
+    }
+    Some(Value::Bytes(out))
+}
+
+/// [`E::EnumNum`]'s value: the ordinal of an ENUM member, the mask of a
+/// SET text (NULL stays NULL; a text that is no member, which a stored
+/// value never is, counts 0).
+pub fn enum_number(v: Value, ty: &ColumnType) -> Value {
+    use quire_engine::types::enumset::{enum_ordinal, set_mask};
+    let Value::Bytes(b) = &v else {
+        return v;
+    };
+    let text = String::from_utf8_lossy(b);
+    match ty {
+        ColumnType::Enum { members } => {
+            Value::UInt(enum_ordinal(members, &text).map_or(0, u64::from))
+        }
+        ColumnType::Set { members } => Value::UInt(set_mask(members, &text).unwrap_or(0)),
+        _ => v,
+    }
+}
+
+/// An ENUM/SET-typed column in numeric context becomes its number;
+/// anything else is left alone.
+pub fn enum_as_number(e: E, cols: &[ColInfo]) -> E {
+    let ty = match &e {
+        E::Col(i) => cols.get(*i).map(|c| &c.ty),
+        E::Outer(_, ty) => Some(ty),
+        _ => None,
+    };
+    match ty {
+        Some(ty @ (ColumnType::Enum { .. } | ColumnType::Set { .. })) => {
+            let ty = ty.clone();
+            E::EnumNum(Box::new(e), ty)
+        }
+        _ => e,
+    }
+}
+
 pub fn err_unknown_column(name: &str, clause: &str) -> EngineError {
     EngineError::new(
         1054,
@@ -340,6 +393,24 @@ fn err_range(what: &str) -> EngineError {
 }
 
 /// Compiles sqlparser expressions against a row layout.
+impl Compiler<'_> {
+    fn as_number(&self, e: E) -> E {
+        enum_as_number(e, self.cols)
+    }
+
+    /// An ENUM/SET column compared with (or combined with) a number is
+    /// its ordinal or mask, as MySQL compares `e = 2`.
+    fn enum_against_number(&self, l: E, r: E) -> (E, E) {
+        let numeric = |e: &E| {
+            let t = infer(e, self.cols, &[]);
+            t.is_numeric() && !matches!(e, E::Lit(Value::Null))
+        };
+        let l = if numeric(&r) { self.as_number(l) } else { l };
+        let r = if numeric(&l) { self.as_number(r) } else { r };
+        (l, r)
+    }
+}
+
 pub struct Compiler<'a> {
     pub cols: &'a [ColInfo],
     pub params: &'a [Value],
@@ -458,7 +529,11 @@ pub fn literal(v: &ast::Value, params: &[Value]) -> SqlResult<Value> {
         | V::DoubleQuotedRawStringLiteral(s)
         | V::TripleSingleQuotedString(s)
         | V::TripleDoubleQuotedString(s) => Value::text(s),
-        V::SingleQuotedByteStringLiteral(s) | V::DoubleQuotedByteStringLiteral(s) => Value::text(s),
+        // `b'0101'`: MySQL's bit-value literal, a binary string of the
+        // bits right-aligned in whole bytes (`b'101'` is 0x05).
+        V::SingleQuotedByteStringLiteral(s) | V::DoubleQuotedByteStringLiteral(s) => {
+            bit_literal(s).ok_or_else(|| crate::parse::syntax_error(&format!("b'{s}'")))?
+        }
         V::HexStringLiteral(h) => {
             let h = if h.len() % 2 == 1 {
                 format!("0{h}")
@@ -603,7 +678,7 @@ impl Compiler<'_> {
                     if !self.outer_refs.contains(&pos) {
                         self.outer_refs.push(pos);
                     }
-                    return Ok(E::Outer(pos, o.cols[pos].ty));
+                    return Ok(E::Outer(pos, o.cols[pos].ty.clone()));
                 }
                 Ok(None) => {}
                 Err(e) => return Err(e),
@@ -653,7 +728,7 @@ impl Compiler<'_> {
         let ty = bound
             .columns
             .first()
-            .copied()
+            .cloned()
             .unwrap_or(ColumnType::BigInt { unsigned: false });
         Ok(E::Subquery {
             id: bound.id,
@@ -876,8 +951,9 @@ impl Compiler<'_> {
                 right,
             } => self.assignment(left, right)?,
             Expr::BinaryOp { left, op, right } => {
-                let l = Box::new(self.compile(left)?);
-                let r = Box::new(self.compile(right)?);
+                let (l, r) = (self.compile(left)?, self.compile(right)?);
+                let (l, r) = self.enum_against_number(l, r);
+                let (l, r) = (Box::new(l), Box::new(r));
                 match op {
                     BinaryOperator::Plus => E::Arith(Arith::Add, l, r),
                     BinaryOperator::Minus => E::Arith(Arith::Sub, l, r),
@@ -912,7 +988,7 @@ impl Compiler<'_> {
             Expr::UnaryOp { op, expr } => {
                 let x = Box::new(self.compile(expr)?);
                 match op {
-                    UnaryOperator::Minus => match *x {
+                    UnaryOperator::Minus => match self.as_number(*x) {
                         E::Lit(Value::Int(i)) if i != i64::MIN => E::Lit(Value::Int(-i)),
                         E::Lit(Value::UInt(u)) if u == 1u64 << 63 => E::Lit(Value::Int(i64::MIN)),
                         other => E::Neg(Box::new(other)),
@@ -1117,7 +1193,7 @@ impl Compiler<'_> {
         }
         let mut compiled = terms
             .into_iter()
-            .map(|t| self.compile(t))
+            .map(|t| self.compile(t).map(|e| self.as_number(e)))
             .collect::<SqlResult<Vec<E>>>()?
             .into_iter();
         let Some(first) = compiled.next() else {
@@ -1337,8 +1413,11 @@ impl Compiler<'_> {
                 [(e, _)] => Some(infer(e, self.cols, aggs)),
                 _ => None,
             };
-            let temporal = ty.is_some_and(|t| t.is_temporal());
-            if !ty.is_some_and(|t| t.is_numeric() || t.is_temporal()) {
+            let temporal = ty.as_ref().is_some_and(|t| t.is_temporal());
+            if !ty
+                .as_ref()
+                .is_some_and(|t| t.is_numeric() || t.is_temporal())
+            {
                 return Err(EngineError::new(
                     3587,
                     "HY000",
@@ -2390,6 +2469,7 @@ impl E {
                     runner.eval(*id, *kind, l.as_ref(), &outer)?
                 }
             }
+            E::EnumNum(x, ty) => enum_number(x.eval(r)?, ty),
             E::Neg(x) => match x.eval(r)? {
                 Value::Null => Value::Null,
                 Value::Int(i) => match i.checked_neg() {
@@ -2836,9 +2916,12 @@ impl E {
                     x.walk_pruned(f);
                 }
             }
-            E::Neg(x) | E::Not(x) | E::IsNull(x, _) | E::IsBool(x, _, _) | E::Cast(x, _) => {
-                x.walk_pruned(f)
-            }
+            E::Neg(x)
+            | E::Not(x)
+            | E::IsNull(x, _)
+            | E::IsBool(x, _, _)
+            | E::Cast(x, _)
+            | E::EnumNum(x, _) => x.walk_pruned(f),
             E::Arith(_, a, b)
             | E::Cmp(_, a, b)
             | E::And(a, b)
@@ -2910,6 +2993,7 @@ fn lit_type(v: &Value) -> ColumnType {
         },
         Value::Date(_) => ColumnType::Date,
         Value::DateTime(_) => ColumnType::DateTime { fsp: 0 },
+        Value::Time(_) => ColumnType::Time { fsp: 0 },
     }
 }
 
@@ -2926,10 +3010,17 @@ fn int_precision(t: &ColumnType) -> u8 {
 }
 
 fn numeric_kind(t: &ColumnType) -> u8 {
-    // 0 integer, 1 decimal, 2 double/string/other
-    if t.is_integer() {
+    // 0 integer, 1 decimal, 2 double/string/other. YEAR and BIT are
+    // integers in numeric context, TIME an integer `hhmmss` or, with a
+    // fraction, a decimal (MySQL's `Item_field` result types).
+    if t.is_integer()
+        || matches!(
+            t,
+            ColumnType::Year | ColumnType::Bit { .. } | ColumnType::Time { fsp: 0 }
+        )
+    {
         0
-    } else if matches!(t, ColumnType::Decimal { .. }) {
+    } else if matches!(t, ColumnType::Decimal { .. } | ColumnType::Time { .. }) {
         1
     } else {
         2
@@ -2938,7 +3029,7 @@ fn numeric_kind(t: &ColumnType) -> u8 {
 
 fn scale_of(t: &ColumnType) -> u8 {
     match t {
-        ColumnType::Decimal { scale, .. } => *scale,
+        ColumnType::Decimal { scale, .. } | ColumnType::Time { fsp: scale } => *scale,
         _ => 0,
     }
 }
@@ -3028,6 +3119,9 @@ fn typed_operand(e: &E, cols: &[ColInfo], aggs: &[AggSpec]) -> (ColumnType, u8) 
 fn type_precision(t: &ColumnType) -> u8 {
     match t {
         ColumnType::Decimal { precision, .. } => *precision,
+        ColumnType::Time { fsp } => 7 + fsp,
+        ColumnType::Year => 4,
+        ColumnType::Bit { bits } => (u32::from(*bits) * 3).div_ceil(10) as u8,
         t if t.is_integer() => int_precision(t) - u8::from(!t.is_unsigned()),
         _ => 17,
     }
@@ -3037,16 +3131,16 @@ fn infer_inner(e: &E, cols: &[ColInfo], aggs: &[AggSpec]) -> ColumnType {
     let int = ColumnType::BigInt { unsigned: false };
     match e {
         E::Lit(v) => lit_type(v),
-        E::Col(i) => cols.get(*i).map_or(VARCHAR_ANY, |c| c.ty),
-        E::Outer(_, ty) => *ty,
+        E::Col(i) => cols.get(*i).map_or(VARCHAR_ANY, |c| c.ty.clone()),
+        E::Outer(_, ty) => ty.clone(),
         E::Live(live, op) => match &**op {
             LiveOp::Get(name) => crate::uservars::var_type(&live.get(name)),
             LiveOp::Set(_, x) => infer(x, cols, aggs),
             LiveOp::LastInsertId(_) => ColumnType::BigInt { unsigned: true },
         },
-        E::Win(_, ty) => *ty,
+        E::Win(_, ty) => ty.clone(),
         E::Subquery { kind, ty, .. } => match kind {
-            SubKind::Scalar => *ty,
+            SubKind::Scalar => ty.clone(),
             _ => int,
         },
         E::Agg(i) => {
@@ -3082,6 +3176,7 @@ fn infer_inner(e: &E, cols: &[ColInfo], aggs: &[AggSpec]) -> ColumnType {
                 }
             }
         }
+        E::EnumNum(..) => ColumnType::BigInt { unsigned: true },
         E::Neg(x) => {
             let t = infer(x, cols, aggs);
             // MySQL (Item_func_neg::resolve_type): minus a constant
@@ -3109,7 +3204,8 @@ fn infer_inner(e: &E, cols: &[ColInfo], aggs: &[AggSpec]) -> ColumnType {
             rest.iter()
                 .fold(typed_operand(first, cols, aggs), |a, (op, x)| {
                     let t = arith_type(*op, a, typed_operand(x, cols, aggs));
-                    (t, type_precision(&t))
+                    let p = type_precision(&t);
+                    (t, p)
                 })
                 .0
         }
@@ -3123,7 +3219,7 @@ fn infer_inner(e: &E, cols: &[ColInfo], aggs: &[AggSpec]) -> ColumnType {
         | E::Between(..)
         | E::InList(..)
         | E::Like(..) => int,
-        E::Cast(_, t) => *t,
+        E::Cast(_, t) => t.clone(),
         E::Case(_, whens, els) => {
             let mut ts: Vec<ColumnType> = whens.iter().map(|(_, r)| infer(r, cols, aggs)).collect();
             ts.push(els.as_ref().map_or(NULL_TYPE, |x| infer(x, cols, aggs)));
@@ -3217,8 +3313,8 @@ fn merge_types(args: &[E], cols: &[ColInfo], aggs: &[AggSpec]) -> ColumnType {
 /// (`NULL`, `7 - NULL` folded, `MIN(NULL)`) do not count; all NULL gives
 /// NULL.
 pub fn merge_column_types(all: &[ColumnType]) -> ColumnType {
-    let ts: Vec<ColumnType> = all.iter().copied().filter(|t| *t != NULL_TYPE).collect();
-    let Some(first) = ts.first().copied() else {
+    let ts: Vec<ColumnType> = all.iter().filter(|t| **t != NULL_TYPE).cloned().collect();
+    let Some(first) = ts.first().cloned() else {
         return NULL_TYPE;
     };
     if ts.iter().all(|t| *t == first) {
@@ -3273,7 +3369,7 @@ pub fn merge_column_types(all: &[ColumnType]) -> ColumnType {
         let unsigned = ts.iter().all(|t| t.is_unsigned());
         let widest = ts
             .iter()
-            .copied()
+            .cloned()
             .max_by_key(int_precision)
             .unwrap_or(first);
         return match widest {
@@ -3362,6 +3458,15 @@ fn is_unfixed_scale(ty: &ColumnType) -> bool {
     )
 }
 
+/// An ORDER BY key as MySQL sorts it: [`key_at_result_scale`], and an
+/// ENUM or SET column by its number (declaration order), not its text.
+pub fn order_key(e: E, cols: &[ColInfo], aggs: &[AggSpec]) -> E {
+    match enum_as_number(e, cols) {
+        n @ E::EnumNum(..) => n,
+        other => key_at_result_scale(other, cols, aggs),
+    }
+}
+
 /// Makes `v` fit the class of `ty` (what the protocol will encode).
 pub fn conform(v: Value, ty: &ColumnType) -> Value {
     if v.is_null() {
@@ -3416,6 +3521,15 @@ pub fn conform(v: Value, ty: &ColumnType) -> Value {
         ColumnType::DateTime { .. } | ColumnType::Timestamp { .. } => match v {
             Value::DateTime(_) => v,
             Value::Date(d) => Value::DateTime(d.to_datetime()),
+            other => Value::Bytes(bytes_of(&other)),
+        },
+        ColumnType::Time { .. } => match v {
+            Value::Time(_) => v,
+            other => Value::Bytes(bytes_of(&other)),
+        },
+        ColumnType::Year | ColumnType::Bit { .. } => match v {
+            Value::UInt(_) => v,
+            Value::Int(i) => Value::UInt(i.max(0) as u64),
             other => Value::Bytes(bytes_of(&other)),
         },
         _ => match v {

@@ -30,7 +30,13 @@ use quire_sql::{Output, Session};
 mod common;
 use common::open_engine;
 
-fn render_value(v: &Value) -> String {
+fn render_value(v: &Value, ty: &quire_engine::ColumnType) -> String {
+    use quire_engine::ColumnType;
+    // TIME and YEAR as the protocol sends them (fsp digits, `0000`); BIT
+    // as its number (its bytes are not text).
+    if matches!(ty, ColumnType::Time { .. } | ColumnType::Year) {
+        return v.to_string_mysql(ty);
+    }
     match v {
         Value::Null => "NULL".to_string(),
         Value::Bytes(b) => String::from_utf8_lossy(b).into_owned(),
@@ -67,7 +73,12 @@ pub fn render(r: &Result<Output, quire_engine::EngineError>) -> String {
                 .join(" | ");
             for r in rows {
                 out.push('\n');
-                out.push_str(&r.iter().map(render_value).collect::<Vec<_>>().join(" | "));
+                let cells: Vec<String> = r
+                    .iter()
+                    .zip(columns)
+                    .map(|(v, c)| render_value(v, &c.ty))
+                    .collect();
+                out.push_str(&cells.join(" | "));
             }
             out
         }

@@ -166,6 +166,7 @@
 //! known (e.g. by its own thread during prepare) and moved with
 //! [`relocate_events`], which rewrites `log_pos` and the CRCs.
 
+mod kinds;
 mod reader;
 mod values;
 

@@ -8,6 +8,8 @@
 use std::borrow::Cow;
 
 use super::datetime::{Date, DateTime};
+use super::enumset::{enum_member, enum_ordinal, set_mask, set_mask_fits, set_text};
+use super::time::Time;
 use super::value::Value;
 use super::ColumnType;
 
@@ -174,4 +176,85 @@ pub(crate) fn get_decimal(buf: &[u8], precision: u8) -> Result<(bool, Vec<u8>), 
         return Err("negative zero decimal".to_string());
     }
     Ok((negative, nibbles))
+}
+
+/// A YEAR: 0 or 1901..=2155.
+pub(crate) fn year_of(v: &Value, ty: &ColumnType) -> Result<u16, String> {
+    let y = match v {
+        Value::UInt(y) => *y,
+        Value::Int(y) => u64::try_from(*y).map_err(|_| mismatch(v, ty))?,
+        _ => return Err(mismatch(v, ty)),
+    };
+    if y == 0 || (1901..=2155).contains(&y) {
+        Ok(y as u16)
+    } else {
+        Err(mismatch(v, ty))
+    }
+}
+
+/// A TIME within ±838:59:59 (a time text is read exactly, for search keys).
+pub(crate) fn time_of(v: &Value, ty: &ColumnType) -> Result<Time, String> {
+    let t = match v {
+        Value::Time(t) => *t,
+        Value::Bytes(b) => std::str::from_utf8(b)
+            .ok()
+            .and_then(Time::parse)
+            .and_then(|p| p.to_time(6).ok())
+            .ok_or_else(|| mismatch(v, ty))?,
+        _ => return Err(mismatch(v, ty)),
+    };
+    if t.micros().abs() > Time::MAX_MICROS {
+        return Err(mismatch(v, ty));
+    }
+    Ok(t)
+}
+
+/// A BIT(bits) value below 2^bits.
+pub(crate) fn bit_of(v: &Value, ty: &ColumnType, bits: u8) -> Result<u64, String> {
+    let x = match v {
+        Value::UInt(x) => *x,
+        Value::Int(x) => u64::try_from(*x).map_err(|_| mismatch(v, ty))?,
+        _ => return Err(mismatch(v, ty)),
+    };
+    if bits < 64 && x >> bits != 0 {
+        return Err(mismatch(v, ty));
+    }
+    Ok(x)
+}
+
+/// The 1-based ordinal of an ENUM member's text.
+pub(crate) fn ordinal_of(v: &Value, ty: &ColumnType, members: &[String]) -> Result<u16, String> {
+    let Value::Bytes(b) = v else {
+        return Err(mismatch(v, ty));
+    };
+    std::str::from_utf8(b)
+        .ok()
+        .and_then(|s| enum_ordinal(members, s))
+        .ok_or_else(|| mismatch(v, ty))
+}
+
+/// The member text of a stored ordinal.
+pub(crate) fn member_of(members: &[String], ordinal: u64) -> Result<Value, String> {
+    enum_member(members, ordinal)
+        .map(|m| Value::Bytes(m.as_bytes().to_vec()))
+        .ok_or_else(|| format!("ENUM ordinal {ordinal} out of range"))
+}
+
+/// The member mask of a SET text.
+pub(crate) fn mask_of(v: &Value, ty: &ColumnType, members: &[String]) -> Result<u64, String> {
+    let Value::Bytes(b) = v else {
+        return Err(mismatch(v, ty));
+    };
+    std::str::from_utf8(b)
+        .ok()
+        .and_then(|s| set_mask(members, s))
+        .ok_or_else(|| mismatch(v, ty))
+}
+
+/// The text of a stored SET mask.
+pub(crate) fn set_of(members: &[String], mask: u64) -> Result<Value, String> {
+    if !set_mask_fits(members, mask) {
+        return Err(format!("SET mask {mask:#x} names no member"));
+    }
+    Ok(Value::Bytes(set_text(members, mask).into_bytes()))
 }

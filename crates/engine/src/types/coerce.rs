@@ -31,84 +31,18 @@
 
 use crate::error::EngineError;
 
+use super::coerce_kinds;
 use super::datetime::{number_to_temporal, parse_temporal, Date, DateTime, TemporalParts};
 use super::decimal::{Decimal, DecimalError, MAX_PARSE_DIGITS};
-use super::value::{format_double, format_float, scan_float_prefix, temporal_number, Value};
+pub use super::store_err::{
+    err_bad_null, err_bad_temporal, err_data_too_long, err_data_truncated, err_incorrect_value,
+    err_out_of_range,
+};
+use super::store_err::{shown, shown_value};
+use super::value::{
+    format_double, format_float, scan_float_prefix, temporal_number, time_number, Value,
+};
 use super::ColumnType;
-
-/// ER_BAD_NULL_ERROR (1048, 23000).
-pub fn err_bad_null(column: &str) -> EngineError {
-    EngineError::new(1048, "23000", format!("Column '{column}' cannot be null"))
-}
-
-/// ER_WARN_DATA_OUT_OF_RANGE (1264, 22003).
-pub fn err_out_of_range(column: &str, row: u64) -> EngineError {
-    EngineError::new(
-        1264,
-        "22003",
-        format!("Out of range value for column '{column}' at row {row}"),
-    )
-}
-
-/// ER_DATA_TOO_LONG (1406, 22001).
-pub fn err_data_too_long(column: &str, row: u64) -> EngineError {
-    EngineError::new(
-        1406,
-        "22001",
-        format!("Data too long for column '{column}' at row {row}"),
-    )
-}
-
-/// WARN_DATA_TRUNCATED raised to an error by strict mode (1265, 01000).
-pub fn err_data_truncated(column: &str, row: u64) -> EngineError {
-    EngineError::new(
-        1265,
-        "01000",
-        format!("Data truncated for column '{column}' at row {row}"),
-    )
-}
-
-/// ER_TRUNCATED_WRONG_VALUE_FOR_FIELD (1366, HY000); `kind` is `integer`,
-/// `decimal` or `string`.
-pub fn err_incorrect_value(kind: &str, shown: &str, column: &str, row: u64) -> EngineError {
-    EngineError::new(
-        1366,
-        "HY000",
-        format!("Incorrect {kind} value: '{shown}' for column '{column}' at row {row}"),
-    )
-}
-
-/// ER_TRUNCATED_WRONG_VALUE (1292, 22007) as MySQL words it for a column;
-/// `kind` is `date` or `datetime`.
-pub fn err_bad_temporal(kind: &str, shown: &str, column: &str, row: u64) -> EngineError {
-    EngineError::new(
-        1292,
-        "22007",
-        format!("Incorrect {kind} value: '{shown}' for column '{column}' at row {row}"),
-    )
-}
-
-/// Text of a value for an error message (`ErrConvString`-like).
-fn shown(bytes: &[u8]) -> String {
-    let mut out = String::new();
-    for chunk in bytes.utf8_chunks() {
-        out.push_str(chunk.valid());
-        for b in chunk.invalid() {
-            out.push_str(&format!("\\x{b:02X}"));
-        }
-    }
-    match out.char_indices().nth(128) {
-        Some((cut, _)) => out[..cut].to_string(),
-        None => out,
-    }
-}
-
-fn shown_value(v: &Value) -> String {
-    match v {
-        Value::Bytes(b) => shown(b),
-        other => shown(other.to_string().as_bytes()),
-    }
-}
 
 /// MySQL's `check_string_copy_error` rendering of the first bad sequence:
 /// up to 6 bytes, printable ASCII as-is, others `\xHH`, `...` if more.
@@ -157,6 +91,7 @@ pub fn coerce(
         };
     }
     let t = Target { column, row };
+    let at = coerce_kinds::At { column, row };
     match *ty {
         ColumnType::TinyInt { .. }
         | ColumnType::SmallInt { .. }
@@ -181,6 +116,11 @@ pub fn coerce(
         ColumnType::Date => to_date(value, &t),
         ColumnType::DateTime { fsp } => to_datetime(value, fsp, false, &t),
         ColumnType::Timestamp { fsp } => to_datetime(value, fsp, true, &t),
+        ColumnType::Time { fsp } => coerce_kinds::to_time(&value, fsp, &at),
+        ColumnType::Year => coerce_kinds::to_year(&value, &at),
+        ColumnType::Bit { bits } => coerce_kinds::to_bit(&value, bits, &at),
+        ColumnType::Enum { ref members } => coerce_kinds::to_enum(&value, members, &at),
+        ColumnType::Set { ref members } => coerce_kinds::to_set(&value, members, &at),
     }
 }
 
@@ -210,6 +150,7 @@ fn to_integer(value: Value, ty: &ColumnType, t: &Target) -> Result<Value, Engine
             let rounded = dt.round_to_fsp(0).unwrap_or(*dt);
             i128::from(rounded.to_number())
         }
+        Value::Time(tm) => i128::from(tm.round_to_fsp(0).unwrap_or(*tm).to_number()),
         Value::Null => return Ok(Value::Null),
     };
     if v < min || v > max {
@@ -254,6 +195,7 @@ fn to_decimal(value: Value, precision: u8, scale: u8, t: &Target) -> Result<Valu
         }
         Value::Date(d) => Decimal::from_u64(d.to_number()),
         Value::DateTime(dt) => temporal_number(dt),
+        Value::Time(tm) => time_number(tm),
         Value::Null => return Ok(Value::Null),
     };
     let rounded = d.round_to_scale(scale);
@@ -287,6 +229,7 @@ fn to_double(value: Value, t: &Target) -> Result<f64, EngineError> {
         }
         Value::Date(d) => d.to_number() as f64,
         Value::DateTime(dt) => temporal_number(dt).to_f64(),
+        Value::Time(tm) => tm.to_f64(),
         Value::Null => 0.0,
     };
     if !v.is_finite() {
@@ -487,9 +430,9 @@ mod tests {
                     Value::UInt(v as u64)
                 }
             };
-            assert_eq!(ok(as_value(lo), ty), want(lo), "{ty:?}");
-            assert_eq!(ok(as_value(hi), ty), want(hi), "{ty:?}");
-            assert_eq!(ok(s(&hi.to_string()), ty), want(hi), "{ty:?}");
+            assert_eq!(ok(as_value(lo), ty.clone()), want(lo), "{ty:?}");
+            assert_eq!(ok(as_value(hi), ty.clone()), want(hi), "{ty:?}");
+            assert_eq!(ok(s(&hi.to_string()), ty.clone()), want(hi), "{ty:?}");
             for bad in [lo - 1, hi + 1] {
                 let as_val = if let Ok(v) = i64::try_from(bad) {
                     Some(Value::Int(v))
@@ -497,9 +440,9 @@ mod tests {
                     u64::try_from(bad).ok().map(Value::UInt)
                 };
                 if let Some(v) = as_val {
-                    assert_eq!(err(v, ty).0, 1264, "{ty:?} {bad}");
+                    assert_eq!(err(v, ty.clone()).0, 1264, "{ty:?} {bad}");
                 }
-                assert_eq!(err(s(&bad.to_string()), ty).0, 1264, "{ty:?} {bad}");
+                assert_eq!(err(s(&bad.to_string()), ty.clone()).0, 1264, "{ty:?} {bad}");
             }
         }
         assert_eq!(
@@ -579,37 +522,40 @@ mod tests {
             precision: 5,
             scale: 2,
         };
-        assert_eq!(ok(s("123.456"), ty), dec("123.46"));
-        assert_eq!(ok(s("1.005"), ty).to_string(), "1.01");
-        assert_eq!(ok(s("-1.005"), ty).to_string(), "-1.01");
-        assert_eq!(ok(s(" 1e2 "), ty).to_string(), "100.00");
-        assert_eq!(ok(Value::Int(7), ty).to_string(), "7.00");
-        assert_eq!(ok(Value::Double(0.125), ty).to_string(), "0.13");
-        assert_eq!(ok(dec("999.99"), ty).to_string(), "999.99");
-        assert_eq!(ok(dec("-999.994"), ty).to_string(), "-999.99");
-        assert_eq!(err(dec("999.995"), ty).0, 1264);
-        assert_eq!(err(Value::Int(1000), ty).0, 1264);
-        assert_eq!(err(s("-1000"), ty).0, 1264);
-        assert_eq!(err(s("1e50"), ty).0, 1264);
+        assert_eq!(ok(s("123.456"), ty.clone()), dec("123.46"));
+        assert_eq!(ok(s("1.005"), ty.clone()).to_string(), "1.01");
+        assert_eq!(ok(s("-1.005"), ty.clone()).to_string(), "-1.01");
+        assert_eq!(ok(s(" 1e2 "), ty.clone()).to_string(), "100.00");
+        assert_eq!(ok(Value::Int(7), ty.clone()).to_string(), "7.00");
+        assert_eq!(ok(Value::Double(0.125), ty.clone()).to_string(), "0.13");
+        assert_eq!(ok(dec("999.99"), ty.clone()).to_string(), "999.99");
+        assert_eq!(ok(dec("-999.994"), ty.clone()).to_string(), "-999.99");
+        assert_eq!(err(dec("999.995"), ty.clone()).0, 1264);
+        assert_eq!(err(Value::Int(1000), ty.clone()).0, 1264);
+        assert_eq!(err(s("-1000"), ty.clone()).0, 1264);
+        assert_eq!(err(s("1e50"), ty.clone()).0, 1264);
         assert_eq!(
-            err(s("abc"), ty),
+            err(s("abc"), ty.clone()),
             (
                 1366,
                 "HY000",
                 "Incorrect decimal value: 'abc' for column 'c' at row 3".to_string()
             )
         );
-        assert_eq!(err(s("12abc"), ty).0, 1366);
-        assert_eq!(err(s(""), ty).0, 1366);
-        assert_eq!(err(s("1e100"), ty).0, 1366, "more than 81 digits");
-        assert_eq!(err(Value::Double(f64::NAN), ty).0, 1264);
+        assert_eq!(err(s("12abc"), ty.clone()).0, 1366);
+        assert_eq!(err(s(""), ty.clone()).0, 1366);
+        assert_eq!(err(s("1e100"), ty.clone()).0, 1366, "more than 81 digits");
+        assert_eq!(err(Value::Double(f64::NAN), ty.clone()).0, 1264);
         let wide = ColumnType::Decimal {
             precision: 65,
             scale: 30,
         };
         let big = format!("{}.{}", "9".repeat(35), "1".repeat(30));
-        assert_eq!(ok(s(&big), wide).to_string(), big);
-        assert_eq!(err(s(&format!("1{}", "0".repeat(35))), wide).0, 1264);
+        assert_eq!(ok(s(&big), wide.clone()).to_string(), big);
+        assert_eq!(
+            err(s(&format!("1{}", "0".repeat(35))), wide.clone()).0,
+            1264
+        );
         assert_eq!(
             ok(
                 Value::Int(0),
@@ -657,36 +603,52 @@ mod tests {
     #[test]
     fn coerce_strings() {
         let vc = ColumnType::Varchar { len: 3 };
-        assert_eq!(ok(s("abc"), vc), s("abc"));
-        assert_eq!(ok(s("héé"), vc), s("héé"), "length counts characters");
-        assert_eq!(ok(s("ab   "), vc), s("ab "), "excess spaces are cut");
+        assert_eq!(ok(s("abc"), vc.clone()), s("abc"));
         assert_eq!(
-            err(s("abcd"), vc),
+            ok(s("héé"), vc.clone()),
+            s("héé"),
+            "length counts characters"
+        );
+        assert_eq!(
+            ok(s("ab   "), vc.clone()),
+            s("ab "),
+            "excess spaces are cut"
+        );
+        assert_eq!(
+            err(s("abcd"), vc.clone()),
             (
                 1406,
                 "22001",
                 "Data too long for column 'c' at row 3".to_string()
             )
         );
-        assert_eq!(err(s("abc d"), vc).0, 1406);
-        assert_eq!(ok(Value::Int(-12), vc), s("-12"));
-        assert_eq!(err(Value::Int(1234), vc).0, 1406);
-        assert_eq!(ok(Value::Double(1.5), vc), s("1.5"));
+        assert_eq!(err(s("abc d"), vc.clone()).0, 1406);
+        assert_eq!(ok(Value::Int(-12), vc.clone()), s("-12"));
+        assert_eq!(err(Value::Int(1234), vc.clone()).0, 1406);
+        assert_eq!(ok(Value::Double(1.5), vc.clone()), s("1.5"));
         let ch = ColumnType::Char { len: 4 };
-        assert_eq!(ok(s("ab  "), ch), s("ab"), "CHAR strips trailing spaces");
-        assert_eq!(ok(s("  "), ch), s(""));
-        assert_eq!(ok(s("a b      "), ch), s("a b"));
-        assert_eq!(err(s("abcde"), ch).0, 1406);
-        let tiny = ColumnType::Text { max_bytes: 255 };
-        assert_eq!(ok(s(&"x".repeat(255)), tiny), s(&"x".repeat(255)));
-        assert_eq!(err(s(&"x".repeat(256)), tiny).0, 1406);
-        assert_eq!(err(s(&"é".repeat(128)), tiny).0, 1406, "bytes, not chars");
         assert_eq!(
-            ok(s(&format!("{} ", "x".repeat(255))), tiny),
+            ok(s("ab  "), ch.clone()),
+            s("ab"),
+            "CHAR strips trailing spaces"
+        );
+        assert_eq!(ok(s("  "), ch.clone()), s(""));
+        assert_eq!(ok(s("a b      "), ch.clone()), s("a b"));
+        assert_eq!(err(s("abcde"), ch.clone()).0, 1406);
+        let tiny = ColumnType::Text { max_bytes: 255 };
+        assert_eq!(ok(s(&"x".repeat(255)), tiny.clone()), s(&"x".repeat(255)));
+        assert_eq!(err(s(&"x".repeat(256)), tiny.clone()).0, 1406);
+        assert_eq!(
+            err(s(&"é".repeat(128)), tiny.clone()).0,
+            1406,
+            "bytes, not chars"
+        );
+        assert_eq!(
+            ok(s(&format!("{} ", "x".repeat(255))), tiny.clone()),
             s(&"x".repeat(255))
         );
         assert_eq!(
-            err(Value::Bytes(vec![b'a', 0xF0, 0x9F, 0x98]), vc),
+            err(Value::Bytes(vec![b'a', 0xF0, 0x9F, 0x98]), vc.clone()),
             (
                 1366,
                 "HY000",
@@ -720,25 +682,25 @@ mod tests {
     #[test]
     fn coerce_binary() {
         let bin = ColumnType::Binary { len: 4 };
-        assert_eq!(ok(s("ab"), bin), Value::Bytes(b"ab\0\0".to_vec()));
-        assert_eq!(err(s("abcde"), bin).0, 1406);
+        assert_eq!(ok(s("ab"), bin.clone()), Value::Bytes(b"ab\0\0".to_vec()));
+        assert_eq!(err(s("abcde"), bin.clone()).0, 1406);
         let vb = ColumnType::VarBinary { len: 2 };
         assert_eq!(
-            ok(Value::Bytes(vec![0xff, 0]), vb),
+            ok(Value::Bytes(vec![0xff, 0]), vb.clone()),
             Value::Bytes(vec![0xff, 0])
         );
         assert_eq!(
-            err(s("a  "), vb).0,
+            err(s("a  "), vb.clone()).0,
             1406,
             "spaces are data in binary strings"
         );
         let blob = ColumnType::Blob { max_bytes: 255 };
         assert_eq!(
-            ok(Value::Bytes(vec![0xC3; 255]), blob),
+            ok(Value::Bytes(vec![0xC3; 255]), blob.clone()),
             Value::Bytes(vec![0xC3; 255])
         );
-        assert_eq!(err(Value::Bytes(vec![1; 256]), blob).0, 1406);
-        assert_eq!(ok(Value::Int(5), blob), s("5"));
+        assert_eq!(err(Value::Bytes(vec![1; 256]), blob.clone()).0, 1406);
+        assert_eq!(ok(Value::Int(5), blob.clone()), s("5"));
     }
 
     #[test]
@@ -788,20 +750,20 @@ mod tests {
         let d0 = ColumnType::DateTime { fsp: 0 };
         let d6 = ColumnType::DateTime { fsp: 6 };
         assert_eq!(
-            ok(s("2024-01-31 10:00:00"), d0),
+            ok(s("2024-01-31 10:00:00"), d0.clone()),
             dt(2024, 1, 31, 10, 0, 0, 0)
         );
         assert_eq!(
-            ok(s("2024-01-31T10:00:00"), d0),
+            ok(s("2024-01-31T10:00:00"), d0.clone()),
             dt(2024, 1, 31, 10, 0, 0, 0)
         );
-        assert_eq!(ok(s("2024-01-31"), d0), dt(2024, 1, 31, 0, 0, 0, 0));
+        assert_eq!(ok(s("2024-01-31"), d0.clone()), dt(2024, 1, 31, 0, 0, 0, 0));
         assert_eq!(
-            ok(s("2024-01-31 10:00:00.5"), d0),
+            ok(s("2024-01-31 10:00:00.5"), d0.clone()),
             dt(2024, 1, 31, 10, 0, 1, 0)
         );
         assert_eq!(
-            ok(s("2024-01-31 10:00:00.4"), d0),
+            ok(s("2024-01-31 10:00:00.4"), d0.clone()),
             dt(2024, 1, 31, 10, 0, 0, 0)
         );
         assert_eq!(
@@ -819,23 +781,23 @@ mod tests {
             dt(2025, 1, 1, 0, 0, 0, 0)
         );
         assert_eq!(
-            ok(s("2024-01-31 10:00:00.5"), d6),
+            ok(s("2024-01-31 10:00:00.5"), d6.clone()),
             dt(2024, 1, 31, 10, 0, 0, 500_000)
         );
         assert_eq!(
-            ok(Value::Int(20240131102030), d0),
+            ok(Value::Int(20240131102030), d0.clone()),
             dt(2024, 1, 31, 10, 20, 30, 0)
         );
         assert_eq!(
-            ok(dec("20240131102030.25"), d6),
+            ok(dec("20240131102030.25"), d6.clone()),
             dt(2024, 1, 31, 10, 20, 30, 250_000)
         );
         assert_eq!(
-            ok(Value::Date(Date::new(2024, 1, 31).unwrap()), d0),
+            ok(Value::Date(Date::new(2024, 1, 31).unwrap()), d0.clone()),
             dt(2024, 1, 31, 0, 0, 0, 0)
         );
         assert_eq!(
-            err(s("x"), d0),
+            err(s("x"), d0.clone()),
             (
                 1292,
                 "22007",
@@ -848,10 +810,10 @@ mod tests {
             "2023-02-29 00:00:00",
             "9999-12-31 23:59:59.5",
         ] {
-            assert_eq!(err(s(bad), d0).0, 1292, "{bad}");
+            assert_eq!(err(s(bad), d0.clone()).0, 1292, "{bad}");
         }
         assert_eq!(
-            ok(s("9999-12-31 23:59:59.5"), d6),
+            ok(s("9999-12-31 23:59:59.5"), d6.clone()),
             dt(9999, 12, 31, 23, 59, 59, 500_000)
         );
     }
@@ -864,7 +826,7 @@ mod tests {
         assert!(coerce(s("2038-01-19 03:14:07"), &ts, false, "t", 1).is_ok());
         assert!(coerce(s("2038-01-19 03:14:07.999999"), &ts6, false, "t", 1).is_ok());
         assert_eq!(
-            err(s("1970-01-01 00:00:00"), ts),
+            err(s("1970-01-01 00:00:00"), ts.clone()),
             (
                 1292,
                 "22007",
@@ -872,9 +834,9 @@ mod tests {
                     .to_string()
             )
         );
-        assert_eq!(err(s("2038-01-19 03:14:08"), ts).0, 1292);
+        assert_eq!(err(s("2038-01-19 03:14:08"), ts.clone()).0, 1292);
         assert_eq!(
-            err(s("2038-01-19 03:14:07.5"), ts).0,
+            err(s("2038-01-19 03:14:07.5"), ts.clone()).0,
             1292,
             "rounds past the end"
         );

@@ -60,12 +60,16 @@
 
 mod canon;
 pub mod coerce;
+mod coerce_kinds;
 pub mod datetime;
 pub mod decimal;
+pub mod enumset;
 pub mod keycodec;
 pub mod rowcodec;
+mod store_err;
 #[cfg(test)]
 mod testutil;
+pub mod time;
 pub mod value;
 
 pub use coerce::{
@@ -74,16 +78,18 @@ pub use coerce::{
 };
 pub use datetime::{Date, DateTime};
 pub use decimal::{Decimal, DecimalError};
+pub use enumset::Members;
 pub use keycodec::{
     decode_key, decode_key_prefix, encode_key, key_prefix_successor, try_encode_key,
 };
 pub use rowcodec::{decode_row, decode_row_prefix, decode_row_typed, encode_row, try_encode_row};
+pub use time::Time;
 pub use value::{compare, format_double, format_float, Value};
 
 use crate::error::EngineError;
 
 /// A column's data type, with MySQL's parameters.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum ColumnType {
     TinyInt {
         unsigned: bool,
@@ -142,6 +148,24 @@ pub enum ColumnType {
     Timestamp {
         fsp: u8,
     },
+    /// `YEAR`: 1901..=2155, or 0 (shown `0000`).
+    Year,
+    /// `TIME(fsp)`: a signed duration within ±838:59:59 (module [`time`]).
+    Time {
+        fsp: u8,
+    },
+    /// `BIT(bits)`, 1..=64 bits, held as an unsigned number.
+    Bit {
+        bits: u8,
+    },
+    /// `ENUM('a','b',...)`: one member (module [`enumset`]).
+    Enum {
+        members: Members,
+    },
+    /// `SET('a','b',...)`: a subset of at most 64 members.
+    Set {
+        members: Members,
+    },
 }
 
 /// Catalog tags of [`ColumnType::encode`]; never renumber.
@@ -163,6 +187,11 @@ mod tag {
     pub const DATE: u8 = 15;
     pub const DATETIME: u8 = 16;
     pub const TIMESTAMP: u8 = 17;
+    pub const YEAR: u8 = 18;
+    pub const TIME: u8 = 19;
+    pub const BIT: u8 = 20;
+    pub const ENUM: u8 = 21;
+    pub const SET: u8 = 22;
 }
 
 impl ColumnType {
@@ -237,6 +266,13 @@ impl ColumnType {
             ColumnType::Date => "date".to_string(),
             ColumnType::DateTime { fsp } => temporal("datetime", fsp),
             ColumnType::Timestamp { fsp } => temporal("timestamp", fsp),
+            ColumnType::Year => "year".to_string(),
+            ColumnType::Time { fsp } => temporal("time", fsp),
+            ColumnType::Bit { bits } => format!("bit({bits})"),
+            ColumnType::Enum { ref members } => {
+                format!("enum({})", enumset::quoted_list(members))
+            }
+            ColumnType::Set { ref members } => format!("set({})", enumset::quoted_list(members)),
         }
     }
 
@@ -259,6 +295,11 @@ impl ColumnType {
             self,
             ColumnType::Char { .. } | ColumnType::Varchar { .. } | ColumnType::Text { .. }
         )
+    }
+
+    /// ENUM and SET: text values stored as numbers.
+    pub fn is_enum_or_set(&self) -> bool {
+        matches!(self, ColumnType::Enum { .. } | ColumnType::Set { .. })
     }
 
     /// TINYINT .. BIGINT, signed or not.
@@ -395,8 +436,32 @@ impl ColumnType {
             {
                 return Err(bad_spec());
             }
-            ColumnType::DateTime { fsp } | ColumnType::Timestamp { fsp } if fsp > 6 => {
+            ColumnType::DateTime { fsp }
+            | ColumnType::Timestamp { fsp }
+            | ColumnType::Time { fsp }
+                if fsp > 6 =>
+            {
                 return Err(too_big_precision(u32::from(fsp), 6));
+            }
+            ColumnType::Bit { bits } if !(1..=64).contains(&bits) => {
+                return Err(EngineError::new(
+                    1439,
+                    "42000",
+                    format!("Display width out of range for column '{column}' (max = 64)"),
+                ));
+            }
+            ColumnType::Enum { ref members } => {
+                validate_members(column, "ENUM", members, enumset::MAX_ENUM_MEMBERS)?
+            }
+            ColumnType::Set { ref members } => {
+                validate_members(column, "SET", members, enumset::MAX_SET_MEMBERS)?;
+                if let Some(m) = members.iter().find(|m| m.contains(',')) {
+                    return Err(EngineError::new(
+                        1367,
+                        "22007",
+                        format!("Illegal set '{m}' value found during parsing"),
+                    ));
+                }
             }
             _ => {}
         }
@@ -431,6 +496,17 @@ impl ColumnType {
             ColumnType::Date => out.push(tag::DATE),
             ColumnType::DateTime { fsp } => out.extend_from_slice(&[tag::DATETIME, fsp]),
             ColumnType::Timestamp { fsp } => out.extend_from_slice(&[tag::TIMESTAMP, fsp]),
+            ColumnType::Year => out.push(tag::YEAR),
+            ColumnType::Time { fsp } => out.extend_from_slice(&[tag::TIME, fsp]),
+            ColumnType::Bit { bits } => out.extend_from_slice(&[tag::BIT, bits]),
+            ColumnType::Enum { ref members } => {
+                out.push(tag::ENUM);
+                enumset::encode_members(members, out);
+            }
+            ColumnType::Set { ref members } => {
+                out.push(tag::SET);
+                enumset::encode_members(members, out);
+            }
         }
     }
 
@@ -481,11 +557,61 @@ impl ColumnType {
             tag::DATE => ColumnType::Date,
             tag::DATETIME => ColumnType::DateTime { fsp: take_u8(buf)? },
             tag::TIMESTAMP => ColumnType::Timestamp { fsp: take_u8(buf)? },
+            tag::YEAR => ColumnType::Year,
+            tag::TIME => ColumnType::Time { fsp: take_u8(buf)? },
+            tag::BIT => ColumnType::Bit {
+                bits: take_u8(buf)?,
+            },
+            tag::ENUM => ColumnType::Enum {
+                members: enumset::decode_members(buf)?,
+            },
+            tag::SET => ColumnType::Set {
+                members: enumset::decode_members(buf)?,
+            },
             other => return Err(format!("unknown column type tag {other}")),
         };
         ty.validate("?").map_err(|e| e.message)?;
         Ok(ty)
     }
+}
+
+/// ENUM/SET member-list checks with MySQL's errors: 1097 too many
+/// members, 3504 a member longer than 255 characters, 1291 a duplicate
+/// (case-insensitively, as the default collation sees them).
+fn validate_members(
+    column: &str,
+    kind: &str,
+    members: &[String],
+    max: usize,
+) -> Result<(), EngineError> {
+    if members.len() > max {
+        return Err(EngineError::new(
+            1097,
+            "HY000",
+            format!("Too many strings for column {column} and {kind}"),
+        ));
+    }
+    if members
+        .iter()
+        .any(|m| m.chars().count() > enumset::MAX_MEMBER_CHARS)
+    {
+        return Err(EngineError::new(
+            3504,
+            "HY000",
+            format!("Too long enumeration/set value for column {column}."),
+        ));
+    }
+    let mut seen = std::collections::HashSet::new();
+    for m in members {
+        if !seen.insert(m.to_ascii_lowercase()) {
+            return Err(EngineError::new(
+                1291,
+                "HY000",
+                format!("Column '{column}' has duplicated value '{m}' in {kind}"),
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn put_u32(out: &mut Vec<u8>, t: u8, x: u32) {
@@ -568,6 +694,17 @@ mod tests {
             ColumnType::DateTime { fsp: 0 },
             ColumnType::DateTime { fsp: 6 },
             ColumnType::Timestamp { fsp: 3 },
+            ColumnType::Year,
+            ColumnType::Time { fsp: 0 },
+            ColumnType::Time { fsp: 6 },
+            ColumnType::Bit { bits: 1 },
+            ColumnType::Bit { bits: 64 },
+            ColumnType::Enum {
+                members: vec!["a".to_string(), "it's".to_string()].into(),
+            },
+            ColumnType::Set {
+                members: vec!["x".to_string(), "".to_string()].into(),
+            },
         ]);
         v
     }
@@ -628,6 +765,22 @@ mod tests {
             (ColumnType::DateTime { fsp: 6 }, "datetime(6)"),
             (ColumnType::Timestamp { fsp: 0 }, "timestamp"),
             (ColumnType::Timestamp { fsp: 3 }, "timestamp(3)"),
+            (ColumnType::Year, "year"),
+            (ColumnType::Time { fsp: 0 }, "time"),
+            (ColumnType::Time { fsp: 2 }, "time(2)"),
+            (ColumnType::Bit { bits: 10 }, "bit(10)"),
+            (
+                ColumnType::Enum {
+                    members: vec!["a".to_string(), "it's".to_string()].into(),
+                },
+                "enum('a','it''s')",
+            ),
+            (
+                ColumnType::Set {
+                    members: vec!["x".to_string(), "y".to_string()].into(),
+                },
+                "set('x','y')",
+            ),
         ];
         for (ty, name) in cases {
             assert_eq!(ty.name(), name);
@@ -650,7 +803,7 @@ mod tests {
             );
             assert_eq!(
                 ty.is_temporal(),
-                n.starts_with("date") || n.starts_with("time"),
+                n.starts_with("date") || n.starts_with("timestamp"),
                 "{n}"
             );
             assert_eq!(ty.is_unsigned(), n.ends_with("unsigned"), "{n}");
@@ -693,6 +846,11 @@ mod tests {
             &[tag::VARCHAR, 1, 2],
             &[tag::TEXT, 0, 1, 0, 0],
             &[tag::DATETIME, 7],
+            &[tag::TIME, 7],
+            &[tag::BIT, 0],
+            &[tag::BIT, 65],
+            &[tag::ENUM, 1, 0, 0, 0, 5, 0, 0, 0, b'a'],
+            &[tag::SET, 2, 0, 0, 0, 1, 0, 0, 0, b'a', 1, 0, 0, 0, b'a'],
         ] {
             let mut b: &[u8] = bad;
             assert!(ColumnType::decode(&mut b).is_err(), "{bad:?}");

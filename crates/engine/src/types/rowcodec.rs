@@ -22,6 +22,11 @@
 //! | CHAR, VARCHAR, TEXT, BINARY, VARBINARY, BLOB | varint byte length, then the bytes (CHAR without trailing spaces) |
 //! | DATE | packed date, 3 bytes little-endian |
 //! | DATETIME, TIMESTAMP | packed microseconds, 8 bytes little-endian |
+//! | YEAR | the year (0 or 1901..2155), 2 bytes little-endian |
+//! | TIME | signed microseconds, 8 bytes little-endian |
+//! | BIT(n) | the value, 8 bytes little-endian |
+//! | ENUM | the 1-based ordinal, varint |
+//! | SET | the member mask, varint |
 //!
 //! Decoding validates everything it reads — counts, bitmap padding,
 //! lengths against the buffer *and* the column's maximum, decimal digits,
@@ -30,11 +35,12 @@
 //! input's size.
 
 use super::canon::{
-    bytes_of, date_of, datetime_of, decimal_of, decimal_width, f32_of, f64_of, get_decimal, int_of,
-    int_width, put_decimal,
+    bit_of, bytes_of, date_of, datetime_of, decimal_of, decimal_width, f32_of, f64_of, get_decimal,
+    int_of, int_width, mask_of, member_of, ordinal_of, put_decimal, set_of, time_of, year_of,
 };
 use super::datetime::{Date, DateTime};
 use super::decimal::Decimal;
+use super::time::Time;
 use super::value::Value;
 use super::ColumnType;
 
@@ -138,6 +144,11 @@ fn encode_payload(v: &Value, ty: &ColumnType, out: &mut Vec<u8>) -> Result<(), S
         ColumnType::DateTime { .. } | ColumnType::Timestamp { .. } => {
             out.extend_from_slice(&datetime_of(v, ty)?.pack().to_le_bytes());
         }
+        ColumnType::Year => out.extend_from_slice(&year_of(v, ty)?.to_le_bytes()),
+        ColumnType::Time { .. } => out.extend_from_slice(&time_of(v, ty)?.micros().to_le_bytes()),
+        ColumnType::Bit { bits } => out.extend_from_slice(&bit_of(v, ty, bits)?.to_le_bytes()),
+        ColumnType::Enum { ref members } => put_varint(u64::from(ordinal_of(v, ty, members)?), out),
+        ColumnType::Set { ref members } => put_varint(mask_of(v, ty, members)?, out),
     }
     Ok(())
 }
@@ -337,6 +348,21 @@ fn decode_payload(buf: &[u8], pos: &mut usize, ty: &ColumnType) -> Result<Value,
             let x = get_int_le(take(buf, pos, 8)?, false) as u64;
             Value::DateTime(DateTime::unpack(x).ok_or("bad datetime in row")?)
         }
+        ColumnType::Year => {
+            let y = get_int_le(take(buf, pos, 2)?, false) as u64;
+            year_of(&Value::UInt(y), ty)?;
+            Value::UInt(y)
+        }
+        ColumnType::Time { .. } => {
+            let x = get_int_le(take(buf, pos, 8)?, true) as i64;
+            Value::Time(Time::from_micros(x).ok_or("bad time in row")?)
+        }
+        ColumnType::Bit { bits } => {
+            let x = get_int_le(take(buf, pos, 8)?, false) as u64;
+            Value::UInt(bit_of(&Value::UInt(x), ty, bits)?)
+        }
+        ColumnType::Enum { ref members } => member_of(members, get_varint(buf, pos)?)?,
+        ColumnType::Set { ref members } => set_of(members, get_varint(buf, pos)?)?,
     })
 }
 
@@ -435,7 +461,7 @@ mod tests {
         let all = all_types();
         for _ in 0..2000 {
             let n = rng.below(12) as usize;
-            let types: Vec<ColumnType> = (0..n).map(|_| *rng.pick(&all)).collect();
+            let types: Vec<ColumnType> = (0..n).map(|_| rng.pick(&all).clone()).collect();
             let row: Vec<Value> = types.iter().map(|t| random_value(&mut rng, t)).collect();
             let mut buf = Vec::new();
             encode_row(&row, &types, &mut buf);
@@ -472,7 +498,7 @@ mod tests {
         let mut buf = Vec::new();
         encode_row(&[Value::Int(7)], &types, &mut buf);
         assert!(decode_row(&buf, &[]).is_err());
-        assert!(decode_row(&buf, &[types[0], types[0]]).is_err());
+        assert!(decode_row(&buf, &[types[0].clone(), types[0].clone()]).is_err());
         buf.push(0);
         assert!(decode_row(&buf, &types).is_err(), "trailing byte");
         // Bitmap padding bits must be zero.

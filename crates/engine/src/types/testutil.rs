@@ -60,6 +60,15 @@ pub(crate) fn all_types() -> Vec<ColumnType> {
         ColumnType::DateTime { fsp: 0 },
         ColumnType::DateTime { fsp: 6 },
         ColumnType::Timestamp { fsp: 3 },
+        ColumnType::Year,
+        ColumnType::Time { fsp: 0 },
+        ColumnType::Time { fsp: 6 },
+        ColumnType::Bit { bits: 10 },
+        ColumnType::Bit { bits: 64 },
+        // Members in text order, so ordinal (key) order is text order.
+        ColumnType::Enum {
+            members: vec!["a".to_string(), "b".to_string(), "c".to_string()].into(),
+        },
     ]);
     v
 }
@@ -159,6 +168,32 @@ pub(crate) fn random_value(rng: &mut Rng, ty: &ColumnType) -> Value {
                 rng.below(1_000_000)
             );
             Value::text(&text)
+        }
+        ColumnType::Year => Value::Int(*rng.pick(&[0, 1901, 2155, 1999, 2024, 69, 70])),
+        ColumnType::Time { .. } => {
+            let span = 2 * crate::types::Time::MAX_MICROS as u64 + 1;
+            let micros = (rng.next() % span) as i64 - crate::types::Time::MAX_MICROS;
+            let micros = if rng.below(4) == 0 {
+                *rng.pick(&[0, 1, -1, crate::types::Time::MAX_MICROS])
+            } else {
+                micros
+            };
+            let t = crate::types::Time::from_micros(micros).unwrap();
+            // Round down to whole seconds where rounding could leave the range.
+            let t = crate::types::Time::from_micros(t.micros() / 1_000_000 * 1_000_000).unwrap();
+            Value::Time(t)
+        }
+        ColumnType::Bit { bits } => {
+            let x = rng.next();
+            Value::UInt(if bits < 64 { x & ((1 << bits) - 1) } else { x })
+        }
+        ColumnType::Enum { ref members } | ColumnType::Set { ref members } => {
+            let n = members.len().min(63) as u64;
+            if matches!(ty, ColumnType::Enum { .. }) {
+                Value::UInt(1 + rng.below(n))
+            } else {
+                Value::UInt(rng.below(1 << n))
+            }
         }
     };
     coerce(raw, ty, true, "c", 1).unwrap_or_else(|e| panic!("{ty:?}: {e}"))

@@ -46,6 +46,7 @@ use std::fmt;
 
 use super::datetime::{parse_temporal, Date, DateTime};
 use super::decimal::Decimal;
+use super::time::Time;
 use super::ColumnType;
 
 /// One SQL value.
@@ -62,6 +63,8 @@ pub enum Value {
     Date(Date),
     /// DATETIME and TIMESTAMP (no time zone; see the `datetime` module).
     DateTime(DateTime),
+    /// TIME: a signed duration (see the `time` module).
+    Time(Time),
 }
 
 impl Value {
@@ -87,6 +90,7 @@ impl Value {
             Value::Bytes(b) => string_to_f64_prefix(b),
             Value::Date(d) => d.to_number() as f64,
             Value::DateTime(t) => t.to_number() as f64 + f64::from(t.micro) / 1e6,
+            Value::Time(t) => t.to_f64(),
         })
     }
 
@@ -101,6 +105,7 @@ impl Value {
             Value::Double(v) => Decimal::from_f64(*v),
             Value::Date(d) => Some(Decimal::from_u64(d.to_number())),
             Value::DateTime(t) => Some(temporal_number(t)),
+            Value::Time(t) => Some(time_number(t)),
             Value::Null | Value::Bytes(_) => None,
         }
     }
@@ -125,6 +130,9 @@ impl Value {
                 t.format_fsp(*fsp).into_bytes()
             }
             (Value::DateTime(t), ColumnType::Date) => t.date().to_string().into_bytes(),
+            (Value::Time(t), ColumnType::Time { fsp }) => t.format_fsp(*fsp).into_bytes(),
+            (Value::UInt(y), ColumnType::Year) => format!("{y:04}").into_bytes(),
+            (Value::UInt(b), ColumnType::Bit { bits }) => bit_bytes(*b, *bits),
             (Value::Decimal(d), ColumnType::Decimal { scale, .. }) => {
                 d.round_to_scale(*scale).to_string().into_bytes()
             }
@@ -139,6 +147,26 @@ impl Value {
             None => "NULL".to_string(),
             Some(b) => String::from_utf8_lossy(&b).into_owned(),
         }
+    }
+}
+
+/// A BIT(bits) value as the protocol and `mariadb` show it: the
+/// big-endian bytes, ⌈bits/8⌉ of them.
+pub fn bit_bytes(v: u64, bits: u8) -> Vec<u8> {
+    let n = usize::from(bits).div_ceil(8).clamp(1, 8);
+    v.to_be_bytes()[8 - n..].to_vec()
+}
+
+/// `[-]hhmmss[.ffffff]` as an exact decimal.
+pub(crate) fn time_number(t: &Time) -> Decimal {
+    let whole = i128::from(t.to_number());
+    let micro = i128::from(t.parts().3);
+    if micro == 0 {
+        Decimal::from_mantissa(whole, 0)
+    } else if whole < 0 || t.is_negative() {
+        Decimal::from_mantissa(whole * 1_000_000 - micro, 6)
+    } else {
+        Decimal::from_mantissa(whole * 1_000_000 + micro, 6)
     }
 }
 
@@ -164,6 +192,7 @@ impl fmt::Display for Value {
             Value::Bytes(b) => f.write_str(&String::from_utf8_lossy(b)),
             Value::Date(d) => write!(f, "{d}"),
             Value::DateTime(t) => write!(f, "{t}"),
+            Value::Time(t) => write!(f, "{t}"),
         }
     }
 }
@@ -430,6 +459,9 @@ pub fn compare(a: &Value, b: &Value) -> Option<Ordering> {
         }
         return a.to_f64()?.partial_cmp(&b.to_f64()?);
     }
+    if matches!(a, Value::Time(_)) || matches!(b, Value::Time(_)) {
+        return compare_time(a, b);
+    }
     if is_temporal(a) || is_temporal(b) {
         if is_number(a) || is_number(b) {
             // Date against number: the date's numeric form.
@@ -453,6 +485,38 @@ pub fn compare(a: &Value, b: &Value) -> Option<Ordering> {
     }
     // String against number: both as doubles.
     a.to_f64()?.partial_cmp(&b.to_f64()?)
+}
+
+/// A TIME against anything (neither NULL): two TIMEs by their signed
+/// duration, a string read as a TIME (its text when it is none), others
+/// by their numbers (`hhmmss[.ffffff]`).
+fn compare_time(a: &Value, b: &Value) -> Option<Ordering> {
+    let as_time = |v: &Value| match v {
+        Value::Time(t) => Some(*t),
+        Value::Bytes(s) => std::str::from_utf8(s)
+            .ok()
+            .and_then(Time::parse)
+            .and_then(|p| p.to_time(6).ok()),
+        _ => None,
+    };
+    if let (Some(x), Some(y)) = (as_time(a), as_time(b)) {
+        return Some(x.cmp(&y));
+    }
+    match (a, b) {
+        (Value::Bytes(s), t) | (t, Value::Bytes(s)) => {
+            let other = t.to_string().into_bytes();
+            let ord = s.as_slice().cmp(other.as_slice());
+            Some(if matches!(a, Value::Bytes(_)) {
+                ord
+            } else {
+                ord.reverse()
+            })
+        }
+        _ => match (a.to_decimal(), b.to_decimal()) {
+            (Some(x), Some(y)) => Some(x.cmp(&y)),
+            _ => a.to_f64()?.partial_cmp(&b.to_f64()?),
+        },
+    }
 }
 
 #[cfg(test)]

@@ -338,6 +338,12 @@ pub fn to_dt(v: &Value) -> Option<(DateTime, bool)> {
             }
             r
         }
+        // MySQL would read a TIME as today's date at that time; quire
+        // does not (yet): the datetime functions see no date in it.
+        Value::Time(t) => {
+            warn::bad_datetime(&t.to_string());
+            None
+        }
     }
 }
 
@@ -367,6 +373,16 @@ fn to_time(v: &Value) -> Option<Time> {
             to_dt(v).map(|(t, _)| time_of(&t))
         }
         Value::Date(_) | Value::DateTime(_) => to_dt(v).map(|(t, _)| time_of(&t)),
+        Value::Time(t) => {
+            let (hours, minutes, seconds, micro) = t.parts();
+            Some(Time {
+                neg: t.is_negative(),
+                hours,
+                minutes,
+                seconds,
+                micro,
+            })
+        }
         other => {
             let s = other.to_string();
             match parse_time(&s) {
@@ -947,6 +963,7 @@ fn dt_or_time(v: &Value) -> Option<(i128, bool)> {
         Value::Bytes(b) if looks_like_time(&String::from_utf8_lossy(b)) => {
             to_time(v).map(|t| (t.total_micros(), false))
         }
+        Value::Time(t) => Some((i128::from(t.micros()), false)),
         _ => to_dt(v).map(|(t, _)| (dt_micros(&t), true)),
     }
 }

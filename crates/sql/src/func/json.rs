@@ -461,6 +461,7 @@ pub fn from_sql(v: &Value, is_json: bool, arg: usize, func: &str) -> SqlResult<J
         Value::Bytes(b) => J::Str(String::from_utf8_lossy(b).into_owned()),
         Value::Date(d) => J::Str(d.to_string()),
         Value::DateTime(t) => J::Str(t.format_fsp(if t.micro != 0 { 6 } else { 0 })),
+        Value::Time(t) => J::Str(t.to_string()),
     })
 }
 

@@ -561,7 +561,7 @@ pub fn ret_type(f: Func, a: &[ArgInfo]) -> ColumnType {
     let int = ColumnType::Int { unsigned: false };
     let bigint = ColumnType::BigInt { unsigned: false };
     let ubigint = ColumnType::BigInt { unsigned: true };
-    let t0 = a.first().map(|x| x.ty);
+    let t0 = a.first().map(|x| x.ty.clone());
     match f {
         DateFormat => varchar(64),
         StrToDate => match a.get(1).and_then(|x| x.lit) {

@@ -157,8 +157,20 @@ fn type_meta(ty: &ColumnType) -> TypeMeta {
             m.octets = Value::Int(l);
         }
         ColumnType::Date => {}
-        ColumnType::DateTime { fsp } | ColumnType::Timestamp { fsp } => {
+        ColumnType::DateTime { fsp } | ColumnType::Timestamp { fsp } | ColumnType::Time { fsp } => {
             m.datetime_precision = uint(u64::from(fsp));
+        }
+        ColumnType::Year => {}
+        ColumnType::Bit { bits } => m.precision = uint(u64::from(bits)),
+        ColumnType::Enum { ref members } | ColumnType::Set { ref members } => {
+            let chars: Vec<usize> = members.iter().map(|x| x.chars().count()).collect();
+            let len = if matches!(ty, ColumnType::Enum { .. }) {
+                chars.iter().copied().max().unwrap_or(0)
+            } else {
+                chars.iter().sum::<usize>() + chars.len().saturating_sub(1)
+            } as i64;
+            m.char_max = Value::Int(len);
+            m.octets = Value::Int(len * 4);
         }
     }
     m

@@ -161,6 +161,12 @@ pub fn column_preds(
                     (x, E::Col(i)) if mine(*i) && usable(*i, x) => (*i, x, flip(*op)),
                     _ => continue,
                 };
+                // An ENUM/SET index is in member order, its comparisons
+                // are by text: only equality can use it.
+                let by_member = col_ty(col).is_some_and(|t| t.is_enum_or_set());
+                if by_member && !matches!(op, Cmp::Eq | Cmp::NullSafeEq) {
+                    continue;
+                }
                 let p = match op {
                     Cmp::Eq => Pred::Eq(other.clone(), false),
                     Cmp::NullSafeEq => Pred::Eq(other.clone(), true),
@@ -174,7 +180,8 @@ pub fn column_preds(
             }
             E::Between(x, lo, hi, false) => {
                 if let E::Col(i) = &**x {
-                    if mine(*i) && usable(*i, lo) && usable(*i, hi) {
+                    let by_member = col_ty(*i).is_some_and(|t| t.is_enum_or_set());
+                    if mine(*i) && !by_member && usable(*i, lo) && usable(*i, hi) {
                         let v = m.entry(i - off).or_default();
                         v.push(Pred::Lo((**lo).clone(), true));
                         v.push(Pred::Hi((**hi).clone(), true));

@@ -38,8 +38,8 @@ use sqlparser::ast::{
 
 use crate::ctx::{split_name, Ctx};
 use crate::expr::{
-    infer, key_at_result_scale, nullable, AggSpec, BoundSub, ColInfo, Compiler, OuterScope, Row,
-    SubKind, SubqueryBinder, E,
+    infer, key_at_result_scale, nullable, order_key, AggSpec, BoundSub, ColInfo, Compiler,
+    OuterScope, Row, SubKind, SubqueryBinder, E,
 };
 use crate::query::fullgroup;
 use crate::query::locking::{self, Locking};
@@ -132,7 +132,7 @@ pub fn table_cols(t: &quire_engine::TableDef, alias: &str) -> Vec<ColInfo> {
             db: t.db.clone(),
             name: c.name.clone(),
             org_name: c.name.clone(),
-            ty: c.ty,
+            ty: c.ty.clone(),
             nullable: c.nullable,
             hidden: false,
         })
@@ -146,7 +146,7 @@ pub fn meta_of_col(c: &ColInfo, name: &str) -> ColumnMeta {
         table: c.table.clone(),
         org_table: c.org_table.clone(),
         db: c.db.clone(),
-        ty: c.ty,
+        ty: c.ty.clone(),
         nullable: c.nullable,
     }
 }
@@ -342,7 +342,7 @@ impl SubqueryBinder for Binder<'_> {
         });
         Ok(BoundSub {
             id,
-            columns: b.columns.iter().map(|c| c.ty).collect(),
+            columns: b.columns.iter().map(|c| c.ty.clone()).collect(),
             refs: b.refs,
         })
     }
@@ -540,7 +540,7 @@ impl<'a> Binder<'a> {
             keys.push((exprs.len(), is_desc(&o.options)?));
             exprs.push(e);
         }
-        let types = inner.columns.iter().map(|c| c.ty).collect();
+        let types = inner.columns.iter().map(|c| c.ty.clone()).collect();
         let mut node = Node::Project {
             input: Box::new(inner.node),
             exprs,
@@ -643,7 +643,7 @@ impl<'a> Binder<'a> {
                 table: String::new(),
                 org_table: String::new(),
                 db: String::new(),
-                ty: *ty,
+                ty: ty.clone(),
                 nullable: true,
             })
             .collect();
@@ -715,7 +715,7 @@ impl<'a> Binder<'a> {
                             db: d.clone(),
                             name: n.clone(),
                             org_name: n.clone(),
-                            ty: *ty,
+                            ty: ty.clone(),
                             nullable: true,
                             hidden: false,
                         })
@@ -1365,7 +1365,7 @@ impl<'a> Binder<'a> {
             gate: Vec::new(),
             limit: None,
             lock: None,
-            col_types: cols.iter().map(|c| c.ty).collect(),
+            col_types: cols.iter().map(|c| c.ty.clone()).collect(),
             col_names: cols.iter().map(qualified_name).collect(),
         };
         Ok((join, cols, star))
@@ -1541,7 +1541,7 @@ impl<'a> Binder<'a> {
             .collect();
         let order_keys: Vec<(E, bool)> = order_keys
             .into_iter()
-            .map(|(e, d)| (key_at_result_scale(e, &cols, &aggs), d))
+            .map(|(e, d)| (order_key(e, &cols, &aggs), d))
             .collect();
         let width = cols.len();
         let join = Join {
@@ -1552,7 +1552,7 @@ impl<'a> Binder<'a> {
             gate: Vec::new(),
             limit: None,
             lock,
-            col_types: cols.iter().map(|c| c.ty).collect(),
+            col_types: cols.iter().map(|c| c.ty.clone()).collect(),
             col_names: cols.iter().map(qualified_name).collect(),
         };
         let mut node = Node::Join(Box::new(join));
@@ -1566,7 +1566,7 @@ impl<'a> Binder<'a> {
             };
         }
         let n = outs.len();
-        let types: Vec<ColumnType> = outs.iter().map(|(_, m)| m.ty).collect();
+        let types: Vec<ColumnType> = outs.iter().map(|(_, m)| m.ty.clone()).collect();
         let mut exprs: Vec<E> = outs.iter().map(|(e, _)| e.clone()).collect();
         let mut keys = Vec::new();
         for (e, d) in order_keys {
@@ -1973,7 +1973,7 @@ fn set_op(kind: SetOpKind, all: bool, l: Bound, r: Bound) -> SqlResult<Bound> {
             table: String::new(),
             org_table: String::new(),
             db: String::new(),
-            ty: merge_types(a.ty, b.ty),
+            ty: merge_types(a.ty.clone(), b.ty.clone()),
             nullable: a.nullable || b.nullable,
         })
         .collect();

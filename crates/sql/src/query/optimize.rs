@@ -345,7 +345,7 @@ fn source_of(j: &Join, col: usize) -> Option<usize> {
 fn column_type(j: &Join, col: usize) -> Option<ColumnType> {
     let s = &j.sources[source_of(j, col)?];
     match &s.kind {
-        SourceKind::Table { def, .. } => def.columns.get(col - s.offset).map(|c| c.ty),
+        SourceKind::Table { def, .. } => def.columns.get(col - s.offset).map(|c| c.ty.clone()),
         _ => None,
     }
 }
@@ -412,7 +412,7 @@ fn plan_join(j: &mut Join, engine: &Engine) {
             SourceKind::Table { def, .. } => {
                 for (k, c) in def.columns.iter().enumerate() {
                     if let Some(t) = types.get_mut(s.offset + k) {
-                        *t = c.ty;
+                        *t = c.ty.clone();
                     }
                 }
                 Some(table_estimate(engine, def))
@@ -738,7 +738,7 @@ fn sort_by_index(p: &mut Node, keys: &[(usize, bool)], want: usize) -> bool {
     let col_ty = |c: usize| {
         c.checked_sub(offset)
             .and_then(|i| def.columns.get(i))
-            .map(|c| c.ty)
+            .map(|c| c.ty.clone())
     };
     let preds = column_preds(&step.filter, offset, width, &is_bound, &col_ty);
     let est = TableEstimate {

@@ -301,7 +301,7 @@ pub fn exposed_cols(columns: &[ColumnMeta], alias: &str) -> Vec<ColInfo> {
             db: String::new(),
             name: c.name.clone(),
             org_name: c.name.clone(),
-            ty: c.ty,
+            ty: c.ty.clone(),
             nullable: c.nullable,
             hidden: false,
         })

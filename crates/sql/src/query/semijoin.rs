@@ -72,7 +72,11 @@ pub fn decorrelate(sp: &mut Subplan) {
         .map(|(col, _)| j.col_names.get(*col).cloned().unwrap_or_default())
         .collect::<Vec<_>>()
         .join(", ");
-    let types: Vec<ColumnType> = split.corr.iter().map(|(c, _)| j.col_types[*c]).collect();
+    let types: Vec<ColumnType> = split
+        .corr
+        .iter()
+        .map(|(c, _)| j.col_types[*c].clone())
+        .collect();
     let exprs = split.corr.iter().map(|(c, _)| E::Col(*c)).collect();
     sp.node = Node::Project {
         input: Box::new(Node::Join(j)),

@@ -37,6 +37,7 @@ const DOUBLE: u8 = 5;
 const BYTES: u8 = 6;
 const DATE: u8 = 7;
 const DATETIME: u8 = 8;
+const TIME: u8 = 9;
 
 /// The error for a spill file that does not read back as written.
 pub fn corrupt(what: &str) -> EngineError {
@@ -104,6 +105,10 @@ fn encode_value(out: &mut Vec<u8>, v: &Value) {
             out.extend_from_slice(&t.year.to_le_bytes());
             out.extend_from_slice(&[t.month, t.day, t.hour, t.minute, t.second]);
             out.extend_from_slice(&t.micro.to_le_bytes());
+        }
+        Value::Time(t) => {
+            out.push(TIME);
+            out.extend_from_slice(&t.micros().to_le_bytes());
         }
     }
 }
@@ -223,6 +228,13 @@ impl<'a> Decoder<'a> {
                     second,
                     micro,
                 })
+            }
+            TIME => {
+                let micros = i64::from_le_bytes(self.array()?);
+                Value::Time(
+                    quire_engine::types::Time::from_micros(micros)
+                        .ok_or_else(|| corrupt("time out of range"))?,
+                )
             }
             t => return Err(corrupt(&format!("unknown value tag {t}"))),
         })

@@ -46,6 +46,9 @@ pub const UTF8MB4_MAXLEN: u32 = 4;
 /// CHAR and VARCHAR byte lengths are characters × 4 (utf8mb4).
 pub fn binlog_type(ty: &ColumnType) -> (u8, Vec<u8>) {
     use mysql_type as t;
+    if let Some(pair) = super::kinds::binlog_type(ty) {
+        return pair;
+    }
     match *ty {
         ColumnType::TinyInt { .. } => (t::TINY, Vec::new()),
         ColumnType::SmallInt { .. } => (t::SHORT, Vec::new()),
@@ -72,6 +75,12 @@ pub fn binlog_type(ty: &ColumnType) -> (u8, Vec<u8>) {
         ColumnType::Date => (t::DATE, Vec::new()),
         ColumnType::DateTime { fsp } => (t::DATETIME2, vec![fsp]),
         ColumnType::Timestamp { fsp } => (t::TIMESTAMP2, vec![fsp]),
+        // The types of `kinds`, answered above.
+        ColumnType::Year
+        | ColumnType::Time { .. }
+        | ColumnType::Bit { .. }
+        | ColumnType::Enum { .. }
+        | ColumnType::Set { .. } => (t::STRING, Vec::new()),
     }
 }
 
@@ -439,6 +448,9 @@ fn mismatch(v: &Value, ty: &ColumnType) -> String {
 
 /// Appends one non-NULL value in binary row format.
 pub fn encode_value(v: &Value, ty: &ColumnType, out: &mut Vec<u8>) -> Result<(), String> {
+    if super::kinds::encode_value(v, ty, out)? {
+        return Ok(());
+    }
     match *ty {
         ColumnType::TinyInt { .. }
         | ColumnType::SmallInt { .. }
@@ -531,6 +543,13 @@ pub fn encode_value(v: &Value, ty: &ColumnType, out: &mut Vec<u8>) -> Result<(),
             };
             put_datetime2(out, &t, fsp);
         }
+        ColumnType::Year
+        | ColumnType::Time { .. }
+        | ColumnType::Bit { .. }
+        | ColumnType::Enum { .. }
+        | ColumnType::Set { .. } => {
+            return Err(format!("{ty} is written by binlog::format::kinds"))
+        }
         ColumnType::Timestamp { fsp } => {
             let t = match v {
                 Value::DateTime(t) => *t,
@@ -580,6 +599,9 @@ fn take<'a>(buf: &'a [u8], n: usize, what: &str) -> Result<&'a [u8], String> {
 
 /// Reads one non-NULL value; returns it and the bytes consumed.
 pub fn decode_value(buf: &[u8], ty: &ColumnType) -> Result<(Value, usize), String> {
+    if let Some(decoded) = super::kinds::decode_value(buf, ty)? {
+        return Ok(decoded);
+    }
     let int = |width: usize, unsigned: bool| -> Result<(Value, usize), String> {
         let b = take(buf, width, "integer")?;
         let mut raw = [0u8; 8];
@@ -647,6 +669,11 @@ pub fn decode_value(buf: &[u8], ty: &ColumnType) -> Result<(Value, usize), Strin
             let (t, n) = take_datetime2(buf, fsp)?;
             Ok((Value::DateTime(t), n))
         }
+        ColumnType::Year
+        | ColumnType::Time { .. }
+        | ColumnType::Bit { .. }
+        | ColumnType::Enum { .. }
+        | ColumnType::Set { .. } => Err(format!("{ty} is read by binlog::format::kinds")),
         ColumnType::Timestamp { fsp } => {
             let (t, n) = take_timestamp2(buf, fsp)?;
             Ok((Value::DateTime(t), n))
