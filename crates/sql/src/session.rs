@@ -1015,6 +1015,14 @@ impl Session {
             None => self.current_db_or_err()?,
         };
         let existed = self.engine.table(&db, &spec.name).is_ok();
+        // Generated columns and DEFAULT expressions compile (an unknown
+        // function fails the CREATE, not the first INSERT).
+        if !existed {
+            let (cols, name) = (&spec.columns, &spec.name);
+            self.with_ctx(&[], |cx, _| {
+                crate::generated::compile_check(cx, &db, name, cols)
+            })?;
+        }
         let new = quire_engine::NewTable {
             columns: spec.columns,
             primary: spec.primary,
