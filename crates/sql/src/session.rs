@@ -385,6 +385,11 @@ impl Env for Session {
     fn connection_id(&self) -> u64 {
         self.conn_id
     }
+    fn column_def(&self, db: &str, table: &str, col: &str) -> Option<quire_engine::ColumnDef> {
+        let t = self.engine.table(db, table).ok()?;
+        let i = t.column(col)?;
+        Some(t.columns[i].clone())
+    }
     fn current_role(&self) -> String {
         let live = match self.accounts.as_deref() {
             Some(store) => {
