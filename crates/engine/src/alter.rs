@@ -87,6 +87,11 @@ pub type RowCheck<'a> = &'a dyn Fn(&TableDef, &[Value]) -> Result<()>;
 /// 1118).
 pub type ColumnsCheck<'a> = &'a dyn Fn(&[crate::catalog::ColumnDef]) -> Result<()>;
 
+/// Computes a copied row's generated columns, and the DEFAULT expressions
+/// of the columns the statement adds (`fresh[i]`), in place (rebuild.rs;
+/// the SQL layer evaluates; `u64`: the row number for errors).
+pub type RowGenerate<'a> = &'a dyn Fn(&TableDef, &mut [Value], &[bool], u64) -> Result<()>;
+
 /// What an ALTER TABLE must check beyond its changes' own rules.
 pub struct AlterChecks<'a> {
     /// The session's foreign_key_checks: added keys are checked against
@@ -98,6 +103,8 @@ pub struct AlterChecks<'a> {
     pub rows: Option<RowCheck<'a>>,
     /// Called with the columns of a table a rebuild makes (rebuild.rs).
     pub columns: Option<ColumnsCheck<'a>>,
+    /// Computes generated values of each row a rebuild copies.
+    pub generate: Option<RowGenerate<'a>>,
 }
 
 impl Default for AlterChecks<'_> {
@@ -106,6 +113,7 @@ impl Default for AlterChecks<'_> {
             foreign_key_checks: true,
             rows: None,
             columns: None,
+            generate: None,
         }
     }
 }
@@ -194,6 +202,9 @@ pub(crate) fn apply_changes(
                         &old.columns[i].name,
                     ));
                 }
+                if !old.columns[i].name.eq_ignore_ascii_case(to) {
+                    def.column_unused_by_expressions(&old.columns[i].name, &[])?;
+                }
                 def.columns[i].name = to.clone();
                 sql.push(format!("RENAME COLUMN {} TO {}", q(from), q(to)));
             }
@@ -202,7 +213,17 @@ pub(crate) fn apply_changes(
                     .column(column)
                     .ok_or_else(|| unknown_column(column, &old.name))?;
                 let c = &mut def.columns[i];
+                if c.generated.is_some() {
+                    // MySQL's ER_WRONG_USAGE for ALTER COLUMN .. SET/DROP
+                    // DEFAULT on a generated column.
+                    return Err(EngineError::new(
+                        1221,
+                        "HY000",
+                        "Incorrect usage of DEFAULT and generated column",
+                    ));
+                }
                 c.default_now = None;
+                c.default_expr = None;
                 c.default = value.clone();
                 sql.push(match value {
                     Some(v) => format!(
@@ -281,7 +302,11 @@ pub(crate) fn apply_changes(
                 sql.push(format!("DROP CONSTRAINT {}", q(name)));
             }
             TableChange::AddColumnInstant(c) => {
-                if c.instant.is_none() || c.auto_increment {
+                if c.instant.is_none()
+                    || c.auto_increment
+                    || c.generated.is_some()
+                    || c.default_expr.is_some()
+                {
                     return Err(EngineError::internal(format!(
                         "column '{}' cannot be added instantly",
                         c.name

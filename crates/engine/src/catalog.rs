@@ -31,7 +31,15 @@
 //! (u64 LE), written only for a table a copying ALTER TABLE rebuilt
 //! (`rebuild.rs`). 5 is format 4 followed by the columns added instantly
 //! (u32 count, then per column its position u32 and its value as a
-//! one-column row image), written only while the table has one.
+//! one-column row image), written only while the table has one. 6 is
+//! format 5 followed by the columns' SQL-level extras (u32 count, then per
+//! column its position u32, a flags byte — bit 0 generated, bit 1 STORED,
+//! bit 2 a DEFAULT expression, bit 3 a COMMENT — and the strings the flags
+//! announce, in that order), written only while a column has one: a
+//! generated column's expression (`GENERATED ALWAYS AS (expr)`), a
+//! parenthesised DEFAULT expression (MySQL 8.0.13) and a column COMMENT.
+//! The SQL layer (`sql/src/generated.rs`) validates, prints and evaluates
+//! the expressions; the engine only keeps their text and prints it.
 //!
 //! Creating a table creates its trees first (each its own mini-transaction)
 //! and then writes the catalog entry: a crash in between leaves empty trees
@@ -43,6 +51,19 @@ use std::sync::Arc;
 use crate::constraint::{CheckDef, ForeignKeyDef};
 use crate::error::{EngineError, Result};
 use crate::types::{ColumnType, Value};
+
+/// A generated column's definition: `GENERATED ALWAYS AS (expr)
+/// [VIRTUAL|STORED]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Generated {
+    /// The expression as MySQL prints it (identifiers back-quoted,
+    /// operators parenthesised): what SHOW CREATE TABLE puts between
+    /// `AS (` and `)` and information_schema's GENERATION_EXPRESSION.
+    pub expr: String,
+    /// STORED; otherwise VIRTUAL. quire keeps the value of a VIRTUAL
+    /// column in the row too (reads are the same; see generated.rs).
+    pub stored: bool,
+}
 
 /// One column.
 #[derive(Debug, Clone, PartialEq)]
@@ -62,6 +83,15 @@ pub struct ColumnDef {
     /// Set for a column ALTER TABLE added instantly (at the end, rows not
     /// rewritten): the value rows stored before it read for it.
     pub instant: Option<Value>,
+    /// A generated column (`AS (expr)`); its value is computed by the SQL
+    /// layer on every write.
+    pub generated: Option<Generated>,
+    /// `DEFAULT (expr)`: evaluated for each inserted row that gives the
+    /// column no value; the text as MySQL prints it, without the outer
+    /// parentheses.
+    pub default_expr: Option<String>,
+    /// `COMMENT '...'` (empty: none).
+    pub comment: String,
 }
 
 impl ColumnDef {
@@ -70,6 +100,21 @@ impl ColumnDef {
     pub fn sql(&self) -> String {
         let c = self;
         let mut d = format!("`{}` {}", c.name, c.ty.name());
+        if let Some(g) = &c.generated {
+            // MySQL: `b` int GENERATED ALWAYS AS ((`a` + 1)) VIRTUAL NOT NULL
+            d.push_str(&format!(
+                " GENERATED ALWAYS AS ({}) {}",
+                g.expr,
+                if g.stored { "STORED" } else { "VIRTUAL" }
+            ));
+            if !c.nullable {
+                d.push_str(" NOT NULL");
+            }
+            if !c.comment.is_empty() {
+                d.push_str(&format!(" COMMENT '{}'", quote_comment(&c.comment)));
+            }
+            return d;
+        }
         if !c.nullable {
             d.push_str(" NOT NULL");
         }
@@ -78,6 +123,10 @@ impl ColumnDef {
             n => format!("CURRENT_TIMESTAMP({n})"),
         };
         match &c.default {
+            _ if c.default_expr.is_some() => d.push_str(&format!(
+                " DEFAULT ({})",
+                c.default_expr.as_deref().unwrap_or("")
+            )),
             _ if c.default_now.is_some() => {
                 d.push_str(&format!(" DEFAULT {}", now(c.default_now.unwrap_or(0))))
             }
@@ -109,7 +158,15 @@ impl ColumnDef {
         if c.auto_increment {
             d.push_str(" AUTO_INCREMENT");
         }
+        if !c.comment.is_empty() {
+            d.push_str(&format!(" COMMENT '{}'", quote_comment(&c.comment)));
+        }
         d
+    }
+
+    /// Whether the column has any of format 6's extras.
+    fn has_extras(&self) -> bool {
+        self.generated.is_some() || self.default_expr.is_some() || !self.comment.is_empty()
     }
 
     /// A column without DEFAULT clause or AUTO_INCREMENT.
@@ -123,8 +180,55 @@ impl ColumnDef {
             default_now: None,
             on_update_now: None,
             instant: None,
+            generated: None,
+            default_expr: None,
+            comment: String::new(),
         }
     }
+}
+
+/// Whether expression text kept in the catalog (identifiers back-quoted:
+/// a generated column's or a DEFAULT expression) names column `col`.
+pub fn expr_names_column(expr: &str, col: &str) -> bool {
+    let quoted = format!("`{}`", col.replace('`', "``")).to_ascii_lowercase();
+    expr.to_ascii_lowercase().contains(&quoted)
+}
+
+/// 3108 ER_DEPENDENT_BY_GENERATED_COLUMN: a column a generated column
+/// reads cannot be dropped or renamed.
+pub fn generated_dependency(col: &str) -> EngineError {
+    EngineError::new(
+        3108,
+        "HY000",
+        format!("Column '{col}' has a generated column dependency."),
+    )
+}
+
+/// 3766 ER_DEPENDENT_BY_DEFAULT_GENERATED_VALUE.
+pub fn default_expr_dependency(col: &str, table: &str) -> EngineError {
+    EngineError::new(
+        3766,
+        "HY000",
+        format!("Column '{col}' of table '{table}' has a default value expression dependency and cannot be dropped or renamed."),
+    )
+}
+
+/// A COMMENT as SHOW CREATE TABLE quotes it: MySQL doubles `'` and
+/// escapes backslashes and control characters.
+fn quote_comment(s: &str) -> String {
+    let mut o = String::with_capacity(s.len());
+    for ch in s.chars() {
+        match ch {
+            '\\' => o.push_str("\\\\"),
+            '\'' => o.push_str("''"),
+            '\n' => o.push_str("\\n"),
+            '\r' => o.push_str("\\r"),
+            '\0' => o.push_str("\\0"),
+            '\x1a' => o.push_str("\\Z"),
+            c => o.push(c),
+        }
+    }
+    o
 }
 
 /// A secondary index.
@@ -230,6 +334,37 @@ impl TableDef {
             .map(|&i| self.columns[i].ty.clone())
             .collect()
     }
+    /// Whether any column is generated.
+    pub fn has_generated(&self) -> bool {
+        self.columns.iter().any(|c| c.generated.is_some())
+    }
+
+    /// 3108 / 3766 when another column's generated or DEFAULT expression
+    /// reads column `col` (before a DROP or RENAME of it); `except`: a
+    /// column that goes away too (its own expression does not count).
+    pub fn column_unused_by_expressions(&self, col: &str, except: &[&str]) -> Result<()> {
+        for c in &self.columns {
+            if c.name.eq_ignore_ascii_case(col)
+                || except.iter().any(|e| c.name.eq_ignore_ascii_case(e))
+            {
+                continue;
+            }
+            if c.generated
+                .as_ref()
+                .is_some_and(|g| expr_names_column(&g.expr, col))
+            {
+                return Err(generated_dependency(col));
+            }
+            if c.default_expr
+                .as_deref()
+                .is_some_and(|e| expr_names_column(e, col))
+            {
+                return Err(default_expr_dependency(col, &self.name));
+            }
+        }
+        Ok(())
+    }
+
     pub fn qualified(&self) -> String {
         format!("{}.{}", self.db, self.name)
     }
@@ -284,7 +419,8 @@ impl TableDef {
 
     pub fn encode(&self) -> Vec<u8> {
         let mut w = Vec::new();
-        let v5 = self.columns.iter().any(|c| c.instant.is_some());
+        let v6 = self.columns.iter().any(ColumnDef::has_extras);
+        let v5 = v6 || self.columns.iter().any(|c| c.instant.is_some());
         let v4 = v5 || self.rebuilt_csn != 0;
         let v3 = v4 || !self.checks.is_empty() || !self.foreign_keys.is_empty();
         let v2 = v3
@@ -292,7 +428,9 @@ impl TableDef {
                 .columns
                 .iter()
                 .any(|c| c.default_now.is_some() || c.on_update_now.is_some());
-        w.push(if v5 {
+        w.push(if v6 {
+            6u8
+        } else if v5 {
             5u8
         } else if v4 {
             4u8
@@ -374,13 +512,39 @@ impl TableDef {
                 put_bytes(&mut w, &b);
             }
         }
+        if v6 {
+            let extra: Vec<(usize, &ColumnDef)> = self
+                .columns
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| c.has_extras())
+                .collect();
+            put_u32(&mut w, extra.len() as u32);
+            for (i, c) in extra {
+                put_u32(&mut w, i as u32);
+                let flags = u8::from(c.generated.is_some())
+                    | (u8::from(c.generated.as_ref().is_some_and(|g| g.stored)) << 1)
+                    | (u8::from(c.default_expr.is_some()) << 2)
+                    | (u8::from(!c.comment.is_empty()) << 3);
+                w.push(flags);
+                if let Some(g) = &c.generated {
+                    put_str(&mut w, &g.expr);
+                }
+                if let Some(e) = &c.default_expr {
+                    put_str(&mut w, e);
+                }
+                if !c.comment.is_empty() {
+                    put_str(&mut w, &c.comment);
+                }
+            }
+        }
         w
     }
 
     pub fn decode(b: &[u8]) -> std::result::Result<TableDef, String> {
         let mut r = b;
         let ver = take(&mut r, 1)?[0];
-        if !(1..=5).contains(&ver) {
+        if !(1..=6).contains(&ver) {
             return Err(format!("unknown table definition format {ver}"));
         }
         let id = get_u32(&mut r)?;
@@ -420,6 +584,9 @@ impl TableDef {
                 default_now,
                 on_update_now,
                 instant: None,
+                generated: None,
+                default_expr: None,
+                comment: String::new(),
             });
         }
         let np = get_u32(&mut r)? as usize;
@@ -469,6 +636,29 @@ impl TableDef {
                 let c = columns.get_mut(i).ok_or("instant column out of range")?;
                 let mut v = crate::types::decode_row(&bytes, std::slice::from_ref(&c.ty))?;
                 c.instant = Some(v.pop().ok_or("empty instant value")?);
+            }
+        }
+        if ver >= 6 {
+            let n = get_u32(&mut r)? as usize;
+            for _ in 0..n {
+                let i = get_u32(&mut r)? as usize;
+                let flags = take(&mut r, 1)?[0];
+                if flags & !0x0f != 0 {
+                    return Err(format!("unknown column flags {flags:#x}"));
+                }
+                let c = columns.get_mut(i).ok_or("column extras out of range")?;
+                if flags & 1 != 0 {
+                    c.generated = Some(Generated {
+                        expr: get_str(&mut r)?,
+                        stored: flags & 2 != 0,
+                    });
+                }
+                if flags & 4 != 0 {
+                    c.default_expr = Some(get_str(&mut r)?);
+                }
+                if flags & 8 != 0 {
+                    c.comment = get_str(&mut r)?;
+                }
             }
         }
         Ok(TableDef {
@@ -672,5 +862,90 @@ mod tests {
         assert_eq!(b[0], 5);
         assert_eq!(TableDef::decode(&b), Ok(rebuilt));
         assert!(TableDef::decode(&b[..b.len() - 1]).is_err());
+    }
+
+    /// Generated columns, DEFAULT expressions and comments are format 6;
+    /// a definition without them keeps its older format byte for byte.
+    #[test]
+    fn format_6_round_trips_and_older_formats_stay() {
+        let plain = def(false);
+        let before = plain.encode();
+        assert_eq!(before[0], 1);
+        let mut g = def(true);
+        g.columns.push(ColumnDef {
+            generated: Some(Generated {
+                expr: "(`id` + 1)".into(),
+                stored: false,
+            }),
+            ..ColumnDef::new("v", ColumnType::Int { unsigned: false }, true)
+        });
+        g.columns.push(ColumnDef {
+            generated: Some(Generated {
+                expr: "concat(_utf8mb4'x',`id`)".into(),
+                stored: true,
+            }),
+            comment: "it's \\ stored".into(),
+            ..ColumnDef::new("s", ColumnType::Varchar { len: 20 }, false)
+        });
+        g.columns.push(ColumnDef {
+            default_expr: Some("uuid()".into()),
+            ..ColumnDef::new("u", ColumnType::Varchar { len: 36 }, true)
+        });
+        g.columns[0].comment = "key".into();
+        g.rebuilt_csn = 9;
+        let b = g.encode();
+        assert_eq!(b[0], 6);
+        let back = TableDef::decode(&b).expect("decode");
+        assert_eq!(back, g);
+        let sql = back.create_sql();
+        for want in [
+            "`id` int NOT NULL COMMENT 'key',",
+            "`v` int GENERATED ALWAYS AS ((`id` + 1)) VIRTUAL,",
+            "`s` varchar(20) GENERATED ALWAYS AS (concat(_utf8mb4'x',`id`)) STORED NOT NULL COMMENT 'it''s \\\\ stored',",
+            "`u` varchar(36) DEFAULT (uuid()),",
+        ] {
+            assert!(sql.contains(want), "{want} not in {sql}");
+        }
+        // Every truncation is an error, never a panic.
+        for n in 0..b.len() {
+            assert!(TableDef::decode(&b[..n]).is_err(), "prefix {n}");
+        }
+        // Unknown column flags are refused.
+        let mut bad = b.clone();
+        let flags_at = bad.len() - (4 + "uuid()".len()) - 1;
+        bad[flags_at] |= 0x80;
+        assert!(TableDef::decode(&bad).is_err());
+        // Removing the extras gives the old encoding back.
+        let mut again = g.clone();
+        again.columns.truncate(3);
+        for c in again.columns.iter_mut() {
+            c.comment.clear();
+        }
+        again.rebuilt_csn = 0;
+        assert_eq!(again.encode(), def(true).encode());
+        assert_eq!(plain.encode(), before);
+    }
+
+    /// A column read by another column's expression is found by its
+    /// back-quoted name only.
+    #[test]
+    fn expression_dependencies() {
+        assert!(expr_names_column("(`a` + 1)", "A"));
+        assert!(!expr_names_column("(`ab` + 1)", "a"));
+        let mut t = def(false);
+        t.columns.push(ColumnDef {
+            generated: Some(Generated {
+                expr: "(`ts` + 1)".into(),
+                stored: true,
+            }),
+            ..ColumnDef::new("g", ColumnType::Int { unsigned: false }, true)
+        });
+        assert_eq!(
+            t.column_unused_by_expressions("ts", &[])
+                .map_err(|e| e.code),
+            Err(3108)
+        );
+        assert!(t.column_unused_by_expressions("ts", &["g"]).is_ok());
+        assert!(t.column_unused_by_expressions("d", &[]).is_ok());
     }
 }

@@ -129,6 +129,69 @@ pub(crate) fn follow_parent(cat: &Catalog, old: &TableDef, defs: &mut Vec<TableD
     }
 }
 
+/// MySQL's rules for a key over generated columns: a key column may not
+/// be VIRTUAL (3733), nor a generated one the key's action would write
+/// (3104); a column a STORED generated column reads may not be written by
+/// a cascade (3192). quire also keeps VIRTUAL values in the row, so a
+/// cascade that writes a column a VIRTUAL one reads is refused (1235)
+/// rather than leave the value stale.
+fn generated_columns_allow(def: &TableDef, fk: &ForeignKeyDef) -> Result<()> {
+    let writes = |a: FkAction| matches!(a, FkAction::Cascade | FkAction::SetNull);
+    let action = if fk.on_update == FkAction::Cascade {
+        Some("ON UPDATE CASCADE")
+    } else if fk.on_update == FkAction::SetNull {
+        Some("ON UPDATE SET NULL")
+    } else if fk.on_delete == FkAction::SetNull {
+        Some("ON DELETE SET NULL")
+    } else {
+        None
+    };
+    for &c in &fk.columns {
+        let col = &def.columns[c];
+        if let Some(g) = &col.generated {
+            if !g.stored {
+                return Err(EngineError::new(
+                    3733,
+                    "HY000",
+                    format!(
+                        "Foreign key '{}' uses virtual column '{}' which is not supported.",
+                        fk.name, col.name
+                    ),
+                ));
+            }
+            if let Some(a) = action {
+                return Err(EngineError::new(
+                    3104,
+                    "HY000",
+                    format!("Cannot define foreign key with {a} clause on a generated column."),
+                ));
+            }
+        }
+        let cascades = writes(fk.on_update) || fk.on_delete == FkAction::SetNull;
+        if !cascades {
+            continue;
+        }
+        for g in def.columns.iter().filter_map(|x| x.generated.as_ref()) {
+            if !crate::catalog::expr_names_column(&g.expr, &col.name) {
+                continue;
+            }
+            if g.stored {
+                return Err(EngineError::new(
+                    3192,
+                    "HY000",
+                    "Cannot add foreign key on the base column of stored column. ",
+                ));
+            }
+            return Err(EngineError::not_supported(format!(
+                "a foreign key whose {} writes column '{}' read by a virtual generated column",
+                action.unwrap_or("action"),
+                col.name
+            )));
+        }
+    }
+    Ok(())
+}
+
 fn validate_one(def: &TableDef, fk: &ForeignKeyDef, cat: &Catalog, checks: bool) -> Result<()> {
     if fk.columns.len() != fk.ref_columns.len() || fk.columns.is_empty() {
         return Err(constraint::wrong_fk_def(&fk.name));
@@ -140,6 +203,7 @@ fn validate_one(def: &TableDef, fk: &ForeignKeyDef, cat: &Catalog, checks: bool)
             return Err(constraint::column_not_null(&col.name, &fk.name));
         }
     }
+    generated_columns_allow(def, fk)?;
     if fk_access_for(def, &fk.columns).is_none() {
         // The SQL layer adds the index; a definition without one is a bug
         // upstream, refused rather than stored.

@@ -30,7 +30,7 @@ pub mod types;
 pub mod view;
 
 pub use alter::{RenamePair, TableChange};
-pub use catalog::{ColumnDef, IndexDef, NewTable, TableDef};
+pub use catalog::{ColumnDef, Generated, IndexDef, NewTable, TableDef};
 pub use constraint::{CheckDef, FkAction, ForeignKeyDef};
 pub use engine::{tmpdir, Engine, EngineRecovery};
 pub use error::{EngineError, Result};

@@ -31,6 +31,17 @@
 //! 1366, 1292) at its row number; a NULL into NOT NULL is 1138. A column
 //! added without DEFAULT gets NULL, or the type's implicit default when
 //! NOT NULL (0, ''; a zero date is 1292, as MySQL's NO_ZERO_DATE).
+//!
+//! Generated columns and DEFAULT expressions: the engine cannot evaluate
+//! expressions, so every generated column of the new table is computed
+//! again for each copied row, and a column the statement adds with a
+//! DEFAULT expression gets it evaluated per row, through the SQL layer's
+//! callback (`AlterChecks::generate`); a rebuild of a table with one and
+//! no callback is refused. A column another column's expression reads
+//! cannot be dropped or renamed (3108 / 3766); VIRTUAL and STORED do not
+//! turn into each other or a VIRTUAL column into an ordinary one (3106,
+//! as MySQL); an ordinary column may become STORED (computed) and a
+//! STORED one ordinary (its values kept).
 
 use std::collections::HashSet;
 use std::sync::atomic::Ordering;
@@ -200,6 +211,7 @@ fn change_columns(
             ColumnChange::Modify { from, column, at } => {
                 let i = find(cols, from).ok_or_else(|| unknown_column(from, &old.name))?;
                 let cur = cols[i].0.name.clone();
+                stored_status_kept(&cols[i].0, column)?;
                 if !cur.eq_ignore_ascii_case(&column.name) {
                     if let Some(c) = check_using(def, &cur) {
                         return Err(constraint::column_used_by_check(&c.name, &cur));
@@ -229,6 +241,49 @@ fn change_columns(
             "42000",
             "You can't delete all columns with ALTER TABLE; use DROP TABLE instead",
         ));
+    }
+    Ok(())
+}
+
+/// MySQL's rule for MODIFY / CHANGE of generated columns: VIRTUAL never
+/// becomes STORED or ordinary and no column becomes VIRTUAL (3106).
+fn stored_status_kept(was: &ColumnDef, now: &ColumnDef) -> Result<()> {
+    let virtual_ = |c: &ColumnDef| c.generated.as_ref().is_some_and(|g| !g.stored);
+    let stored = |c: &ColumnDef| c.generated.as_ref().is_some_and(|g| g.stored);
+    let changed = virtual_(was) != virtual_(now)
+        || (was.generated.is_some() && now.generated.is_some() && stored(was) != stored(now));
+    if changed {
+        return Err(EngineError::new(
+            3106,
+            "HY000",
+            "'Changing the STORED status' is not supported for generated columns.",
+        ));
+    }
+    Ok(())
+}
+
+/// Columns of the old table that the new one no longer has by name
+/// (dropped or renamed) must not be read by a generated column or a
+/// DEFAULT expression the new table keeps (3108, 3766).
+fn expressions_still_resolve(old: &TableDef, new: &TableDef) -> Result<()> {
+    for oc in &old.columns {
+        if new.column(&oc.name).is_some() {
+            continue;
+        }
+        for c in &new.columns {
+            if c.generated
+                .as_ref()
+                .is_some_and(|g| crate::catalog::expr_names_column(&g.expr, &oc.name))
+            {
+                return Err(crate::catalog::generated_dependency(&oc.name));
+            }
+            if c.default_expr
+                .as_deref()
+                .is_some_and(|e| crate::catalog::expr_names_column(e, &oc.name))
+            {
+                return Err(crate::catalog::default_expr_dependency(&oc.name, &old.name));
+            }
+        }
     }
     Ok(())
 }
@@ -418,6 +473,7 @@ fn plan(old: &TableDef, rb: &Rebuild, cat: &Catalog, checks: &AlterChecks<'_>) -
         c.instant = None;
     }
     crate::engine::validate_columns(&def.columns, &[])?;
+    expressions_still_resolve(old, &def)?;
     if let Some(f) = checks.columns {
         f(&def.columns)?;
     }
@@ -514,6 +570,11 @@ impl RowMaker<'_> {
     fn make(&mut self, old_vals: &[Value], row: u64) -> Result<Vec<Value>> {
         let mut out = Vec::with_capacity(self.new.columns.len());
         for (j, (c, s)) in self.new.columns.iter().zip(self.sources).enumerate() {
+            // Computed after the row is made (the SQL layer's callback).
+            if c.generated.is_some() || (c.default_expr.is_some() && matches!(s, Source::Fill(_))) {
+                out.push(Value::Null);
+                continue;
+            }
             let v = match s {
                 Source::Old(i) => {
                     let v = old_vals.get(*i).cloned().unwrap_or(Value::Null);
@@ -716,6 +777,18 @@ impl Engine {
             auto,
             last_auto,
         };
+        // Columns the statement adds (their DEFAULT expressions are
+        // evaluated per row); whether any value must be computed.
+        let fresh: Vec<bool> = planned
+            .sources
+            .iter()
+            .map(|s| matches!(s, Source::Fill(_)))
+            .collect();
+        let computed = new
+            .columns
+            .iter()
+            .zip(&fresh)
+            .any(|(c, f)| c.generated.is_some() || (*f && c.default_expr.is_some()));
         let enforced = new.checks.iter().any(|c| c.enforced);
         let row_check = checks.rows.filter(|_| enforced);
         let types = new.types();
@@ -744,7 +817,15 @@ impl Engine {
                 }
                 c.rows += 1;
                 let old_vals = self.inner.decode_body(old, body)?;
-                let vals = maker.make(&old_vals, c.rows)?;
+                let mut vals = maker.make(&old_vals, c.rows)?;
+                if computed {
+                    let Some(generate) = checks.generate else {
+                        return Err(EngineError::internal(
+                            "a rebuild of a table with generated columns needs the SQL layer",
+                        ));
+                    };
+                    generate(new, &mut vals, &fresh, c.rows)?;
+                }
                 if let Some(check) = row_check {
                     check(new, &vals)?;
                 }

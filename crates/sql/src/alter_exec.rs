@@ -296,6 +296,7 @@ fn alter_in_place(
             foreign_key_checks: fk_checks,
             rows: enforces.then_some(&verify as &dyn Fn(&TableDef, &[Value]) -> _),
             columns: None,
+            generate: None,
         };
         cx.engine
             .alter_table_with(db, t, &changes, Some(&interrupt), &checks)

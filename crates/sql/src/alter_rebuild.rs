@@ -35,6 +35,7 @@ use sqlparser::ast;
 
 use crate::alter::Spec;
 use crate::constraints::TableChecks;
+use crate::generated::TableGen;
 use crate::session::Session;
 use crate::SqlResult;
 
@@ -64,7 +65,13 @@ pub(crate) fn instant_column(c: &ast::ColumnDef, at: &Place) -> Option<ColumnDef
         return None;
     }
     let mut def = pc.def;
-    if def.auto_increment || def.default_now.is_some() {
+    // A computed value per row (generated column, DEFAULT expression)
+    // needs the rows rewritten.
+    if def.auto_increment
+        || def.default_now.is_some()
+        || def.generated.is_some()
+        || def.default_expr.is_some()
+    {
         return None;
     }
     let value = match &def.default {
@@ -197,6 +204,12 @@ fn plan(s: &Session, def: &TableDef, specs: &[Spec]) -> SqlResult<(Rebuild, Opti
             }
         }
     }
+    // Expressions of the statement's columns name columns as declared.
+    for ch in rb.columns.iter_mut() {
+        if let ColumnChange::Add { column, .. } | ColumnChange::Modify { column, .. } = ch {
+            crate::generated::normalize_names(column, &after)?;
+        }
+    }
     let mut shape = def.clone();
     shape.columns = after;
     for (cc, only) in checks {
@@ -225,11 +238,30 @@ pub(crate) fn run(s: &mut Session, def: Arc<TableDef>, specs: &[Spec]) -> SqlRes
             }
             c.as_ref().map_or(Ok(()), |c| c.verify(row))
         };
-        let row_size = |cols: &[ColumnDef]| crate::ddl::check_row_definition(cols);
+        // The new table's columns: the row-size limit, and its generated
+        // columns and DEFAULT expressions against the final column list.
+        let row_size = |cols: &[ColumnDef]| -> quire_engine::Result<()> {
+            crate::ddl::check_row_definition(cols)?;
+            let mut v = cols.to_vec();
+            crate::generated::validate_table(&mut v)?;
+            crate::generated::compile_check(cx, &db, &t, &v)
+        };
+        // Generated values of each copied row (compiled on the first).
+        let gen: RefCell<Option<TableGen>> = RefCell::new(None);
+        let generate =
+            |d: &TableDef, row: &mut [Value], fresh: &[bool], n: u64| -> quire_engine::Result<()> {
+                let mut g = gen.borrow_mut();
+                if g.is_none() {
+                    *g = Some(TableGen::compile(cx, d)?);
+                }
+                g.as_ref()
+                    .map_or(Ok(()), |g| g.rebuild_row(d, row, fresh, n))
+            };
         let checks = AlterChecks {
             foreign_key_checks: fk_checks,
             rows: Some(&verify),
             columns: Some(&row_size),
+            generate: Some(&generate),
         };
         cx.engine
             .rebuild_table(&db, &t, &rb, Some(&interrupt), &checks)

@@ -51,7 +51,7 @@ pub(crate) fn run(s: &mut Session, ct: &ast::CreateTable) -> SqlResult<Output> {
     }
     let mut bare = ct.clone();
     bare.query = None;
-    let mut spec = crate::ddl::table_spec(&bare, s.current_db())?;
+    let mut spec = crate::ddl::table_spec_with(&bare, s.current_db(), false)?;
     let mut filled: Vec<String> = Vec::with_capacity(result.len());
     for (i, col) in result.iter().enumerate() {
         if result[..i]
@@ -67,6 +67,9 @@ pub(crate) fn run(s: &mut Session, ct: &ast::CreateTable) -> SqlResult<Output> {
         filled.push(col.name.clone());
     }
     order_columns(&mut spec, &result);
+    // Generated columns and DEFAULT expressions may read the result's
+    // columns.
+    crate::generated::validate_table(&mut spec.columns)?;
     let Some((db, name)) = s.create_from_spec(spec)? else {
         return Ok(done(0, 0, 1, String::new()));
     };

@@ -444,6 +444,15 @@ pub(crate) struct ParsedColumn<'a> {
 /// AUTO_INCREMENT; 1067 / 1294 / 1235 as the module says).
 pub(crate) fn column_def(c: &ast::ColumnDef) -> SqlResult<ParsedColumn<'_>> {
     let ty = column_type(&c.data_type, &c.name.value)?;
+    let name = &c.name.value;
+    // MySQL's grammar refuses these on a generated column, whatever
+    // their order (generated.rs).
+    let is_generated = c
+        .options
+        .iter()
+        .any(|o| matches!(o.option, ColumnOption::Generated { .. }));
+    let mut generated = None;
+    let mut comment = String::new();
     let mut nullable = true;
     let (mut primary, mut unique) = (false, false);
     let mut checks = Vec::new();
@@ -455,7 +464,33 @@ pub(crate) fn column_def(c: &ast::ColumnDef) -> SqlResult<ParsedColumn<'_>> {
         match &o.option {
             ColumnOption::Null => nullable = true,
             ColumnOption::NotNull => nullable = false,
+            ColumnOption::Default(_) if is_generated => {
+                return Err(crate::generated::wrong_usage("DEFAULT"))
+            }
             ColumnOption::Default(e) => default_expr = Some(e.clone()),
+            ColumnOption::Generated {
+                generated_as,
+                sequence_options: None,
+                generation_expr: Some(e),
+                generation_expr_mode,
+                ..
+            } if !matches!(generated_as, ast::GeneratedAs::ByDefault) => {
+                if generated.is_some() {
+                    return Err(crate::parse::syntax_error("AS"));
+                }
+                crate::generated::pre_validate(e, crate::generated::Kind::Generated, name)?;
+                generated = Some(quire_engine::Generated {
+                    expr: crate::generated::print(e),
+                    stored: matches!(
+                        generation_expr_mode,
+                        Some(ast::GeneratedExpressionMode::Stored)
+                    ),
+                });
+            }
+            ColumnOption::Generated { .. } => {
+                return Err(crate::parse::syntax_error(&o.option.to_string()))
+            }
+            ColumnOption::Comment(text) => comment = text.clone(),
             ColumnOption::PrimaryKey(_) => {
                 primary = true;
                 nullable = false;
@@ -467,6 +502,9 @@ pub(crate) fn column_def(c: &ast::ColumnDef) -> SqlResult<ParsedColumn<'_>> {
                     .map(|t| t.to_string().to_ascii_uppercase())
                     .collect();
                 if text.iter().any(|t| t == "AUTO_INCREMENT") {
+                    if is_generated {
+                        return Err(crate::generated::wrong_usage("AUTO_INCREMENT"));
+                    }
                     auto_increment = true;
                 } else if !toks.iter().all(|t| matches!(t, Token::Word(_))) {
                     return Err(EngineError::not_supported(format!(
@@ -474,6 +512,9 @@ pub(crate) fn column_def(c: &ast::ColumnDef) -> SqlResult<ParsedColumn<'_>> {
                         text.join(" ")
                     )));
                 }
+            }
+            ColumnOption::OnUpdate(_) if is_generated => {
+                return Err(crate::generated::wrong_usage("ON UPDATE"))
             }
             ColumnOption::OnUpdate(e) => {
                 // MySQL: only CURRENT_TIMESTAMP (or a synonym) with the
@@ -488,36 +529,39 @@ pub(crate) fn column_def(c: &ast::ColumnDef) -> SqlResult<ParsedColumn<'_>> {
                 })?);
             }
             ColumnOption::Check(cc) => checks.push(cc),
-            ColumnOption::CharacterSet(_)
-            | ColumnOption::Collation(_)
-            | ColumnOption::Comment(_) => {}
+            ColumnOption::CharacterSet(_) | ColumnOption::Collation(_) => {}
             // An inline `REFERENCES p(id)`: MySQL 8.0 parses it and
             // ignores it; quire refuses it by name rather than let a
             // reader believe a key exists.
             other => return Err(EngineError::not_supported(format!("column option {other}"))),
         }
     }
+    if primary && generated.as_ref().is_some_and(|g| !g.stored) {
+        return Err(crate::generated::unsupported(
+            "Defining a virtual generated column as primary key",
+        ));
+    }
     let mut default_now = None;
+    let mut expression_default = None;
     if let Some(e) = default_expr {
         // `DEFAULT (NOW())` is MySQL 8.0's expression default (what
         // SQLAlchemy writes for a `server_default=func.now()`): on a
         // DATETIME/TIMESTAMP of the call's own precision it behaves as
-        // DEFAULT CURRENT_TIMESTAMP. Elsewhere (other precision, other
-        // column types) MySQL converts the value; quire refuses it.
-        let (now, in_parens) = match &e {
-            ast::Expr::Nested(x) => (now_fsp(x)?, true),
-            _ => (now_fsp(&e)?, false),
+        // DEFAULT CURRENT_TIMESTAMP. Any other parenthesised expression
+        // is a DEFAULT expression, evaluated per row (generated.rs).
+        let now = match &e {
+            ast::Expr::Nested(x) => now_fsp(x)?,
+            _ => now_fsp(&e)?,
         };
-        let v = match now {
-            Some(fsp) if in_parens && temporal_fsp(&ty) != Some(fsp) => {
-                return Err(EngineError::not_supported(format!(
-                    "DEFAULT {e} on column '{}' of another type or precision",
-                    c.name.value
-                )));
+        let v = match (&e, now) {
+            (ast::Expr::Nested(x), now) if now.is_none() || temporal_fsp(&ty) != now => {
+                crate::generated::pre_validate(x, crate::generated::Kind::Default, name)?;
+                expression_default = Some(crate::generated::print(x));
+                None
             }
             // DEFAULT CURRENT_TIMESTAMP[(n)]: DATETIME/TIMESTAMP with
             // the same fsp only, as MySQL (1067 otherwise).
-            Some(fsp) => {
+            (_, Some(fsp)) => {
                 if temporal_fsp(&ty) != Some(fsp) {
                     return Err(EngineError::new(
                         1067,
@@ -528,7 +572,7 @@ pub(crate) fn column_def(c: &ast::ColumnDef) -> SqlResult<ParsedColumn<'_>> {
                 default_now = Some(fsp);
                 None
             }
-            None => Some(default_value(&e)?),
+            (_, None) => Some(default_value(&e)?),
         };
         if let Some(v) = v {
             let v = if v.is_null() {
@@ -562,6 +606,9 @@ pub(crate) fn column_def(c: &ast::ColumnDef) -> SqlResult<ParsedColumn<'_>> {
             default_now,
             on_update_now,
             instant: None,
+            generated,
+            default_expr: expression_default,
+            comment,
         },
         primary,
         unique,
@@ -572,6 +619,17 @@ pub(crate) fn column_def(c: &ast::ColumnDef) -> SqlResult<ParsedColumn<'_>> {
 /// CREATE TABLE's definition; `current_db` is what an unqualified name
 /// (the table's, a foreign key's parent's) means.
 pub fn table_spec(ct: &CreateTable, current_db: Option<&str>) -> SqlResult<TableSpec> {
+    table_spec_with(ct, current_db, true)
+}
+
+/// [`table_spec`]; `expressions`: check the generated columns and DEFAULT
+/// expressions against the column list now (CREATE TABLE ... SELECT does
+/// it once the result's columns are added).
+pub(crate) fn table_spec_with(
+    ct: &CreateTable,
+    current_db: Option<&str>,
+    expressions: bool,
+) -> SqlResult<TableSpec> {
     if ct.query.is_some() {
         // create_select.rs reads the definition with the query taken off.
         return Err(EngineError::internal(
@@ -678,7 +736,15 @@ pub fn table_spec(ct: &CreateTable, current_db: Option<&str>) -> SqlResult<Table
         }
     }
     for &p in &primary {
+        if columns[p].generated.as_ref().is_some_and(|g| !g.stored) {
+            return Err(crate::generated::unsupported(
+                "Defining a virtual generated column as primary key",
+            ));
+        }
         columns[p].nullable = false;
+    }
+    if expressions {
+        crate::generated::validate_table(&mut columns)?;
     }
     let ref_db = db.as_deref().or(current_db).unwrap_or_default();
     let mut foreign_keys = Vec::new();

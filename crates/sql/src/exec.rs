@@ -47,6 +47,7 @@ use sqlparser::ast::{
 
 use crate::constraints::TableChecks;
 use crate::expr::{truth, ColInfo, Compiler, Row, E};
+use crate::generated::TableGen;
 use crate::SqlResult;
 
 pub use crate::ctx::{no_db, split_name, Ctx, ResultSet, Virtual};
@@ -396,6 +397,9 @@ pub fn update(
     let mut compiled = Vec::new();
     for a in assignments {
         let ci = assignment_cols(&t, a)?;
+        if !crate::generated::keep_assignment(&t, ci, &a.value)? {
+            continue;
+        }
         compiled.push((
             ci,
             compile_with(cx, &mut binder, &cols, &a.value, "field list")?,
@@ -404,6 +408,7 @@ pub fn update(
     let (conj, keys) = where_and_order(cx, &mut binder, &cols, selection, order)?;
     let checks = view_checks(cx, &mut binder, &t)?;
     let table_checks = TableChecks::compile(cx, &t)?;
+    let gen = TableGen::compile(cx, &t)?;
     let subplans = finish_subqueries(cx, binder, &t)?;
     let sh = Shared::new(cx, &subplans, false);
     let rows = matching_rows(cx, txn, &sh, &t, &cols, &conj, &keys, limit)?;
@@ -414,10 +419,12 @@ pub fn update(
         txn.tick()?;
         matched += 1;
         let mut new = apply_assignments(txn, &sh, &t, &compiled, &r.values, &[])?;
+        gen.recompute(&t, &mut new, matched)?;
         if same_row(&new, &r.values) {
             continue;
         }
         touch_on_update(&t, &compiled, &mut new, stamp);
+        gen.recompute(&t, &mut new, matched)?;
         check_view_row(txn, &sh, &checks, &new)?;
         table_checks.verify(&new)?;
         if txn.update(&t, &r.key, new)? {
@@ -646,6 +653,9 @@ pub fn insert(cx: &Ctx, txn: &mut Txn, ins: &ast::Insert) -> SqlResult<WriteResu
     // the new one (placed after it).
     let cols = table_cols(&t, &t.name);
     let mut dup: Vec<(usize, E)> = Vec::new();
+    // ON DUPLICATE KEY UPDATE, even when its only assignments were
+    // `generated_col = DEFAULT` (dropped: the row is recomputed anyway).
+    let odku = matches!(ins.on, Some(ast::OnInsert::DuplicateKeyUpdate(_)));
     // The row alias (INSERT ... AS new) names the inserted columns in
     // statement order; only ON DUPLICATE KEY UPDATE reads it.
     let alias_targets: Vec<usize> = if ins.assignments.is_empty() {
@@ -665,6 +675,9 @@ pub fn insert(cx: &Ctx, txn: &mut Txn, ins: &ast::Insert) -> SqlResult<WriteResu
                 let list = crate::insert_alias::resolve(ins, &t, &alias_targets, list)?;
                 for a in &list {
                     let ci = assignment_cols(&t, a)?;
+                    if !crate::generated::keep_assignment(&t, ci, &a.value)? {
+                        continue;
+                    }
                     let mut c = cx.compiler(&cols, None, "field list");
                     c.values_offset = Some(ncols);
                     dup.push((ci, c.compile(&a.value)?));
@@ -691,6 +704,7 @@ pub fn insert(cx: &Ctx, txn: &mut Txn, ins: &ast::Insert) -> SqlResult<WriteResu
     let check_plans = finish_subqueries(cx, check_binder, &t)?;
     let check_sh = Shared::new(cx, &check_plans, false);
     let table_checks = TableChecks::compile(cx, &t)?;
+    let gen = TableGen::compile(cx, &t)?;
     let replace = ins.replace_into;
     let n_rows = src_rows.len();
     let mut affected = 0u64;
@@ -700,7 +714,9 @@ pub fn insert(cx: &Ctx, txn: &mut Txn, ins: &ast::Insert) -> SqlResult<WriteResu
     // (MySQL's "Duplicates" of the info line).
     let mut dups = 0u64;
     let mut unchanged = 0u64;
-    for row in src_rows {
+    for (row_no, mut row) in src_rows.into_iter().enumerate() {
+        // Generated columns and DEFAULT expressions (generated.rs).
+        gen.complete_insert(&t, &mut row, ins.ignore, row_no as u64 + 1)?;
         let mut attempts = 0;
         loop {
             attempts += 1;
@@ -730,11 +746,7 @@ pub fn insert(cx: &Ctx, txn: &mut Txn, ins: &ast::Insert) -> SqlResult<WriteResu
                     affected += 1;
                     break;
                 }
-                Err(e)
-                    if e.code == 1062
-                        && (replace || !dup.is_empty() || ins.ignore)
-                        && attempts < 32 =>
-                {
+                Err(e) if e.code == 1062 && (replace || odku || ins.ignore) && attempts < 32 => {
                     txn.rollback_to(sp);
                     let full: Vec<Value> = row
                         .iter()
@@ -748,7 +760,7 @@ pub fn insert(cx: &Ctx, txn: &mut Txn, ins: &ast::Insert) -> SqlResult<WriteResu
                             None => t.columns[i].default.clone().unwrap_or(Value::Null),
                         })
                         .collect();
-                    if ins.ignore && dup.is_empty() && !replace {
+                    if ins.ignore && !odku && !replace {
                         skipped += 1;
                         break;
                     }
@@ -764,10 +776,12 @@ pub fn insert(cx: &Ctx, txn: &mut Txn, ins: &ast::Insert) -> SqlResult<WriteResu
                     let no_subqueries = Shared::new(cx, &[], false);
                     let mut new =
                         apply_assignments(txn, &no_subqueries, &t, &dup, &old.values, &full)?;
+                    gen.recompute(&t, &mut new, row_no as u64 + 1)?;
                     if same_row(&new, &old.values) {
                         unchanged += 1;
                     } else {
                         touch_on_update(&t, &dup, &mut new, stamp);
+                        gen.recompute(&t, &mut new, row_no as u64 + 1)?;
                         check_view_row(txn, &check_sh, &checks, &new)?;
                         table_checks.verify(&new)?;
                         txn.update(&t, &old.key, new)?;

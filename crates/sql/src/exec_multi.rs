@@ -255,6 +255,9 @@ pub fn update(
     for a in &u.assignments {
         let (si, ci) = assigned_column(cx, &join, &cols, a)?;
         let k = add_target(&join, &mut targets, si, "UPDATE")?;
+        if !crate::generated::keep_assignment(&targets[k].def, ci, &a.value)? {
+            continue;
+        }
         let mut c = cx.compiler(&cols, None, "field list");
         c.binder = Some(&mut binder);
         let e = c.compile(&a.value)?;
@@ -284,6 +287,10 @@ fn apply_updates(
         .iter()
         .map(|t| crate::constraints::TableChecks::compile(cx, &t.def))
         .collect::<SqlResult<Vec<_>>>()?;
+    let gens = targets
+        .iter()
+        .map(|t| crate::generated::TableGen::compile(cx, &t.def))
+        .collect::<SqlResult<Vec<_>>>()?;
     let mut done: Vec<HashSet<Vec<u8>>> = vec![HashSet::new(); targets.len()];
     let (mut matched, mut changed) = (0u64, 0u64);
     for row in rows {
@@ -311,10 +318,12 @@ fn apply_updates(
                 ctx_row[offsets[k] + ci] = v.clone();
                 new[*ci] = v;
             }
+            gens[k].recompute(&t.def, &mut new, matched)?;
             if same_row(&new, old) {
                 continue;
             }
             touch_on_update(&t.def, &t.sets, &mut new, stamp);
+            gens[k].recompute(&t.def, &mut new, matched)?;
             checks[k].verify(&new)?;
             if txn.update(&t.def, key, new)? {
                 changed += 1;

@@ -26,7 +26,7 @@
 use std::cmp::Ordering;
 
 use quire_engine::types::{compare, DateTime, Decimal};
-use quire_engine::{ColumnType, EngineError, Value};
+use quire_engine::{ColumnDef, ColumnType, EngineError, Value};
 use sqlparser::ast::{
     self, BinaryOperator, CastKind, DataType, DuplicateTreatment, Expr, FunctionArg,
     FunctionArgExpr, FunctionArguments, UnaryOperator,
@@ -79,6 +79,11 @@ pub trait Env {
     /// `CURRENT_ROLE()`: `NONE` or the active roles (`role_graph.rs`).
     fn current_role(&self) -> String {
         "NONE".to_string()
+    }
+    /// The definition of column `col` of base table `db.table` (what
+    /// `DEFAULT(col)` reads); None when unknown.
+    fn column_def(&self, _db: &str, _table: &str, _col: &str) -> Option<ColumnDef> {
+        None
     }
 }
 
@@ -696,6 +701,58 @@ impl Compiler<'_> {
             };
             self.err_clause(&full)
         })
+    }
+
+    /// `DEFAULT(col)`: the column's literal default (NULL without one,
+    /// 1364 when NOT NULL without one, 0 for AUTO_INCREMENT). A DEFAULT
+    /// expression is MySQL's 3773; CURRENT_TIMESTAMP defaults, generated
+    /// columns and columns of derived tables are refused by name.
+    fn default_of(&mut self, raw: &[FunctionArgExpr]) -> SqlResult<E> {
+        let (qual, name) = match raw {
+            [FunctionArgExpr::Expr(Expr::Identifier(id))] => (None, id.value.clone()),
+            [FunctionArgExpr::Expr(Expr::CompoundIdentifier(parts))] if parts.len() == 2 => {
+                (Some(parts[0].value.clone()), parts[1].value.clone())
+            }
+            _ => return Err(crate::parse::syntax_error("DEFAULT")),
+        };
+        let i = self.resolve(qual.as_deref(), None, &name)?;
+        let ci = &self.cols[i];
+        let Some(c) = self.env.column_def(&ci.db, &ci.org_table, &ci.org_name) else {
+            return Err(EngineError::not_supported(
+                "DEFAULT() of a column that is not a base table's",
+            ));
+        };
+        if c.default_expr.is_some() {
+            return Err(EngineError::new(
+                3773,
+                "HY000",
+                "DEFAULT function cannot be used with default value expressions",
+            ));
+        }
+        if c.generated.is_some() {
+            return Err(EngineError::not_supported(
+                "DEFAULT() of a generated column",
+            ));
+        }
+        if c.default_now.is_some() {
+            return Err(EngineError::not_supported(
+                "DEFAULT() of a CURRENT_TIMESTAMP column",
+            ));
+        }
+        let v = match &c.default {
+            Some(v) => v.clone(),
+            None if c.auto_increment => Value::Int(0),
+            None if c.nullable => Value::Null,
+            None => {
+                return Err(EngineError::new(
+                    1364,
+                    "HY000",
+                    format!("Field '{}' doesn't have a default value", c.name),
+                ))
+            }
+        };
+        // Typed as the column, as MySQL's DEFAULT() item is.
+        Ok(E::Cast(Box::new(E::Lit(v)), c.ty))
     }
 
     /// Compiles a subquery used as a value (`kind`), with `lhs` its left
@@ -1517,6 +1574,9 @@ impl Compiler<'_> {
                 return Err(EngineError::not_supported("IGNORE NULLS"));
             }
             return self.window(&name, &raw, distinct, over);
+        }
+        if name == "DEFAULT" {
+            return self.default_of(&raw);
         }
         if name == "VALUES" {
             if let (Some(off), [FunctionArgExpr::Expr(Expr::Identifier(id))]) =

@@ -33,6 +33,7 @@ mod exec;
 mod exec_multi;
 mod expr;
 mod func;
+mod generated;
 mod info_schema;
 mod insert_alias;
 mod login_state;

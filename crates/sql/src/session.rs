@@ -385,6 +385,11 @@ impl Env for Session {
     fn connection_id(&self) -> u64 {
         self.conn_id
     }
+    fn column_def(&self, db: &str, table: &str, col: &str) -> Option<quire_engine::ColumnDef> {
+        let t = self.engine.table(db, table).ok()?;
+        let i = t.column(col)?;
+        Some(t.columns[i].clone())
+    }
     fn current_role(&self) -> String {
         let live = match self.accounts.as_deref() {
             Some(store) => {
@@ -1015,6 +1020,14 @@ impl Session {
             None => self.current_db_or_err()?,
         };
         let existed = self.engine.table(&db, &spec.name).is_ok();
+        // Generated columns and DEFAULT expressions compile (an unknown
+        // function fails the CREATE, not the first INSERT).
+        if !existed {
+            let (cols, name) = (&spec.columns, &spec.name);
+            self.with_ctx(&[], |cx, _| {
+                crate::generated::compile_check(cx, &db, name, cols)
+            })?;
+        }
         let new = quire_engine::NewTable {
             columns: spec.columns,
             primary: spec.primary,

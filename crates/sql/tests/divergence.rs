@@ -7,7 +7,8 @@
 //! statement means (optimizer hints such as HIGH_PRIORITY, SQL_NO_CACHE,
 //! USE/FORCE INDEX, STRAIGHT_JOIN; LOW_PRIORITY/DELAYED on InnoDB; table
 //! options CHARSET/COLLATE/COMMENT/ROW_FORMAT/MAX_ROWS/...; column
-//! CHARACTER SET/COLLATE/COMMENT) are listed as Ok. FOREIGN KEY and CHECK
+//! CHARACTER SET/COLLATE) are listed as Ok; a column COMMENT is kept and
+//! shown. FOREIGN KEY and CHECK
 //! constraints are enforced (tests/scripts/49_constraints.test). The table option
 //! AUTO_INCREMENT=n takes effect (tests/scripts/06_auto_increment.test).
 
@@ -97,10 +98,12 @@ fn statements() {
         ),
         // CREATE TABLE column options
         ("CREATE TABLE c1 (a INT INVISIBLE)", Err(1235)),
+        // Computed on every write (tests/scripts/73_generated_columns.test).
         (
             "CREATE TABLE c2 (a INT, b INT GENERATED ALWAYS AS (a + 1))",
-            Err(1235),
+            OK,
         ),
+        ("INSERT INTO c2 (a, b) VALUES (1, 5)", Err(3105)),
         ("CREATE TABLE c3 (a INT CHECK (a > 0))", OK), // enforced: 3819
         ("INSERT INTO c3 VALUES (0)", Err(3819)),
         // MySQL 8.0 parses an inline REFERENCES and ignores it; refused.

@@ -16,7 +16,9 @@
 //! with `[2]` to run on a second session of the same engine (isolation and
 //! locking scenarios). `@prepare NAME SQL` prepares a statement,
 //! `@execute NAME v1, v2` executes it with parameters (the values are
-//! evaluated as a SELECT list), `@close NAME` closes it.
+//! evaluated as a SELECT list), `@close NAME` closes it. `@restart` closes
+//! the engine and opens its data directory again with new sessions (no
+//! current database), as a server restart.
 //!
 //! Run with `UPDATE_GOLDEN=1` to rewrite the expected outputs after a
 //! deliberate change; review the diff.
@@ -28,7 +30,7 @@ use quire_engine::Value;
 use quire_sql::{Output, Session};
 
 mod common;
-use common::open_engine;
+use common::{open_engine, open_engine_at};
 
 fn render_value(v: &Value, ty: &quire_engine::ColumnType) -> String {
     use quire_engine::ColumnType;
@@ -143,7 +145,7 @@ impl Runner {
 
 fn run_file(path: &Path) -> (String, String) {
     let text = std::fs::read_to_string(path).expect("read script");
-    let (engine, dir) = open_engine("script");
+    let (mut engine, dir) = open_engine("script");
     let mut r = Runner {
         sessions: vec![
             Session::new(engine.clone(), "root"),
@@ -164,7 +166,22 @@ fn run_file(path: &Path) -> (String, String) {
                 }
                 lines.next();
             }
-            out.push_str(&r.run(stmt));
+            if stmt.trim() == "@restart" {
+                r.sessions.clear();
+                r.prepared.clear();
+                let closed = engine.close(true);
+                engine = open_engine_at(&dir);
+                r.sessions = vec![
+                    Session::new(engine.clone(), "root"),
+                    Session::new(engine.clone(), "root"),
+                ];
+                out.push_str(&match closed {
+                    Ok(()) => "restarted".to_string(),
+                    Err(e) => format!("close failed: {e:?}"),
+                });
+            } else {
+                out.push_str(&r.run(stmt));
+            }
             out.push_str("\n\n");
         } else if l.starts_with("# ") {
             out.push_str(l);

@@ -62,6 +62,12 @@ fn now_text(fsp: u8) -> String {
 /// The default as SHOW COLUMNS and COLUMNS.COLUMN_DEFAULT show it: NULL
 /// when there is none (or DEFAULT NULL), else its text.
 pub(crate) fn column_default(c: &ColumnDef) -> Value {
+    if c.generated.is_some() {
+        return Value::Null;
+    }
+    if let Some(e) = &c.default_expr {
+        return text(e);
+    }
     match (&c.default, c.default_now) {
         (_, Some(fsp)) => text(&now_text(fsp)),
         (None | Some(Value::Null), None) => Value::Null,
@@ -70,13 +76,22 @@ pub(crate) fn column_default(c: &ColumnDef) -> Value {
 }
 
 /// MySQL 8.0's Extra: `auto_increment`, `DEFAULT_GENERATED` for an
-/// expression default, `on update CURRENT_TIMESTAMP[(n)]`.
+/// expression default, `on update CURRENT_TIMESTAMP[(n)]`, `VIRTUAL
+/// GENERATED` / `STORED GENERATED` for a generated column.
 pub(crate) fn column_extra(c: &ColumnDef) -> String {
     let mut extra: Vec<String> = Vec::new();
+    if let Some(g) = &c.generated {
+        return if g.stored {
+            "STORED GENERATED"
+        } else {
+            "VIRTUAL GENERATED"
+        }
+        .into();
+    }
     if c.auto_increment {
         extra.push("auto_increment".into());
     }
-    if c.default_now.is_some() {
+    if c.default_now.is_some() || c.default_expr.is_some() {
         extra.push("DEFAULT_GENERATED".into());
     }
     if let Some(fsp) = c.on_update_now {
@@ -193,7 +208,7 @@ pub(crate) fn full_columns(vis_s: &Session, def: &TableDef) -> Vec<Vec<Value>> {
                 column_default(c),
                 text(&column_extra(c)),
                 text(&vis.column_privs(&def.db, &def.name, &c.name)),
-                text(""),
+                text(&c.comment),
             ]
         })
         .collect()
@@ -238,7 +253,9 @@ pub(crate) fn columns(s: &Session) -> Virtual {
                     nullable: bool,
                     default: Value,
                     key: &str,
-                    extra: &str| {
+                    extra: &str,
+                    comment: &str,
+                    generation: &str| {
         let m = type_meta(ty);
         let coll = column_collation(ty);
         rows.push(vec![
@@ -261,8 +278,8 @@ pub(crate) fn columns(s: &Session) -> Virtual {
             text(key),
             text(extra),
             text(&vis.column_privs(db, table, name)),
-            text(""),
-            text(""),
+            text(comment),
+            text(generation),
             Value::Null,
         ]);
     };
@@ -282,6 +299,8 @@ pub(crate) fn columns(s: &Session) -> Virtual {
                     column_default(c),
                     column_key(t, i),
                     &column_extra(c),
+                    &c.comment,
+                    c.generated.as_ref().map_or("", |g| g.expr.as_str()),
                 );
             }
         }
@@ -301,6 +320,8 @@ pub(crate) fn columns(s: &Session) -> Virtual {
                     &c.ty,
                     c.nullable,
                     Value::Null,
+                    "",
+                    "",
                     "",
                     "",
                 );

@@ -23,6 +23,13 @@ fn temp_dir(tag: &str) -> PathBuf {
 
 pub fn open_engine(tag: &str) -> (Engine, PathBuf) {
     let dir = temp_dir(tag);
+    (open_engine_at(&dir), dir)
+}
+
+/// The engine of `dir` (made by [`open_engine`]) opened again, as after a
+/// restart.
+#[allow(dead_code)]
+pub fn open_engine_at(dir: &Path) -> Engine {
     let cfg = Config {
         datadir: dir.join("data"),
         innodb_buffer_pool_size: 16 << 20,
@@ -35,7 +42,7 @@ pub fn open_engine(tag: &str) -> (Engine, PathBuf) {
     };
     let vfs: Arc<dyn Vfs> = Arc::new(OsFs::new(FlushMethod::Fsync, false));
     let (e, _) = Engine::open(vfs, &cfg).expect("open engine");
-    (e, dir)
+    e
 }
 
 // Session helpers of the spill and hash-join tests (not every test binary
