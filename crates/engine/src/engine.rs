@@ -744,6 +744,10 @@ impl Engine {
                 ));
             }
             validate_columns(&columns, &primary)?;
+            check_key_types(&columns, &primary)?;
+            for (_, _, key) in &indexes {
+                check_key_types(&columns, key)?;
+            }
             if columns.iter().any(|c| c.instant.is_some()) {
                 return Err(EngineError::internal(
                     "a new table's column has an instant value",
@@ -1071,6 +1075,24 @@ impl Engine {
         self.inner.store.close(clean)?;
         Ok(())
     }
+}
+
+/// MySQL indexes a JSON column only through a generated column on a
+/// path (3152).
+pub(crate) fn check_key_types(columns: &[ColumnDef], key: &[usize]) -> Result<()> {
+    for col in key.iter().filter_map(|&c| columns.get(c)) {
+        if col.ty == ColumnType::Json {
+            return Err(EngineError::new(
+                3152,
+                "42000",
+                format!(
+                    "JSON column '{}' supports indexing only via generated columns on a specified JSON path.",
+                    col.name
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 pub(crate) fn validate_columns(columns: &[ColumnDef], primary: &[usize]) -> Result<()> {

@@ -120,6 +120,7 @@ fn movable(ty: &ColumnType) -> bool {
             | ColumnType::VarBinary { .. }
             | ColumnType::Text { .. }
             | ColumnType::Blob { .. }
+            | ColumnType::Json
     )
 }
 

@@ -478,6 +478,10 @@ fn plan(old: &TableDef, rb: &Rebuild, cat: &Catalog, checks: &AlterChecks<'_>) -
         f(&def.columns)?;
     }
     rekey(old, &mut def, &at, rb, &mut sql)?;
+    crate::engine::check_key_types(&def.columns, &def.primary)?;
+    for ix in &def.indexes {
+        crate::engine::check_key_types(&def.columns, &ix.columns)?;
+    }
     auto_is_a_key(&def)?;
     crate::alter::check_names(&def)?;
     // Keys naming renamed columns follow them: this table's own keys to

@@ -152,6 +152,8 @@ pub fn column_wire(t: &ColumnType) -> ColumnWire {
             flags: flag::UNSIGNED,
             decimals: 0,
         },
+        // MySQL 8.0 sends JSON as its own type with the binary charset.
+        ColumnType::Json => bin(ty::JSON, u32::MAX, flag::BLOB),
         ColumnType::Enum { ref members } => {
             let longest = members.iter().map(|m| m.chars().count()).max();
             text(

@@ -173,6 +173,7 @@ pub fn column_type(dt: &ast::DataType, name: &str) -> SqlResult<ColumnType> {
                 ))
             }
         },
+        "JSON" => ColumnType::Json,
         "BIT" => ColumnType::Bit {
             bits: u8::try_from(a.unwrap_or(1)).unwrap_or(u8::MAX),
         },
@@ -404,6 +405,7 @@ fn definition_bytes(ty: &ColumnType) -> u64 {
                 2
             }
         }
+        ColumnType::Json => 12,
         ColumnType::Set { ref members } => match members.len().div_ceil(8) {
             0 | 1 => 1,
             n @ 2..=4 => n as u64,

@@ -406,6 +406,16 @@ impl Compiler<'_> {
     /// An ENUM/SET column compared with (or combined with) a number is
     /// its ordinal or mask, as MySQL compares `e = 2`.
     fn enum_against_number(&self, l: E, r: E) -> (E, E) {
+        // Cheap test first: most operands are no ENUM/SET column, and
+        // inferring an operand's type walks it.
+        let is_enum = |e: &E| match e {
+            E::Col(i) => self.cols.get(*i).is_some_and(|c| c.ty.is_enum_or_set()),
+            E::Outer(_, ty) => ty.is_enum_or_set(),
+            _ => false,
+        };
+        if !is_enum(&l) && !is_enum(&r) {
+            return (l, r);
+        }
         let numeric = |e: &E| {
             let t = infer(e, self.cols, &[]);
             t.is_numeric() && !matches!(e, E::Lit(Value::Null))
@@ -601,10 +611,14 @@ fn interval_unit(s: &str) -> SqlResult<DateUnit> {
 
 /// Whether `e` yields a JSON value (nested as JSON, not as a string, by
 /// JSON_OBJECT, JSON_ARRAY, JSON_SET ...).
-fn is_json_expr(e: &E) -> bool {
+fn is_json_expr(e: &E, cols: &[ColInfo]) -> bool {
     match e {
         E::Func(F::Lib(f), _) => f.returns_json(),
-        E::Func(F::IfNull | F::Coalesce | F::NullIf, a) => a.first().is_some_and(is_json_expr),
+        E::Func(F::IfNull | F::Coalesce | F::NullIf, a) => {
+            a.first().is_some_and(|x| is_json_expr(x, cols))
+        }
+        E::Col(i) => cols.get(*i).is_some_and(|c| c.ty == ColumnType::Json),
+        E::Outer(_, ty) => *ty == ColumnType::Json,
         _ => false,
     }
 }
@@ -1918,7 +1932,7 @@ impl Compiler<'_> {
         }
         let mut mask = 0u64;
         for (i, a) in args.iter().enumerate().take(64) {
-            if is_json_expr(a) {
+            if is_json_expr(a, self.cols) {
                 mask |= 1 << i;
             }
         }

@@ -482,5 +482,5 @@ fn check_new_index(t: &TableDef, name: &str, columns: &[usize]) -> Result<()> {
             format!("Key column for index '{name}' doesn't exist in table"),
         ));
     }
-    Ok(())
+    crate::engine::check_key_types(&t.columns, columns)
 }

@@ -121,6 +121,7 @@ pub fn coerce(
         ColumnType::Bit { bits } => coerce_kinds::to_bit(&value, bits, &at),
         ColumnType::Enum { ref members } => coerce_kinds::to_enum(&value, members, &at),
         ColumnType::Set { ref members } => coerce_kinds::to_set(&value, members, &at),
+        ColumnType::Json => coerce_kinds::to_json(&value, &at),
     }
 }
 

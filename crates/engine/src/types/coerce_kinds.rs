@@ -10,9 +10,11 @@
 //! | BIT(n) | non-negative integers below 2ⁿ; a string as its big-endian bytes | 1406 too many bits |
 //! | ENUM | a member's text (case-insensitive), a 1-based ordinal | 1265 |
 //! | SET | comma-separated members, a mask below 2^members | 1265 |
+//! | JSON | a valid JSON text (normalized as MySQL prints it) | 3140 invalid text, or not a string ("may need CAST"); 3157 nested beyond 100 |
 
 use super::decimal::Decimal;
 use super::enumset::{enum_member, enum_ordinal, set_mask, set_mask_fits, set_text};
+use super::json::{parse_text, print};
 use super::store_err::{
     err_bad_temporal, err_data_too_long, err_data_truncated, err_incorrect_value, err_out_of_range,
 };
@@ -182,6 +184,33 @@ pub(crate) fn to_set(value: &Value, members: &[String], at: &At) -> Result<Value
         .ok_or_else(truncated)
 }
 
+/// A JSON document: valid text, stored as MySQL prints it.
+pub(crate) fn to_json(value: &Value, at: &At) -> Result<Value, EngineError> {
+    let invalid = |why: &str, pos: usize| {
+        EngineError::new(
+            3140,
+            "22032",
+            format!(
+                "Invalid JSON text: \"{why}\" at position {pos} in value for column '{}'.",
+                at.column
+            ),
+        )
+    };
+    match value {
+        Value::Null => Ok(Value::Null),
+        Value::Bytes(b) => match parse_text(b) {
+            Ok(doc) => Ok(Value::Bytes(print(&doc).into_bytes())),
+            Err(("depth", _)) => Err(EngineError::new(
+                3157,
+                "22032",
+                "The JSON document exceeds the maximum depth of 100.",
+            )),
+            Err((why, pos)) => Err(invalid(why, pos)),
+        },
+        _ => Err(invalid("not a JSON text, may need CAST", 0)),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -237,6 +266,24 @@ mod tests {
         assert_eq!(code(b(Value::Int(-1), 64)), 1406);
         assert_eq!(b(s("a"), 8).unwrap(), Value::UInt(0x61));
         assert_eq!(b(Value::UInt(u64::MAX), 64).unwrap(), Value::UInt(u64::MAX));
+    }
+
+    #[test]
+    fn json_values() {
+        let j = |v: Value| to_json(&v, &AT);
+        assert_eq!(
+            j(s(r#" {"b": [1, 2.5, "x"], "a" : null, "a": true} "#)).unwrap(),
+            s(r#"{"a": true, "b": [1, 2.5, "x"]}"#)
+        );
+        let e = j(s("{")).unwrap_err();
+        assert_eq!((e.code, e.sqlstate), (3140, "22032"));
+        assert!(
+            e.message.contains("at position 1 in value for column 'c'"),
+            "{}",
+            e.message
+        );
+        assert_eq!(code(j(Value::Int(1))), 3140);
+        assert_eq!(code(j(s(&"[".repeat(101)))), 3157);
     }
 
     #[test]

@@ -173,6 +173,8 @@ fn encode_one(v: &Value, ty: &ColumnType, out: &mut Vec<u8>) -> Result<(), Strin
             put_uint_be(u64::from(ordinal_of(v, ty, members)?), 2, out)
         }
         ColumnType::Set { ref members } => put_uint_be(mask_of(v, ty, members)?, 8, out),
+        // MySQL indexes JSON only through generated columns (3152).
+        ColumnType::Json => return Err("a JSON column is not indexable".to_string()),
     }
     Ok(())
 }
@@ -308,6 +310,7 @@ fn decode_one(buf: &[u8], pos: &mut usize, ty: &ColumnType) -> Result<Value, Str
         }
         ColumnType::Enum { ref members } => member_of(members, get_uint_be(take(buf, pos, 2)?))?,
         ColumnType::Set { ref members } => set_of(members, get_uint_be(take(buf, pos, 8)?))?,
+        ColumnType::Json => return Err("a JSON column is not indexable".to_string()),
     })
 }
 

@@ -64,6 +64,7 @@ mod coerce_kinds;
 pub mod datetime;
 pub mod decimal;
 pub mod enumset;
+pub mod json;
 pub mod keycodec;
 pub mod rowcodec;
 mod store_err;
@@ -166,6 +167,9 @@ pub enum ColumnType {
     Set {
         members: Members,
     },
+    /// `JSON`: a valid document, kept in MySQL's printed form (module
+    /// [`json`]).
+    Json,
 }
 
 /// Catalog tags of [`ColumnType::encode`]; never renumber.
@@ -192,6 +196,7 @@ mod tag {
     pub const BIT: u8 = 20;
     pub const ENUM: u8 = 21;
     pub const SET: u8 = 22;
+    pub const JSON: u8 = 23;
 }
 
 impl ColumnType {
@@ -273,6 +278,7 @@ impl ColumnType {
                 format!("enum({})", enumset::quoted_list(members))
             }
             ColumnType::Set { ref members } => format!("set({})", enumset::quoted_list(members)),
+            ColumnType::Json => "json".to_string(),
         }
     }
 
@@ -507,6 +513,7 @@ impl ColumnType {
                 out.push(tag::SET);
                 enumset::encode_members(members, out);
             }
+            ColumnType::Json => out.push(tag::JSON),
         }
     }
 
@@ -568,6 +575,7 @@ impl ColumnType {
             tag::SET => ColumnType::Set {
                 members: enumset::decode_members(buf)?,
             },
+            tag::JSON => ColumnType::Json,
             other => return Err(format!("unknown column type tag {other}")),
         };
         ty.validate("?").map_err(|e| e.message)?;
@@ -705,6 +713,7 @@ mod tests {
             ColumnType::Set {
                 members: vec!["x".to_string(), "".to_string()].into(),
             },
+            ColumnType::Json,
         ]);
         v
     }

@@ -27,6 +27,7 @@
 //! | BIT(n) | the value, 8 bytes little-endian |
 //! | ENUM | the 1-based ordinal, varint |
 //! | SET | the member mask, varint |
+//! | JSON | as TEXT: varint byte length, then the normalized text |
 //!
 //! Decoding validates everything it reads — counts, bitmap padding,
 //! lengths against the buffer *and* the column's maximum, decimal digits,
@@ -133,7 +134,8 @@ fn encode_payload(v: &Value, ty: &ColumnType, out: &mut Vec<u8>) -> Result<(), S
         | ColumnType::Text { .. }
         | ColumnType::Blob { .. }
         | ColumnType::Binary { .. }
-        | ColumnType::VarBinary { .. } => {
+        | ColumnType::VarBinary { .. }
+        | ColumnType::Json => {
             let bytes = bytes_of(v, ty)?;
             put_varint(bytes.len() as u64, out);
             out.extend_from_slice(bytes);
@@ -262,6 +264,7 @@ fn max_string_bytes(ty: &ColumnType) -> u64 {
         ColumnType::Char { len } | ColumnType::Varchar { len } => u64::from(len) * 4,
         ColumnType::Binary { len } | ColumnType::VarBinary { len } => u64::from(len),
         ColumnType::Text { max_bytes } | ColumnType::Blob { max_bytes } => u64::from(max_bytes),
+        ColumnType::Json => u64::from(ColumnType::LONG_BYTES),
         _ => 0,
     }
 }
@@ -275,7 +278,8 @@ fn skip_payload(buf: &[u8], pos: &mut usize, ty: &ColumnType) -> Result<(), Stri
         | ColumnType::Text { .. }
         | ColumnType::Blob { .. }
         | ColumnType::Binary { .. }
-        | ColumnType::VarBinary { .. } => string_bytes(buf, pos, ty).map(drop),
+        | ColumnType::VarBinary { .. }
+        | ColumnType::Json => string_bytes(buf, pos, ty).map(drop),
         _ => decode_payload(buf, pos, ty).map(drop),
     }
 }
@@ -333,7 +337,8 @@ fn decode_payload(buf: &[u8], pos: &mut usize, ty: &ColumnType) -> Result<Value,
         | ColumnType::Text { .. }
         | ColumnType::Blob { .. }
         | ColumnType::Binary { .. }
-        | ColumnType::VarBinary { .. } => {
+        | ColumnType::VarBinary { .. }
+        | ColumnType::Json => {
             let bytes = string_bytes(buf, pos, ty)?;
             if matches!(ty, ColumnType::Char { .. }) && bytes.last() == Some(&b' ') {
                 return Err("CHAR value with trailing spaces".to_string());

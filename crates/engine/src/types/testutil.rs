@@ -169,6 +169,10 @@ pub(crate) fn random_value(rng: &mut Rng, ty: &ColumnType) -> Value {
             );
             Value::text(&text)
         }
+        ColumnType::Json => {
+            let docs = ["null", "[1, 2.5]", "{\"k\": \"v\"}", "\"s\""];
+            Value::text(docs[rng.below(4) as usize])
+        }
         ColumnType::Year => Value::Int(*rng.pick(&[0, 1901, 2155, 1999, 2024, 69, 70])),
         ColumnType::Time { .. } => {
             let span = 2 * crate::types::Time::MAX_MICROS as u64 + 1;

@@ -175,7 +175,7 @@ fn type_meta(ty: &ColumnType) -> TypeMeta {
         ColumnType::DateTime { fsp } | ColumnType::Timestamp { fsp } | ColumnType::Time { fsp } => {
             m.datetime_precision = uint(u64::from(fsp));
         }
-        ColumnType::Year => {}
+        ColumnType::Year | ColumnType::Json => {}
         ColumnType::Bit { bits } => m.precision = uint(u64::from(bits)),
         ColumnType::Enum { ref members } | ColumnType::Set { ref members } => {
             let chars: Vec<usize> = members.iter().map(|x| x.chars().count()).collect();
