@@ -99,7 +99,6 @@ from djshop.models import Author, Book, Publisher, Review  # noqa: E402
 
 # check name -> why it cannot pass on quire yet (only consulted on quire).
 PENDING = {
-    "json_field": "the JSON column type is refused (1235)",
     "case_insensitive_lookups": "strings compare as utf8mb4_bin; MySQL 8.0's default collation "
     "utf8mb4_0900_ai_ci is case-insensitive (Django's icontains/iexact are LIKE on it)",
 }

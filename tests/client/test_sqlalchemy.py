@@ -82,8 +82,6 @@ DRIVERS = os.environ.get("QUIRE_SQLA_DRIVERS", "pymysql,mysqlconnector").split("
 # check name -> why it cannot pass on quire yet. Only consulted when the
 # server says it is quire.
 PENDING = {
-    "enum_column": "the ENUM column type is refused (1235)",
-    "json_column": "the JSON column type is refused (1235)",
 }
 
 
