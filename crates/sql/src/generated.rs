@@ -71,6 +71,7 @@ use quire_engine::types::coerce;
 use quire_engine::{ColumnDef, EngineError, TableDef, Value};
 use sqlparser::ast::{self, Expr, Visit, Visitor};
 
+use crate::constraints::NOT_OF_THE_ROW;
 use crate::ctx::Ctx;
 use crate::expr::{Row, E};
 use crate::SqlResult;
@@ -81,49 +82,6 @@ pub(crate) enum Kind {
     Generated,
     Default,
 }
-
-/// Functions whose value is not a function of the row: refused in a
-/// generated column (MySQL refuses the same set in a CHECK, 3814).
-const NOT_OF_THE_ROW: &[&str] = &[
-    "BENCHMARK",
-    "CONNECTION_ID",
-    "CURDATE",
-    "CURRENT_DATE",
-    "CURRENT_ROLE",
-    "CURRENT_TIME",
-    "CURRENT_TIMESTAMP",
-    "CURRENT_USER",
-    "CURTIME",
-    "DATABASE",
-    "FOUND_ROWS",
-    "GET_LOCK",
-    "IS_FREE_LOCK",
-    "IS_USED_LOCK",
-    "LAST_INSERT_ID",
-    "LOAD_FILE",
-    "LOCALTIME",
-    "LOCALTIMESTAMP",
-    "MASTER_POS_WAIT",
-    "NOW",
-    "RAND",
-    "RANDOM_BYTES",
-    "RELEASE_ALL_LOCKS",
-    "RELEASE_LOCK",
-    "ROW_COUNT",
-    "SCHEMA",
-    "SESSION_USER",
-    "SLEEP",
-    "SYSDATE",
-    "SYSTEM_USER",
-    "UNIX_TIMESTAMP",
-    "USER",
-    "UTC_DATE",
-    "UTC_TIME",
-    "UTC_TIMESTAMP",
-    "UUID",
-    "UUID_SHORT",
-    "VERSION",
-];
 
 /// Functions a DEFAULT expression may not call: the session's statement
 /// history, locks and waits.
