@@ -932,6 +932,13 @@ impl Compiler<'_> {
                     .iter()
                     .map(|i| self.compile(i))
                     .collect::<SqlResult<Vec<_>>>()?;
+                // `e IN (1, 3)`: an ENUM/SET among numbers is its number.
+                let numbers = matches!(enum_as_number(x.clone(), self.cols), E::EnumNum(..))
+                    && !l.is_empty()
+                    && l.iter().all(|i| {
+                        infer(i, self.cols, &[]).is_numeric() || matches!(i, E::Lit(Value::Null))
+                    });
+                let x = if numbers { self.as_number(x) } else { x };
                 E::InList(Box::new(x), l, *negated)
             }
             Expr::RLike {
@@ -1888,6 +1895,13 @@ impl Compiler<'_> {
                 F::Sleep
             }
             _ => match crate::func::lookup(&name) {
+                Some((Func::FindInSet, lo, hi)) => {
+                    want(lo, hi)?;
+                    if let Some(e) = self.find_in_set_member(&args) {
+                        return Ok(e);
+                    }
+                    self.lib_call(Func::FindInSet, &mut args)
+                }
                 Some((f, lo, hi)) => {
                     want(lo, hi)?;
                     self.lib_call(f, &mut args)
@@ -1905,6 +1919,39 @@ impl Compiler<'_> {
             },
         };
         Ok(E::Func(fun, args))
+    }
+
+    /// `FIND_IN_SET('member', set_col)` as MySQL answers it: the member's
+    /// position in the SET's definition when the row has it, else 0
+    /// (NULL for NULL), not its place among the row's members.
+    fn find_in_set_member(&self, args: &[E]) -> Option<E> {
+        let [E::Lit(Value::Bytes(m)), col @ E::Col(i)] = args else {
+            return None;
+        };
+        let ColumnType::Set { members } = &self.cols.get(*i)?.ty else {
+            return None;
+        };
+        let text = std::str::from_utf8(m).ok()?;
+        let pos = quire_engine::types::enumset::enum_ordinal(members, text)?;
+        let bit = 1u64 << (pos - 1);
+        let has = lib(
+            Func::Bit(BitOp::And),
+            vec![
+                E::EnumNum(Box::new(col.clone()), self.cols[*i].ty.clone()),
+                E::Lit(Value::UInt(bit)),
+            ],
+        );
+        Some(E::Case(
+            None,
+            vec![
+                (E::IsNull(Box::new(col.clone()), false), E::Lit(Value::Null)),
+                (
+                    E::Cmp(Cmp::Ne, Box::new(has), Box::new(E::Lit(Value::UInt(0)))),
+                    E::Lit(Value::Int(i64::from(pos))),
+                ),
+            ],
+            Some(Box::new(E::Lit(Value::Int(0)))),
+        ))
     }
 
     /// A library call's final form: JSON-valued arguments marked, the

@@ -546,6 +546,16 @@ pub fn date_add(unit: Unit, sub: bool, d: &Value, n: &Value) -> Value {
     if d.is_null() || n.is_null() {
         return Value::Null;
     }
+    // A TIME plus a day-or-smaller interval stays a duration.
+    if let Value::Time(tm) = d {
+        return match interval(unit, n) {
+            Some(iv) if iv.months == 0 => {
+                let delta = if sub { -iv.micros } else { iv.micros };
+                time_from_micros(i128::from(tm.micros()) + delta)
+            }
+            _ => Value::Null,
+        };
+    }
     let Some((t, has_time)) = to_dt(d) else {
         return Value::Null;
     };
