@@ -29,7 +29,7 @@ use std::sync::Arc;
 
 use quire_engine::alter::AlterChecks;
 use quire_engine::{
-    ColumnChange, ColumnDef, EngineError, NewIndex, Place, Rebuild, TableDef, Value,
+    ColumnChange, ColumnDef, ColumnType, EngineError, NewIndex, Place, Rebuild, TableDef, Value,
 };
 use sqlparser::ast;
 
@@ -115,7 +115,13 @@ fn column<'a>(
             columns: vec![pc.def.name.clone()],
         });
     }
-    // DEFAULT CURRENT_TIMESTAMP: existing rows get the statement's time.
+    // DEFAULT CURRENT_TIMESTAMP: existing rows get the statement's time,
+    // stored as it is (the rebuild writes rows as the engine keeps them):
+    // UTC in a TIMESTAMP, session time in a DATETIME.
+    let stamp = match pc.def.ty {
+        ColumnType::Timestamp { .. } => stamp,
+        _ => crate::tz::current().local_of(stamp).unwrap_or(stamp),
+    };
     let fill = pc
         .def
         .default_now

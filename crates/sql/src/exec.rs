@@ -412,7 +412,7 @@ pub fn update(
     let subplans = finish_subqueries(cx, binder, &t)?;
     let sh = Shared::new(cx, &subplans, false);
     let rows = matching_rows(cx, txn, &sh, &t, &cols, &conj, &keys, limit)?;
-    let stamp = crate::expr::now_utc_fsp(6);
+    let stamp = crate::expr::now_local_fsp(6);
     let (mut matched, mut changed) = (0u64, 0u64);
     for r in rows {
         // A safe point for KILL QUERY / max_execution_time.
@@ -688,7 +688,7 @@ pub fn insert(cx: &Ctx, txn: &mut Txn, ins: &ast::Insert) -> SqlResult<WriteResu
     }
     // DEFAULT CURRENT_TIMESTAMP columns left out (or DEFAULT): the
     // statement's time, the same for every row.
-    let stamp = crate::expr::now_utc_fsp(6);
+    let stamp = crate::expr::now_local_fsp(6);
     for (i, c) in t.columns.iter().enumerate() {
         if let Some(fsp) = c.default_now {
             let now = Value::DateTime(crate::expr::truncate_fsp(stamp, fsp));

@@ -282,7 +282,7 @@ fn apply_updates(
     offsets: &[usize],
     rows: &[Vec<Value>],
 ) -> SqlResult<WriteResult> {
-    let stamp = crate::expr::now_utc_fsp(6);
+    let stamp = crate::expr::now_local_fsp(6);
     let checks = targets
         .iter()
         .map(|t| crate::constraints::TableChecks::compile(cx, &t.def))

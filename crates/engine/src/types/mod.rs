@@ -66,7 +66,7 @@ pub mod decimal;
 pub mod enumset;
 pub mod keycodec;
 pub mod rowcodec;
-mod store_err;
+pub(crate) mod store_err;
 #[cfg(test)]
 mod testutil;
 pub mod time;
