@@ -278,6 +278,17 @@ impl Txn {
         r
     }
 
+    /// A key's values for a 1062 message: TIMESTAMPs in session time, as
+    /// MySQL prints them.
+    fn shown_key(&self, t: &TableDef, cols: &[usize], row: &[Value]) -> String {
+        let Some(z) = self.ts_zone.as_deref() else {
+            return display_vals(cols, row);
+        };
+        let mut local = row.to_vec();
+        crate::tszone::row_to_local(z, &crate::tszone::timestamp_columns(&t.columns), &mut local);
+        display_vals(cols, &local)
+    }
+
     /// A row read through the public interface, in session time.
     fn out_row(&self, t: &TableDef, row: Option<Vec<Value>>) -> Option<Vec<Value>> {
         let Some(z) = self.ts_zone.as_deref() else {
@@ -498,6 +509,12 @@ impl Txn {
     /// Encodes primary key values (or a hidden row id).
     pub fn encode_pk(t: &TableDef, pk: &[Value]) -> Result<Vec<u8>> {
         Self::encode_pk_in(t, pk, None)
+    }
+
+    /// [`Txn::encode_pk`] of primary key values as the SQL layer holds
+    /// them: TIMESTAMP values in this transaction's session zone.
+    pub fn encode_session_pk(&self, t: &TableDef, pk: &[Value]) -> Result<Vec<u8>> {
+        Self::encode_pk_in(t, pk, self.ts_zone.as_deref())
     }
 
     /// [`Txn::encode_pk`] with TIMESTAMP key values read in `zone`.
@@ -810,7 +827,7 @@ impl Txn {
             let shown = if t.has_hidden_pk() {
                 String::new()
             } else {
-                display_vals(&t.primary, &row)
+                self.shown_key(t, &t.primary, &row)
             };
             return Err(EngineError::new(
                 1062,
@@ -868,7 +885,7 @@ impl Txn {
                     "23000",
                     format!(
                         "Duplicate entry '{}' for key '{}.{}'",
-                        display_vals(&idx.columns, row),
+                        self.shown_key(t, &idx.columns, row),
                         t.name,
                         idx.name
                     ),

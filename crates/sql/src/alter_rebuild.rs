@@ -129,6 +129,28 @@ fn column<'a>(
     Ok((pc.def, fill))
 }
 
+/// MySQL converts a TIMESTAMP column's values with the session time zone
+/// when MODIFY/CHANGE turns it into another type (or another type into
+/// TIMESTAMP); the rebuild copies stored values as they are, which is the
+/// same only when session time is UTC. Elsewhere the change is refused
+/// rather than done differently.
+fn refuse_zone_retype(def: &TableDef, from: &str, column: &ColumnDef) -> SqlResult<()> {
+    let Some(old) = def
+        .columns
+        .iter()
+        .find(|c| c.name.eq_ignore_ascii_case(from))
+    else {
+        return Ok(());
+    };
+    let ts = |t: &ColumnType| matches!(t, ColumnType::Timestamp { .. });
+    if ts(&old.ty) != ts(&column.ty) && !crate::tz::current().is_utc() {
+        return Err(EngineError::not_supported(
+            "changing a column to or from TIMESTAMP while time_zone is not UTC",
+        ));
+    }
+    Ok(())
+}
+
 fn set_primary(rb: &mut Rebuild, cols: Vec<String>) -> SqlResult<()> {
     if rb.add_primary.is_some() {
         return Err(EngineError::new(
@@ -171,6 +193,7 @@ fn plan(s: &Session, def: &TableDef, specs: &[Spec]) -> SqlResult<(Rebuild, Opti
             } => {
                 let (column, _) = column(c, &mut rb, &mut checks, stamp)?;
                 let from = from.clone().unwrap_or_else(|| column.name.clone());
+                refuse_zone_retype(def, &from, &column)?;
                 if let Some(x) = after
                     .iter_mut()
                     .find(|x| x.name.eq_ignore_ascii_case(&from))

@@ -93,7 +93,7 @@ fn run_access(
                     None => txn.get(def, &pk)?,
                 };
                 if let Some(values) = got {
-                    let key = Txn::encode_pk(def, &pk)?;
+                    let key = txn.encode_session_pk(def, &pk)?;
                     out.push(quire_engine::Row { key, values });
                 }
                 continue;
@@ -520,7 +520,7 @@ fn find_conflict(
     if !t.has_hidden_pk() {
         let pk: Vec<Value> = t.primary.iter().map(|&i| vals[i].clone()).collect();
         if pk.iter().all(|v| !v.is_null()) {
-            if let Ok(key) = Txn::encode_pk(t, &pk) {
+            if let Ok(key) = txn.encode_session_pk(t, &pk) {
                 if let Some(values) = txn.get_for(t, &pk, LockMode::Exclusive)? {
                     return Ok(Some(quire_engine::Row { key, values }));
                 }

@@ -19,7 +19,7 @@
 //! (insert, update, key lookups and scan bounds; the TIMESTAMP range is
 //! checked on the UTC value) and UTC -> session time on the way out. So
 //! every SQL path that reads or writes rows (SELECT, INSERT/REPLACE/
-//! UPDATE/DELETE, INSERT ... SELECT, LOAD DATA, ON DUPLICATE KEY UPDATE,
+//! UPDATE/DELETE, INSERT ... SELECT, ON DUPLICATE KEY UPDATE,
 //! CHECK, generated columns) sees session time, exactly as MySQL's items
 //! see a TIMESTAMP field's `get_date()`; comparisons with literals happen
 //! in session time. DATETIME never converts.
@@ -142,10 +142,11 @@ impl Zone {
         if spec.is_empty() || spec.trim() != spec {
             return None;
         }
+        // Names match in any case; `@@time_zone` shows the spelling the
+        // session used (as MySQL and MariaDB do).
         let tz = TimeZone::get(spec).ok()?;
-        let name = tz.iana_name().unwrap_or(spec).to_string();
         Some(Zone {
-            name,
+            name: spec.to_string(),
             kind: Kind::Named(tz),
         })
     }
@@ -290,7 +291,7 @@ mod tests {
             ("+14:00", "+14:00"),
             ("-13:59", "-13:59"),
             ("Europe/Berlin", "Europe/Berlin"),
-            ("europe/berlin", "Europe/Berlin"),
+            ("europe/berlin", "europe/berlin"),
             ("UTC", "UTC"),
         ] {
             assert_eq!(
@@ -329,7 +330,7 @@ mod tests {
             show(z.local_of(dt("2023-12-31 18:30:00"))),
             "2024-01-01 00:00:00"
         );
-        assert!(z.is_utc() == false);
+        assert!(!z.is_utc());
         assert!(Zone::parse("-00:00").expect("zone").is_utc());
     }
 

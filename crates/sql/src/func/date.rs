@@ -1136,7 +1136,7 @@ pub fn convert_tz(d: &Value, from: &Value, to: &Value) -> Value {
     };
     // MySQL converts only instants in (0, MY_TIME_T_MAX] seconds.
     match f.epoch_micros_of(dt) {
-        Some(us) if us >= 1_000_000 && us < 32_536_771_200_000_000 => {
+        Some(us) if (1_000_000..32_536_771_200_000_000).contains(&us) => {
             from_micros(us + i128::from(EPOCH_DAYNR) * 86_400_000_000)
                 .and_then(|utc| t.local_of(utc))
                 .map_or(Value::Null, Value::DateTime)
