@@ -260,12 +260,23 @@ pub(crate) fn run(s: &mut Session, def: Arc<TableDef>, specs: &[Spec]) -> SqlRes
     let rows = s.with_ctx(&[], |cx, _txn| {
         // The CHECKs of the new definition, compiled on its first row.
         let compiled: RefCell<Option<TableChecks>> = RefCell::new(None);
+        // Copied rows hold TIMESTAMPs as stored (UTC); CHECKs and
+        // generated columns see them in session time, as in MySQL.
+        let zone = crate::tz::engine_zone(&crate::tz::current());
         let verify = |d: &TableDef, row: &[Value]| -> quire_engine::Result<()> {
             let mut c = compiled.borrow_mut();
             if c.is_none() {
                 *c = Some(TableChecks::compile(cx, d)?);
             }
-            c.as_ref().map_or(Ok(()), |c| c.verify(row))
+            match &zone {
+                Some(z) => {
+                    let mut local = row.to_vec();
+                    let ts = quire_engine::tszone::timestamp_columns(&d.columns);
+                    quire_engine::tszone::row_to_local(&**z, &ts, &mut local);
+                    c.as_ref().map_or(Ok(()), |c| c.verify(&local))
+                }
+                None => c.as_ref().map_or(Ok(()), |c| c.verify(row)),
+            }
         };
         // The new table's columns: the row-size limit, and its generated
         // columns and DEFAULT expressions against the final column list.
@@ -283,8 +294,36 @@ pub(crate) fn run(s: &mut Session, def: Arc<TableDef>, specs: &[Spec]) -> SqlRes
                 if g.is_none() {
                     *g = Some(TableGen::compile(cx, d)?);
                 }
-                g.as_ref()
-                    .map_or(Ok(()), |g| g.rebuild_row(d, row, fresh, n))
+                let Some(g) = g.as_ref() else {
+                    return Ok(());
+                };
+                let Some(z) = &zone else {
+                    return g.rebuild_row(d, row, fresh, n);
+                };
+                // Computed in session time; the values it set go back to
+                // the row as stored (a TIMESTAMP converted to UTC).
+                let ts = quire_engine::tszone::timestamp_columns(&d.columns);
+                let mut before = row.to_vec();
+                quire_engine::tszone::row_to_local(&**z, &ts, &mut before);
+                let mut local = before.clone();
+                g.rebuild_row(d, &mut local, fresh, n)?;
+                for (i, c) in d.columns.iter().enumerate() {
+                    if local[i] == before[i] {
+                        continue;
+                    }
+                    row[i] = match c.ty {
+                        ColumnType::Timestamp { fsp } => quire_engine::tszone::store_timestamp(
+                            &**z,
+                            local[i].clone(),
+                            fsp,
+                            c.nullable,
+                            &c.name,
+                            n,
+                        )?,
+                        _ => local[i].clone(),
+                    };
+                }
+                Ok(())
             };
         let checks = AlterChecks {
             foreign_key_checks: fk_checks,

@@ -376,7 +376,7 @@ fn apply_assignments(
         ctxrow.extend_from_slice(extra);
         let v = eval_in(txn, sh, e, &ctxrow)?;
         let c = &t.columns[*ci];
-        new[*ci] = quire_engine::types::coerce(v, &c.ty, c.nullable, &c.name, 1)?;
+        new[*ci] = crate::tz::coerce_session(v, c, c.nullable, 1)?;
     }
     Ok(new)
 }
@@ -754,7 +754,7 @@ pub fn insert(cx: &Ctx, txn: &mut Txn, ins: &ast::Insert) -> SqlResult<WriteResu
                         .map(|(i, v)| match v {
                             Some(v) => {
                                 let c = &t.columns[i];
-                                quire_engine::types::coerce(v.clone(), &c.ty, true, &c.name, 1)
+                                crate::tz::coerce_session(v.clone(), c, true, 1)
                                     .unwrap_or(Value::Null)
                             }
                             None => t.columns[i].default.clone().unwrap_or(Value::Null),

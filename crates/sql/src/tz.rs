@@ -238,6 +238,25 @@ impl quire_engine::tszone::TimestampZone for Zone {
     }
 }
 
+/// A column value as the SQL layer holds it (session time) checked
+/// against column `c`: a TIMESTAMP is checked as a DATETIME of its
+/// precision when session time is not UTC, because its range applies to
+/// the UTC value, which the transaction checks when it stores it.
+pub fn coerce_session(
+    v: quire_engine::Value,
+    c: &quire_engine::ColumnDef,
+    nullable: bool,
+    row: u64,
+) -> Result<quire_engine::Value, EngineError> {
+    use quire_engine::ColumnType;
+    match c.ty {
+        ColumnType::Timestamp { fsp } if !current().is_utc() => {
+            quire_engine::types::coerce(v, &ColumnType::DateTime { fsp }, nullable, &c.name, row)
+        }
+        _ => quire_engine::types::coerce(v, &c.ty, nullable, &c.name, row),
+    }
+}
+
 thread_local! {
     /// The zone of the statement running on this thread.
     static CURRENT: RefCell<Zone> = RefCell::new(Zone::system());
