@@ -473,7 +473,9 @@ pub fn now_utc_fsp(fsp: u8) -> DateTime {
 /// a TIMESTAMP column, the transaction converts it back to UTC).
 pub fn now_local_fsp(fsp: u8) -> DateTime {
     let utc = now_utc_fsp(fsp);
-    crate::tz::current().local_of(utc).unwrap_or(utc)
+    let local = crate::tz::current().local_of(utc).unwrap_or(utc);
+    crate::tz::remember_reading(local, utc);
+    local
 }
 
 /// `dt` with its fraction cut to `fsp` digits.
@@ -1273,7 +1275,9 @@ impl Compiler<'_> {
 
     /// The statement's time in the session time zone (`now` is UTC).
     fn local_now(&self) -> DateTime {
-        crate::tz::current().local_of(self.now).unwrap_or(self.now)
+        let local = crate::tz::current().local_of(self.now).unwrap_or(self.now);
+        crate::tz::remember_reading(local, self.now);
+        local
     }
 
     fn niladic(&self, name: &str) -> Option<E> {

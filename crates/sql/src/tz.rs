@@ -39,9 +39,20 @@
 //! an autumn overlap (02:30 on the last Sunday of October) is its earlier
 //! instant (the one still in summer time).
 //!
-//! Known difference: a literal TIMESTAMP column default (`DEFAULT
-//! '2000-01-01 00:00:00'`) is kept as written and stored as that UTC value;
-//! MySQL converts it with the zone of the session that created the table.
+//! A clock reading (NOW(), CURRENT_TIMESTAMP, a DEFAULT / ON UPDATE
+//! CURRENT_TIMESTAMP value) written to a TIMESTAMP keeps its own instant
+//! even inside a repeated hour: the statement remembers its readings
+//! ([`remember_reading`]) and the conversion back to UTC uses them, as
+//! MySQL stores the query start time itself.
+//!
+//! Known differences: a literal TIMESTAMP column default (`DEFAULT
+//! '2000-01-01 00:00:00'`) is kept as written and stored as that UTC value
+//! (MySQL converts it with the zone of the session that created the
+//! table); ORDER BY / GROUP BY of a TIMESTAMP column that is not read
+//! through its index use session-time values, so within a repeated autumn
+//! hour the order can differ from MySQL's (which sorts by the instant);
+//! INSERT ... SELECT of a TIMESTAMP in such an hour goes through session
+//! time and lands on the earlier instant (MySQL copies the instant).
 
 use std::cell::RefCell;
 
@@ -228,6 +239,11 @@ impl Zone {
 
 impl quire_engine::tszone::TimestampZone for Zone {
     fn to_utc(&self, local: DateTime) -> Option<DateTime> {
+        if matches!(self.kind, Kind::Named(_)) {
+            if let Some(u) = reading_of(&local) {
+                return Some(u);
+            }
+        }
         self.utc_of(local)
     }
     fn to_local(&self, utc: DateTime) -> DateTime {
@@ -260,6 +276,37 @@ pub fn coerce_session(
 thread_local! {
     /// The zone of the statement running on this thread.
     static CURRENT: RefCell<Zone> = RefCell::new(Zone::system());
+    /// The statement's clock readings in session time and UTC (NOW(),
+    /// CURRENT_TIMESTAMP defaults): written back to a TIMESTAMP, such a
+    /// reading is its own instant, also inside a repeated autumn hour
+    /// (MySQL stores the query start time itself).
+    static READINGS: RefCell<Vec<(DateTime, DateTime)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Remembers that session time `local` is the clock reading `utc`.
+pub fn remember_reading(local: DateTime, utc: DateTime) {
+    READINGS.with(|r| {
+        let mut r = r.borrow_mut();
+        if r.len() >= 8 {
+            r.remove(0);
+        }
+        r.push((local, utc));
+    });
+}
+
+/// The UTC reading whose session time is `local` to the second.
+fn reading_of(local: &DateTime) -> Option<DateTime> {
+    let secs = |d: &DateTime| (d.date(), d.hour, d.minute, d.second);
+    READINGS.with(|r| {
+        r.borrow()
+            .iter()
+            .rev()
+            .find(|(l, _)| secs(l) == secs(local))
+            .map(|(_, u)| DateTime {
+                micro: local.micro,
+                ..*u
+            })
+    })
 }
 
 /// The running statement's session zone.
@@ -271,6 +318,7 @@ pub fn current() -> Zone {
 /// before each statement).
 pub fn set_current(z: &Zone) {
     CURRENT.with(|c| *c.borrow_mut() = z.clone());
+    READINGS.with(|r| r.borrow_mut().clear());
 }
 
 /// The transaction's zone for TIMESTAMP columns: None when session time
@@ -387,6 +435,22 @@ mod tests {
             show(z.local_of(dt("2024-10-27 01:30:00"))),
             "2024-10-27 02:30:00"
         );
+    }
+
+    #[test]
+    fn a_clock_reading_in_the_repeated_hour_keeps_its_instant() {
+        use quire_engine::tszone::TimestampZone;
+        let z = Zone::parse("America/New_York").expect("zone");
+        set_current(&z);
+        // 06:30 UTC is 01:30 EST, the second 01:30 of 2024-11-03.
+        let utc = dt("2024-11-03 06:30:00");
+        let local = z.local_of(utc).expect("local");
+        assert_eq!(local.format_fsp(0), "2024-11-03 01:30:00");
+        assert_eq!(show(z.to_utc(local)), "2024-11-03 05:30:00");
+        remember_reading(local, utc);
+        assert_eq!(show(z.to_utc(local)), "2024-11-03 06:30:00");
+        set_current(&Zone::system());
+        assert_eq!(show(z.to_utc(local)), "2024-11-03 05:30:00");
     }
 
     #[test]
