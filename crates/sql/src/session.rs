@@ -179,13 +179,24 @@ fn check_inert(name: &str, lname: &str, text: &str) -> SqlResult<()> {
     }
 }
 
-/// 1231 for `SET time_zone = NULL`.
-fn null_zone() -> EngineError {
-    EngineError::new(
-        1231,
-        "42000",
-        "Variable 'time_zone' can't be set to the value of 'NULL'",
-    )
+/// 1231 for `SET time_zone = NULL`, 1232 for a number (the variable is
+/// a string, as MySQL's).
+fn bad_zone_value(v: &Value) -> Option<EngineError> {
+    match v {
+        Value::Null => Some(EngineError::new(
+            1231,
+            "42000",
+            "Variable 'time_zone' can't be set to the value of 'NULL'",
+        )),
+        Value::Int(_) | Value::UInt(_) | Value::Decimal(_) | Value::Double(_) | Value::Float(_) => {
+            Some(EngineError::new(
+                1232,
+                "42000",
+                "Incorrect argument type to variable 'time_zone'",
+            ))
+        }
+        _ => None,
+    }
 }
 
 /// Whether a SET value is the keyword DEFAULT.
@@ -197,8 +208,8 @@ fn is_default(v: &Value, text: &str) -> bool {
 /// as the default of sessions that connect later (DEFAULT: back to
 /// `--default-time-zone`, i.e. SYSTEM).
 fn set_global_time_zone(v: &Value, text: &str) -> SqlResult<()> {
-    if v.is_null() {
-        return Err(null_zone());
+    if let Some(e) = bad_zone_value(v) {
+        return Err(e);
     }
     let Ok(mut g) = global_overrides().lock() else {
         return Err(EngineError::internal("global variables are unavailable"));
@@ -1592,8 +1603,8 @@ impl Session {
                 Ok(())
             }
             "time_zone" => {
-                if v.is_null() {
-                    return Err(null_zone());
+                if let Some(e) = bad_zone_value(v) {
+                    return Err(e);
                 }
                 if is_default(v, &text) {
                     self.vars.remove(lname);
