@@ -25,6 +25,7 @@ pub mod rebuild;
 mod sizes;
 mod stats;
 mod syncer;
+pub mod tszone;
 pub mod txn;
 pub mod types;
 pub mod view;

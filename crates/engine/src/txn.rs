@@ -55,7 +55,7 @@ pub fn fk_serving_index(t: &TableDef, cols: &[usize]) -> Option<Option<String>> 
     fk::access_for(t, cols)
 }
 
-use crate::catalog::{IndexDef, TableDef};
+use crate::catalog::{ColumnDef, IndexDef, TableDef};
 use crate::commit::TxWrite;
 use crate::engine::{display_vals, has_null, sec_key, Inner, RecWrite};
 use crate::error::{EngineError, Result};
@@ -199,6 +199,9 @@ pub struct Txn {
     fk_checks: bool,
     /// How deep the foreign-key cascade being applied is.
     fk_depth: usize,
+    /// The session's time zone for TIMESTAMP columns (tszone.rs); None
+    /// converts nothing (UTC).
+    ts_zone: Option<crate::tszone::Zone>,
 }
 
 fn row_lock_name(table: u32, pk: &[u8]) -> Vec<u8> {
@@ -249,6 +252,7 @@ impl Txn {
             single_statement: false,
             fk_checks: true,
             fk_depth: 0,
+            ts_zone: None,
         }
     }
 
@@ -257,6 +261,55 @@ impl Txn {
     /// reads, as InnoDB does with autocommit on.
     pub fn set_single_statement(&mut self, single: bool) {
         self.single_statement = single;
+    }
+
+    /// The session time zone TIMESTAMP values are written and read in
+    /// (tszone.rs); None = UTC, no conversion.
+    pub fn set_timestamp_zone(&mut self, zone: Option<crate::tszone::Zone>) {
+        self.ts_zone = zone;
+    }
+
+    /// Runs `f` with the session zone set aside: foreign-key checks and
+    /// cascades read and write stored (UTC) values.
+    fn utc_only<T>(&mut self, f: impl FnOnce(&mut Txn) -> Result<T>) -> Result<T> {
+        let zone = self.ts_zone.take();
+        let r = f(self);
+        self.ts_zone = zone;
+        r
+    }
+
+    /// A key's values for a 1062 message: TIMESTAMPs in session time, as
+    /// MySQL prints them.
+    fn shown_key(&self, t: &TableDef, cols: &[usize], row: &[Value]) -> String {
+        let Some(z) = self.ts_zone.as_deref() else {
+            return display_vals(cols, row);
+        };
+        let mut local = row.to_vec();
+        crate::tszone::row_to_local(z, &crate::tszone::timestamp_columns(&t.columns), &mut local);
+        display_vals(cols, &local)
+    }
+
+    /// A row read through the public interface, in session time.
+    fn out_row(&self, t: &TableDef, row: Option<Vec<Value>>) -> Option<Vec<Value>> {
+        let Some(z) = self.ts_zone.as_deref() else {
+            return row;
+        };
+        row.map(|mut r| {
+            let ts = crate::tszone::timestamp_columns(&t.columns);
+            crate::tszone::row_to_local(z, &ts, &mut r);
+            r
+        })
+    }
+
+    /// A value written to column `c`, checked against its type (and for a
+    /// TIMESTAMP in a session zone, converted to UTC first).
+    fn store_value(&self, c: &ColumnDef, v: Value, row_no: u64) -> Result<Value> {
+        match (&c.ty, self.ts_zone.as_deref()) {
+            (ColumnType::Timestamp { fsp }, Some(z)) => {
+                crate::tszone::store_timestamp(z, v, *fsp, c.nullable, &c.name, row_no)
+            }
+            _ => types::coerce(v, &c.ty, c.nullable, &c.name, row_no),
+        }
     }
 
     /// The lock a plain (consistent) read takes: S under SERIALIZABLE in
@@ -455,6 +508,21 @@ impl Txn {
 
     /// Encodes primary key values (or a hidden row id).
     pub fn encode_pk(t: &TableDef, pk: &[Value]) -> Result<Vec<u8>> {
+        Self::encode_pk_in(t, pk, None)
+    }
+
+    /// [`Txn::encode_pk`] of primary key values as the SQL layer holds
+    /// them: TIMESTAMP values in this transaction's session zone.
+    pub fn encode_session_pk(&self, t: &TableDef, pk: &[Value]) -> Result<Vec<u8>> {
+        Self::encode_pk_in(t, pk, self.ts_zone.as_deref())
+    }
+
+    /// [`Txn::encode_pk`] with TIMESTAMP key values read in `zone`.
+    fn encode_pk_in(
+        t: &TableDef,
+        pk: &[Value],
+        zone: Option<&dyn crate::tszone::TimestampZone>,
+    ) -> Result<Vec<u8>> {
         let mut out = Vec::new();
         if t.has_hidden_pk() {
             match pk {
@@ -472,7 +540,12 @@ impl Txn {
             let mut vals = Vec::with_capacity(pk.len());
             for (i, v) in pk.iter().enumerate() {
                 let c = &t.columns[t.primary[i]];
-                vals.push(types::coerce(v.clone(), &c.ty, false, &c.name, 1)?);
+                vals.push(match (&c.ty, zone) {
+                    (ColumnType::Timestamp { fsp }, Some(z)) => {
+                        crate::tszone::store_timestamp(z, v.clone(), *fsp, false, &c.name, 1)?
+                    }
+                    _ => types::coerce(v.clone(), &c.ty, false, &c.name, 1)?,
+                });
             }
             types::encode_key(&vals, &t.pk_types(), &mut out);
         }
@@ -538,12 +611,13 @@ impl Txn {
 
     /// Consistent read of one row by primary key values.
     pub fn get(&mut self, t: &TableDef, pk: &[Value]) -> Result<Option<Vec<Value>>> {
-        let k = Self::encode_pk(t, pk)?;
+        let k = Self::encode_pk_in(t, pk, self.ts_zone.as_deref())?;
         self.get_by_key(t, &k)
     }
 
     pub fn get_by_key(&mut self, t: &TableDef, key: &[u8]) -> Result<Option<Vec<Value>>> {
-        self.get_by_key_cols(t, key, None)
+        let r = self.get_by_key_cols(t, key, None)?;
+        Ok(self.out_row(t, r))
     }
 
     /// Consistent read of one row by primary key values, decoding only the
@@ -555,8 +629,9 @@ impl Txn {
         pk: &[Value],
         wanted: Option<&[bool]>,
     ) -> Result<Option<Vec<Value>>> {
-        let k = Self::encode_pk(t, pk)?;
-        self.get_by_key_cols(t, &k, wanted)
+        let k = Self::encode_pk_in(t, pk, self.ts_zone.as_deref())?;
+        let r = self.get_by_key_cols(t, &k, wanted)?;
+        Ok(self.out_row(t, r))
     }
 
     fn get_by_key_cols(
@@ -597,8 +672,9 @@ impl Txn {
         mode: LockMode,
         wait: LockWait,
     ) -> Result<Option<Vec<Value>>> {
-        let k = Self::encode_pk(t, pk)?;
-        self.current(t, &k, mode, wait)
+        let k = Self::encode_pk_in(t, pk, self.ts_zone.as_deref())?;
+        let r = self.current(t, &k, mode, wait)?;
+        Ok(self.out_row(t, r))
     }
 
     fn current(
@@ -634,7 +710,10 @@ impl Txn {
         }
         let mut out = Vec::with_capacity(values.len());
         let mut auto_id = None;
-        for (i, (c, v)) in t.columns.iter().zip(values).enumerate() {
+        for (c, v) in t.columns.iter().zip(values) {
+            // A written value is in session time; a literal column default
+            // is kept as stored (UTC, see tszone.rs).
+            let explicit = v.is_some();
             let v = match v {
                 // NULL, absent, or 0 generate the next value (MySQL,
                 // without NO_AUTO_VALUE_ON_ZERO in sql_mode).
@@ -658,8 +737,11 @@ impl Txn {
                     }
                 },
             };
-            let _ = i;
-            let v = types::coerce(v, &c.ty, c.nullable, &c.name, row_no)?;
+            let v = if explicit {
+                self.store_value(c, v, row_no)?
+            } else {
+                types::coerce(v, &c.ty, c.nullable, &c.name, row_no)?
+            };
             // An explicit value raises the counter only once it is known to
             // fit the column: a rejected INSERT must not move it (MySQL).
             if c.auto_increment && auto_id.is_none() {
@@ -685,7 +767,7 @@ impl Txn {
         };
         let key = Self::pk_of(t, &row, hidden);
         if !t.foreign_keys.is_empty() {
-            self.fk_check_parents(t, &row, None)?;
+            self.utc_only(|tx| tx.fk_check_parents(t, &row, None))?;
         }
         self.insert_row(t, key.clone(), row)?;
         Ok(Inserted { key, auto_id })
@@ -745,7 +827,7 @@ impl Txn {
             let shown = if t.has_hidden_pk() {
                 String::new()
             } else {
-                display_vals(&t.primary, &row)
+                self.shown_key(t, &t.primary, &row)
             };
             return Err(EngineError::new(
                 1062,
@@ -803,7 +885,7 @@ impl Txn {
                     "23000",
                     format!(
                         "Duplicate entry '{}' for key '{}.{}'",
-                        display_vals(&idx.columns, row),
+                        self.shown_key(t, &idx.columns, row),
                         t.name,
                         idx.name
                     ),
@@ -862,7 +944,7 @@ impl Txn {
         };
         let mut row = Vec::with_capacity(values.len());
         for (c, v) in t.columns.iter().zip(values) {
-            row.push(types::coerce(v, &c.ty, c.nullable, &c.name, 1)?);
+            row.push(self.store_value(c, v, 1)?);
         }
         if let Some(ai) = t.auto_increment_column() {
             if let Some(n) = int_of(&row[ai]) {
@@ -877,7 +959,7 @@ impl Txn {
             Self::pk_of(t, &row, None)
         };
         if !t.foreign_keys.is_empty() {
-            self.fk_check_parents(t, &row, Some(&old))?;
+            self.utc_only(|tx| tx.fk_check_parents(t, &row, Some(&old)))?;
         }
         let table = self.table_arc(t);
         // The parent side needs both images after the write is recorded.
@@ -907,7 +989,7 @@ impl Txn {
             );
         }
         if let Some((old, new)) = images {
-            self.fk_parent_changed(t, &old, Some(&new))?;
+            self.utc_only(|tx| tx.fk_parent_changed(t, &old, Some(&new)))?;
         }
         Ok(true)
     }
@@ -930,7 +1012,7 @@ impl Txn {
             },
         );
         if let Some(old) = image {
-            self.fk_parent_changed(t, &old, None)?;
+            self.utc_only(|tx| tx.fk_parent_changed(t, &old, None))?;
         }
         Ok(true)
     }
@@ -1001,33 +1083,52 @@ impl Txn {
         // 'abc' for an INT) cannot be encoded exactly: the bound is dropped
         // (None) and the scan is wider than asked. Callers that pass such
         // values (the SQL layer) filter rows by their predicate anyway.
-        let enc = |vals: &[Value]| -> Option<Vec<u8>> {
+        // TIMESTAMP key values are session time: converted to UTC
+        // (tszone.rs). In a zone with transitions the bound is widened and
+        // cut after that column (`widened`): it then includes its key.
+        let zone = self.ts_zone.clone();
+        let enc = |vals: &[Value], lower: bool| -> Option<(Vec<u8>, bool)> {
             let mut out = Vec::new();
             if key_types.is_empty() {
                 if let [Value::UInt(id)] = vals {
                     out.extend_from_slice(&id.to_be_bytes());
                 }
-                return Some(out);
+                return Some((out, false));
             }
             let n = vals.len().min(key_types.len());
             let mut cv = Vec::with_capacity(n);
+            let mut widened = false;
             for (v, ty) in vals[..n].iter().zip(&key_types) {
+                if let (ColumnType::Timestamp { fsp }, Some(z), false) =
+                    (ty, zone.as_deref(), v.is_null())
+                {
+                    let (c, exact) = crate::tszone::bound_to_utc(z, v, *fsp, lower)?;
+                    cv.push(c);
+                    if !exact {
+                        widened = true;
+                        break;
+                    }
+                    continue;
+                }
                 let c = types::coerce(v.clone(), ty, true, "key", 1).ok()?;
                 if types::compare(&c, v) != Some(std::cmp::Ordering::Equal) && !v.is_null() {
                     return None; // rounded or clamped: not an exact bound
                 }
                 cv.push(c);
             }
-            types::try_encode_key(&cv, &key_types[..n], &mut out).ok()?;
-            Some(out)
+            types::try_encode_key(&cv, &key_types[..cv.len()], &mut out).ok()?;
+            Some((out, widened))
         };
         // Byte bounds over the tree (see the prefix rules in types).
         let lower = match &s.lower {
             Bound::Unbounded => Bound::Unbounded,
-            Bound::Included(v) => enc(v).map_or(Bound::Unbounded, Bound::Included),
-            Bound::Excluded(v) => match enc(v) {
+            Bound::Included(v) => {
+                enc(v, true).map_or(Bound::Unbounded, |(k, _)| Bound::Included(k))
+            }
+            Bound::Excluded(v) => match enc(v, true) {
                 None => Bound::Unbounded,
-                Some(k) => match successor(&k) {
+                Some((k, true)) => Bound::Included(k),
+                Some((k, false)) => match successor(&k) {
                     Some(x) => Bound::Included(x),
                     None => return Ok(ScanBatch::default()),
                 },
@@ -1035,8 +1136,12 @@ impl Txn {
         };
         let upper = match &s.upper {
             Bound::Unbounded => Bound::Unbounded,
-            Bound::Excluded(v) => enc(v).map_or(Bound::Unbounded, Bound::Excluded),
-            Bound::Included(v) => match enc(v).and_then(|k| successor(&k)) {
+            Bound::Excluded(v) => match enc(v, false) {
+                None => Bound::Unbounded,
+                Some((k, false)) => Bound::Excluded(k),
+                Some((k, true)) => successor(&k).map_or(Bound::Unbounded, Bound::Excluded),
+            },
+            Bound::Included(v) => match enc(v, false).and_then(|(k, _)| successor(&k)) {
                 Some(x) => Bound::Excluded(x),
                 None => Bound::Unbounded,
             },
@@ -1199,10 +1304,17 @@ impl Txn {
             found.truncate(l);
         }
         let resume = found.last().map(|e| key_of(e).to_vec());
-        Ok(ScanBatch {
-            rows: found.into_iter().map(|(_, r)| r).collect(),
-            resume,
-        })
+        let ts_cols = match self.ts_zone.as_deref() {
+            Some(_) => crate::tszone::timestamp_columns(&t.columns),
+            None => Vec::new(),
+        };
+        let mut rows: Vec<Row> = found.into_iter().map(|(_, r)| r).collect();
+        if let (Some(z), false) = (self.ts_zone.as_deref(), ts_cols.is_empty()) {
+            for r in &mut rows {
+                crate::tszone::row_to_local(z, &ts_cols, &mut r.values);
+            }
+        }
+        Ok(ScanBatch { rows, resume })
     }
 
     /// Commits. Returns the commit sequence number (0 for a transaction

@@ -29,7 +29,7 @@ use std::sync::Arc;
 
 use quire_engine::alter::AlterChecks;
 use quire_engine::{
-    ColumnChange, ColumnDef, EngineError, NewIndex, Place, Rebuild, TableDef, Value,
+    ColumnChange, ColumnDef, ColumnType, EngineError, NewIndex, Place, Rebuild, TableDef, Value,
 };
 use sqlparser::ast;
 
@@ -115,12 +115,40 @@ fn column<'a>(
             columns: vec![pc.def.name.clone()],
         });
     }
-    // DEFAULT CURRENT_TIMESTAMP: existing rows get the statement's time.
+    // DEFAULT CURRENT_TIMESTAMP: existing rows get the statement's time,
+    // stored as it is (the rebuild writes rows as the engine keeps them):
+    // UTC in a TIMESTAMP, session time in a DATETIME.
+    let stamp = match pc.def.ty {
+        ColumnType::Timestamp { .. } => stamp,
+        _ => crate::tz::current().local_of(stamp).unwrap_or(stamp),
+    };
     let fill = pc
         .def
         .default_now
         .map(|fsp| Value::DateTime(crate::expr::truncate_fsp(stamp, fsp)));
     Ok((pc.def, fill))
+}
+
+/// MySQL converts a TIMESTAMP column's values with the session time zone
+/// when MODIFY/CHANGE turns it into another type (or another type into
+/// TIMESTAMP); the rebuild copies stored values as they are, which is the
+/// same only when session time is UTC. Elsewhere the change is refused
+/// rather than done differently.
+fn refuse_zone_retype(def: &TableDef, from: &str, column: &ColumnDef) -> SqlResult<()> {
+    let Some(old) = def
+        .columns
+        .iter()
+        .find(|c| c.name.eq_ignore_ascii_case(from))
+    else {
+        return Ok(());
+    };
+    let ts = |t: &ColumnType| matches!(t, ColumnType::Timestamp { .. });
+    if ts(&old.ty) != ts(&column.ty) && !crate::tz::current().is_utc() {
+        return Err(EngineError::not_supported(
+            "changing a column to or from TIMESTAMP while time_zone is not UTC",
+        ));
+    }
+    Ok(())
 }
 
 fn set_primary(rb: &mut Rebuild, cols: Vec<String>) -> SqlResult<()> {
@@ -165,6 +193,7 @@ fn plan(s: &Session, def: &TableDef, specs: &[Spec]) -> SqlResult<(Rebuild, Opti
             } => {
                 let (column, _) = column(c, &mut rb, &mut checks, stamp)?;
                 let from = from.clone().unwrap_or_else(|| column.name.clone());
+                refuse_zone_retype(def, &from, &column)?;
                 if let Some(x) = after
                     .iter_mut()
                     .find(|x| x.name.eq_ignore_ascii_case(&from))
@@ -231,12 +260,23 @@ pub(crate) fn run(s: &mut Session, def: Arc<TableDef>, specs: &[Spec]) -> SqlRes
     let rows = s.with_ctx(&[], |cx, _txn| {
         // The CHECKs of the new definition, compiled on its first row.
         let compiled: RefCell<Option<TableChecks>> = RefCell::new(None);
+        // Copied rows hold TIMESTAMPs as stored (UTC); CHECKs and
+        // generated columns see them in session time, as in MySQL.
+        let zone = crate::tz::engine_zone(&crate::tz::current());
         let verify = |d: &TableDef, row: &[Value]| -> quire_engine::Result<()> {
             let mut c = compiled.borrow_mut();
             if c.is_none() {
                 *c = Some(TableChecks::compile(cx, d)?);
             }
-            c.as_ref().map_or(Ok(()), |c| c.verify(row))
+            match &zone {
+                Some(z) => {
+                    let mut local = row.to_vec();
+                    let ts = quire_engine::tszone::timestamp_columns(&d.columns);
+                    quire_engine::tszone::row_to_local(&**z, &ts, &mut local);
+                    c.as_ref().map_or(Ok(()), |c| c.verify(&local))
+                }
+                None => c.as_ref().map_or(Ok(()), |c| c.verify(row)),
+            }
         };
         // The new table's columns: the row-size limit, and its generated
         // columns and DEFAULT expressions against the final column list.
@@ -254,8 +294,36 @@ pub(crate) fn run(s: &mut Session, def: Arc<TableDef>, specs: &[Spec]) -> SqlRes
                 if g.is_none() {
                     *g = Some(TableGen::compile(cx, d)?);
                 }
-                g.as_ref()
-                    .map_or(Ok(()), |g| g.rebuild_row(d, row, fresh, n))
+                let Some(g) = g.as_ref() else {
+                    return Ok(());
+                };
+                let Some(z) = &zone else {
+                    return g.rebuild_row(d, row, fresh, n);
+                };
+                // Computed in session time; the values it set go back to
+                // the row as stored (a TIMESTAMP converted to UTC).
+                let ts = quire_engine::tszone::timestamp_columns(&d.columns);
+                let mut before = row.to_vec();
+                quire_engine::tszone::row_to_local(&**z, &ts, &mut before);
+                let mut local = before.clone();
+                g.rebuild_row(d, &mut local, fresh, n)?;
+                for (i, c) in d.columns.iter().enumerate() {
+                    if local[i] == before[i] {
+                        continue;
+                    }
+                    row[i] = match c.ty {
+                        ColumnType::Timestamp { fsp } => quire_engine::tszone::store_timestamp(
+                            &**z,
+                            local[i].clone(),
+                            fsp,
+                            c.nullable,
+                            &c.name,
+                            n,
+                        )?,
+                        _ => local[i].clone(),
+                    };
+                }
+                Ok(())
             };
         let checks = AlterChecks {
             foreign_key_checks: fk_checks,

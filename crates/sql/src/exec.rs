@@ -93,7 +93,7 @@ fn run_access(
                     None => txn.get(def, &pk)?,
                 };
                 if let Some(values) = got {
-                    let key = Txn::encode_pk(def, &pk)?;
+                    let key = txn.encode_session_pk(def, &pk)?;
                     out.push(quire_engine::Row { key, values });
                 }
                 continue;
@@ -376,7 +376,7 @@ fn apply_assignments(
         ctxrow.extend_from_slice(extra);
         let v = eval_in(txn, sh, e, &ctxrow)?;
         let c = &t.columns[*ci];
-        new[*ci] = quire_engine::types::coerce(v, &c.ty, c.nullable, &c.name, 1)?;
+        new[*ci] = crate::tz::coerce_session(v, c, c.nullable, 1)?;
     }
     Ok(new)
 }
@@ -412,7 +412,7 @@ pub fn update(
     let subplans = finish_subqueries(cx, binder, &t)?;
     let sh = Shared::new(cx, &subplans, false);
     let rows = matching_rows(cx, txn, &sh, &t, &cols, &conj, &keys, limit)?;
-    let stamp = crate::expr::now_utc_fsp(6);
+    let stamp = crate::expr::now_local_fsp(6);
     let (mut matched, mut changed) = (0u64, 0u64);
     for r in rows {
         // A safe point for KILL QUERY / max_execution_time.
@@ -520,7 +520,7 @@ fn find_conflict(
     if !t.has_hidden_pk() {
         let pk: Vec<Value> = t.primary.iter().map(|&i| vals[i].clone()).collect();
         if pk.iter().all(|v| !v.is_null()) {
-            if let Ok(key) = Txn::encode_pk(t, &pk) {
+            if let Ok(key) = txn.encode_session_pk(t, &pk) {
                 if let Some(values) = txn.get_for(t, &pk, LockMode::Exclusive)? {
                     return Ok(Some(quire_engine::Row { key, values }));
                 }
@@ -688,7 +688,7 @@ pub fn insert(cx: &Ctx, txn: &mut Txn, ins: &ast::Insert) -> SqlResult<WriteResu
     }
     // DEFAULT CURRENT_TIMESTAMP columns left out (or DEFAULT): the
     // statement's time, the same for every row.
-    let stamp = crate::expr::now_utc_fsp(6);
+    let stamp = crate::expr::now_local_fsp(6);
     for (i, c) in t.columns.iter().enumerate() {
         if let Some(fsp) = c.default_now {
             let now = Value::DateTime(crate::expr::truncate_fsp(stamp, fsp));
@@ -754,7 +754,7 @@ pub fn insert(cx: &Ctx, txn: &mut Txn, ins: &ast::Insert) -> SqlResult<WriteResu
                         .map(|(i, v)| match v {
                             Some(v) => {
                                 let c = &t.columns[i];
-                                quire_engine::types::coerce(v.clone(), &c.ty, true, &c.name, 1)
+                                crate::tz::coerce_session(v.clone(), c, true, 1)
                                     .unwrap_or(Value::Null)
                             }
                             None => t.columns[i].default.clone().unwrap_or(Value::Null),

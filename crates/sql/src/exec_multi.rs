@@ -282,7 +282,7 @@ fn apply_updates(
     offsets: &[usize],
     rows: &[Vec<Value>],
 ) -> SqlResult<WriteResult> {
-    let stamp = crate::expr::now_utc_fsp(6);
+    let stamp = crate::expr::now_local_fsp(6);
     let checks = targets
         .iter()
         .map(|t| crate::constraints::TableChecks::compile(cx, &t.def))
@@ -314,7 +314,7 @@ fn apply_updates(
                 }
                 .eval(e, &ctx_row, &[])?;
                 let c = &t.def.columns[*ci];
-                let v = quire_engine::types::coerce(v, &c.ty, c.nullable, &c.name, 1)?;
+                let v = crate::tz::coerce_session(v, c, c.nullable, 1)?;
                 ctx_row[offsets[k] + ci] = v.clone();
                 new[*ci] = v;
             }

@@ -478,6 +478,16 @@ pub fn now_utc_fsp(fsp: u8) -> DateTime {
     utc_at(d.as_secs() as i64, d.subsec_micros() / unit * unit)
 }
 
+/// The current time in the session's zone with `fsp` fractional digits
+/// (CURRENT_TIMESTAMP as a column default or ON UPDATE value: written to
+/// a TIMESTAMP column, the transaction converts it back to UTC).
+pub fn now_local_fsp(fsp: u8) -> DateTime {
+    let utc = now_utc_fsp(fsp);
+    let local = crate::tz::current().local_of(utc).unwrap_or(utc);
+    crate::tz::remember_reading(local, utc);
+    local
+}
+
 /// `dt` with its fraction cut to `fsp` digits.
 pub fn truncate_fsp(mut dt: DateTime, fsp: u8) -> DateTime {
     let unit = 10u32.pow(6 - u32::from(fsp.min(6)));
@@ -1284,12 +1294,21 @@ impl Compiler<'_> {
         })
     }
 
+    /// The statement's time in the session time zone (`now` is UTC).
+    fn local_now(&self) -> DateTime {
+        let local = crate::tz::current().local_of(self.now).unwrap_or(self.now);
+        crate::tz::remember_reading(local, self.now);
+        local
+    }
+
     fn niladic(&self, name: &str) -> Option<E> {
         let n = name.to_ascii_uppercase();
         Some(E::Lit(match n.as_str() {
-            "CURRENT_TIMESTAMP" | "LOCALTIME" | "LOCALTIMESTAMP" => Value::DateTime(self.now),
-            "CURRENT_DATE" => Value::Date(self.now.date()),
-            "CURRENT_TIME" => Value::text(&self.now.format_fsp(0)[11..]),
+            "CURRENT_TIMESTAMP" | "LOCALTIME" | "LOCALTIMESTAMP" => {
+                Value::DateTime(self.local_now())
+            }
+            "CURRENT_DATE" => Value::Date(self.local_now().date()),
+            "CURRENT_TIME" => Value::text(&self.local_now().format_fsp(0)[11..]),
             "CURRENT_USER" => Value::text(&self.env.current_user()),
             "NULL" => Value::Null,
             "TRUE" => Value::Int(1),
@@ -1736,12 +1755,19 @@ impl Compiler<'_> {
                 want(0, 0)?;
                 return Ok(E::Lit(Value::UInt(self.env.found_rows())));
             }
-            "NOW" | "CURRENT_TIMESTAMP" | "SYSDATE" | "LOCALTIME" | "LOCALTIMESTAMP"
-            | "UTC_TIMESTAMP" => {
+            "NOW" | "CURRENT_TIMESTAMP" | "SYSDATE" | "LOCALTIME" | "LOCALTIMESTAMP" => {
+                want(0, 1)?;
+                return Ok(E::Lit(Value::DateTime(self.local_now())));
+            }
+            "UTC_TIMESTAMP" => {
                 want(0, 1)?;
                 return Ok(E::Lit(Value::DateTime(self.now)));
             }
-            "CURDATE" | "CURRENT_DATE" | "UTC_DATE" => {
+            "CURDATE" | "CURRENT_DATE" => {
+                want(0, 0)?;
+                return Ok(E::Lit(Value::Date(self.local_now().date())));
+            }
+            "UTC_DATE" => {
                 want(0, 0)?;
                 return Ok(E::Lit(Value::Date(self.now.date())));
             }
@@ -1882,7 +1908,11 @@ impl Compiler<'_> {
                 args.swap(0, 1);
                 F::Lib(Func::Locate)
             }
-            "CURTIME" | "CURRENT_TIME" | "UTC_TIME" => {
+            "CURTIME" | "CURRENT_TIME" => {
+                want(0, 1)?;
+                return Ok(E::Lit(Value::text(&self.local_now().format_fsp(0)[11..])));
+            }
+            "UTC_TIME" => {
                 want(0, 1)?;
                 return Ok(E::Lit(Value::text(&self.now.format_fsp(0)[11..])));
             }

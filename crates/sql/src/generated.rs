@@ -840,7 +840,7 @@ impl TableGen {
             let x = match v {
                 Some(x) if c.auto_increment => x.clone(),
                 Some(x) => {
-                    let x = coerce(x.clone(), &c.ty, c.nullable, &c.name, row_no)?;
+                    let x = crate::tz::coerce_session(x.clone(), c, c.nullable, row_no)?;
                     *v = Some(x.clone());
                     x
                 }
@@ -854,7 +854,7 @@ impl TableGen {
             }
             let c = &t.columns[*i];
             let v = e.eval(&Row::new(&eval, &[]))?;
-            let v = coerce(v, &c.ty, c.nullable, &c.name, row_no)?;
+            let v = crate::tz::coerce_session(v, c, c.nullable, row_no)?;
             eval[*i] = v.clone();
             row[*i] = Some(v);
         }
@@ -869,7 +869,7 @@ impl TableGen {
             }
             let c = &t.columns[*i];
             let v = e.eval(&Row::new(row, &[]))?;
-            row[*i] = coerce(v, &c.ty, c.nullable, &c.name, row_no)?;
+            row[*i] = crate::tz::coerce_session(v, c, c.nullable, row_no)?;
         }
         Ok(())
     }

@@ -48,6 +48,7 @@ mod show;
 mod sort;
 pub mod spill;
 pub mod stack;
+pub(crate) mod tz;
 mod uservars;
 mod view;
 mod view_dml;

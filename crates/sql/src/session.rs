@@ -141,7 +141,6 @@ const READ_ONLY_VARS: &[&str] = &[
 /// Variables quire accepts but does not act on: SET takes only the value
 /// that behaves as quire does (the default), and refuses any other with
 /// 1235 naming it, instead of answering OK and behaving differently.
-/// `time_zone`: quire's clock is UTC (`system_time_zone`);
 /// `mandatory_roles`: quire grants no role to every account.
 fn inert_value_ok(name: &str, text: &str) -> Option<bool> {
     let up = text.trim().to_ascii_uppercase();
@@ -154,10 +153,6 @@ fn inert_value_ok(name: &str, text: &str) -> Option<bool> {
         "sql_quote_show_create" => flag(true),
         "auto_increment_increment" | "auto_increment_offset" => up == "1" || up == "DEFAULT",
         "mandatory_roles" => up.is_empty() || up == "DEFAULT",
-        "time_zone" => matches!(
-            up.as_str(),
-            "SYSTEM" | "UTC" | "+00:00" | "-00:00" | "+0:00" | "DEFAULT"
-        ),
         _ => return None,
     })
 }
@@ -182,6 +177,50 @@ fn check_inert(name: &str, lname: &str, text: &str) -> SqlResult<()> {
         Some(false) => Err(EngineError::not_supported(format!("{name} = {text}"))),
         _ => Ok(()),
     }
+}
+
+/// 1231 for `SET time_zone = NULL`, 1232 for a number (the variable is
+/// a string, as MySQL's).
+fn bad_zone_value(v: &Value) -> Option<EngineError> {
+    match v {
+        Value::Null => Some(EngineError::new(
+            1231,
+            "42000",
+            "Variable 'time_zone' can't be set to the value of 'NULL'",
+        )),
+        Value::Int(_) | Value::UInt(_) | Value::Decimal(_) | Value::Double(_) | Value::Float(_) => {
+            Some(EngineError::new(
+                1232,
+                "42000",
+                "Incorrect argument type to variable 'time_zone'",
+            ))
+        }
+        _ => None,
+    }
+}
+
+/// Whether a SET value is the keyword DEFAULT.
+fn is_default(v: &Value, text: &str) -> bool {
+    matches!(v, Value::Bytes(_)) && text.eq_ignore_ascii_case("DEFAULT")
+}
+
+/// `SET GLOBAL time_zone`: checked like the session value (1298), kept
+/// as the default of sessions that connect later (DEFAULT: back to
+/// `--default-time-zone`, i.e. SYSTEM).
+fn set_global_time_zone(v: &Value, text: &str) -> SqlResult<()> {
+    if let Some(e) = bad_zone_value(v) {
+        return Err(e);
+    }
+    let Ok(mut g) = global_overrides().lock() else {
+        return Err(EngineError::internal("global variables are unavailable"));
+    };
+    if is_default(v, text) {
+        g.remove("time_zone");
+        return Ok(());
+    }
+    let z = crate::tz::Zone::parse(text).ok_or_else(|| crate::tz::unknown_zone(text))?;
+    g.insert("time_zone".into(), z.name().to_string());
+    Ok(())
 }
 
 /// A shorter-lived handle on the row sink, for one run of a statement.
@@ -898,6 +937,19 @@ impl Session {
         Ok(r?.columns)
     }
 
+    /// The session's `time_zone` (its own value, else the global one).
+    pub(crate) fn zone(&self) -> crate::tz::Zone {
+        let spec = match self.vars.get("time_zone") {
+            Some(v) => Some(v.clone()),
+            None => global_overrides()
+                .lock()
+                .ok()
+                .and_then(|g| g.get("time_zone").cloned()),
+        };
+        spec.and_then(|s| crate::tz::Zone::parse(&s))
+            .unwrap_or_default()
+    }
+
     fn implicit_commit(&mut self) -> SqlResult<()> {
         if let Some(t) = self.txn.take() {
             t.commit()?;
@@ -962,6 +1014,8 @@ impl Session {
             }
         };
         txn.statement_start();
+        // TIMESTAMP columns are read and written in the statement's zone.
+        txn.set_timestamp_zone(crate::tz::engine_zone(&crate::tz::current()));
         let sp = txn.savepoint();
         match f(self, &mut txn) {
             Ok(v) => {
@@ -1115,6 +1169,7 @@ impl Session {
         sink: Option<&mut dyn RowSink>,
     ) -> SqlResult<Output> {
         crate::func::warn::begin();
+        crate::tz::set_current(&self.zone());
         self.live.statement_start();
         if p.maybe_deprecated {
             crate::session_sql::deprecations(&p.cmd);
@@ -1394,6 +1449,9 @@ impl Session {
                             set_global_iso(parse_iso(&text)?);
                             return Ok(());
                         }
+                        if lname == "time_zone" {
+                            return set_global_time_zone(&v, &text);
+                        }
                         let text = match crate::spill::normalise_var(&lname, &text) {
                             Some(r) => {
                                 let (value, warning) = r?;
@@ -1544,8 +1602,21 @@ impl Session {
                 }
                 Ok(())
             }
-            "time_zone"
-            | "character_set_results"
+            "time_zone" => {
+                if let Some(e) = bad_zone_value(v) {
+                    return Err(e);
+                }
+                if is_default(v, &text) {
+                    self.vars.remove(lname);
+                } else {
+                    let z = crate::tz::Zone::parse(&text)
+                        .ok_or_else(|| crate::tz::unknown_zone(&text))?;
+                    self.vars.insert(lname.to_string(), z.name().to_string());
+                }
+                crate::tz::set_current(&self.zone());
+                Ok(())
+            }
+            "character_set_results"
             | "character_set_client"
             | "character_set_connection"
             | "collation_connection"

@@ -181,7 +181,12 @@ fn variables_and_scopes() {
         ("SET sql_log_bin = 0", Err(1235)),
         ("SET time_zone = '+00:00'", OK),
         ("SET time_zone = 'SYSTEM'", OK),
-        ("SET time_zone = '+01:00'", Err(1235)),
+        // Offsets and tz names take effect (tests/scripts/75_time_zone.test).
+        ("SET time_zone = '+01:00'", OK),
+        ("SET time_zone = 'Europe/Berlin'", OK),
+        ("SET time_zone = '+14:01'", Err(1298)),
+        ("SET time_zone = 'No/Such_Zone'", Err(1298)),
+        ("SET time_zone = DEFAULT", OK),
         // Unknown: 1193.
         ("SET no_such_variable = 1", Err(1193)),
         ("SET GLOBAL no_such_variable = 1", Err(1193)),

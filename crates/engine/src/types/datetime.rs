@@ -2,11 +2,10 @@
 //!
 //! [`Date`] and [`DateTime`] are broken-down calendar values exactly as
 //! MySQL's `MYSQL_TIME` holds them: no time zone, no epoch arithmetic.
-//! TIMESTAMP columns use [`DateTime`] too. **We do no time-zone conversion**:
-//! a TIMESTAMP stores and returns the literal the client sent, as if the
-//! session `time_zone` were always `+00:00`; its range is checked against
-//! `1970-01-01 00:00:01.000000` ..= `2038-01-19 03:14:07.999999` on that
-//! literal.
+//! TIMESTAMP columns use [`DateTime`] too, holding the UTC value: the
+//! transaction converts from and to the session time zone at its row
+//! interface (`crate::tszone`), and the range `1970-01-01 00:00:01.000000`
+//! ..= `2038-01-19 03:14:07.999999` is checked on the UTC value.
 //!
 //! ## Validity (strict mode with NO_ZERO_DATE and NO_ZERO_IN_DATE, the
 //! MySQL 8.0 default `sql_mode`)

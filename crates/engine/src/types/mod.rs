@@ -67,7 +67,7 @@ pub mod enumset;
 pub mod json;
 pub mod keycodec;
 pub mod rowcodec;
-mod store_err;
+pub(crate) mod store_err;
 #[cfg(test)]
 mod testutil;
 pub mod time;

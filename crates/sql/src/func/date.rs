@@ -25,10 +25,12 @@
 //! * WEEK modes 0–7 follow `calc_week` of `sql_time.cc`;
 //! * quire has no TIME type: TIME(), SEC_TO_TIME() and a time-only
 //!   STR_TO_DATE give the `hh:mm:ss[.ffffff]` text;
-//! * quire's session time zone is always `+00:00` (see the engine's
-//!   `datetime` module), so UNIX_TIMESTAMP/FROM_UNIXTIME are UTC;
-//!   CONVERT_TZ understands `+hh:mm` offsets and `SYSTEM`/`+00:00`; a
-//!   named zone is NULL, as on a MySQL server without the time zone tables.
+//! * UNIX_TIMESTAMP(dt) reads `dt` in the session time zone and
+//!   FROM_UNIXTIME gives session time (`crate::tz`); CONVERT_TZ takes
+//!   `SYSTEM`, `+hh:mm` offsets and names of the bundled tz database (an
+//!   unknown zone is NULL without a warning, as in MySQL); a value whose
+//!   UTC instant is outside 1970-01-01 00:00:01 .. 3001-01-19 03:14:07
+//!   comes back unchanged, as MySQL leaves it.
 
 use quire_engine::types::datetime::{
     days_in_month, is_leap_year, number_to_temporal, parse_temporal,
@@ -176,7 +178,7 @@ fn dt_daynr(dt: &DateTime) -> i64 {
 }
 
 /// Microseconds since 0000-01-01 00:00:00 (day number 0).
-fn dt_micros(dt: &DateTime) -> i128 {
+pub(crate) fn dt_micros(dt: &DateTime) -> i128 {
     let secs = i128::from(dt_daynr(dt)) * 86_400
         + i128::from(dt.hour) * 3600
         + i128::from(dt.minute) * 60
@@ -184,7 +186,7 @@ fn dt_micros(dt: &DateTime) -> i128 {
     secs * 1_000_000 + i128::from(dt.micro)
 }
 
-fn from_micros(us: i128) -> Option<DateTime> {
+pub(crate) fn from_micros(us: i128) -> Option<DateTime> {
     let days = i64::try_from(us.div_euclid(86_400_000_000)).ok()?;
     let rem = us.rem_euclid(86_400_000_000);
     let (y, m, d) = from_daynr(days)?;
@@ -1086,13 +1088,15 @@ pub fn timestamp(d: &Value, t: Option<&Value>) -> Value {
 
 // ------------------------------------------------------- epoch and zones
 
-const EPOCH_DAYNR: i64 = 719_528;
+pub(crate) const EPOCH_DAYNR: i64 = 719_528;
 
 pub fn unix_timestamp(v: &Value) -> Value {
     let Some((t, _)) = to_dt(v) else {
         return Value::Null;
     };
-    let us = dt_micros(&t) - i128::from(EPOCH_DAYNR) * 86_400_000_000;
+    let Some(us) = crate::tz::current().epoch_micros_of(t) else {
+        return Value::Int(0);
+    };
     // MySQL 8.0.28+: 1970-01-01 00:00:00 .. 3001-01-18 23:59:59.999999 UTC.
     if !(0..=32_536_771_199_999_999).contains(&us) {
         return Value::Int(0);
@@ -1123,45 +1127,32 @@ pub fn from_unixtime(v: &Value) -> Value {
     if !(0..=32_536_771_199_999_999).contains(&us) {
         return Value::Null;
     }
-    from_micros(us + i128::from(EPOCH_DAYNR) * 86_400_000_000).map_or(Value::Null, Value::DateTime)
+    from_micros(us + i128::from(EPOCH_DAYNR) * 86_400_000_000)
+        .and_then(|utc| crate::tz::current().local_of(utc))
+        .map_or(Value::Null, Value::DateTime)
 }
 
-/// `+hh:mm` / `-hh:mm` (and `SYSTEM`, quire's `+00:00`) in seconds.
-fn tz_offset(s: &str) -> Option<i64> {
-    let s = s.trim();
-    if s.eq_ignore_ascii_case("SYSTEM") {
-        return Some(0);
-    }
-    let (sign, rest) = match s.as_bytes().first()? {
-        b'+' => (1, &s[1..]),
-        b'-' => (-1, &s[1..]),
-        _ => return None,
-    };
-    let (h, m) = rest.split_once(':')?;
-    let h: i64 = h.parse().ok()?;
-    let m: i64 = m.parse().ok()?;
-    if m > 59 {
-        return None;
-    }
-    let off = sign * (h * 3600 + m * 60);
-    // MySQL 8.0.19+: -13:59 .. +14:00.
-    if !(-(13 * 3600 + 59 * 60)..=14 * 3600).contains(&off) {
-        return None;
-    }
-    Some(off)
-}
-
+/// CONVERT_TZ(dt, from, to): `dt` read in zone `from`, shown in `to`.
 pub fn convert_tz(d: &Value, from: &Value, to: &Value) -> Value {
     if d.is_null() || from.is_null() || to.is_null() {
         return Value::Null;
     }
-    let (Some(f), Some(t)) = (tz_offset(&val::text(from)), tz_offset(&val::text(to))) else {
+    let zone = |v: &Value| crate::tz::Zone::parse(&val::text(v));
+    let (Some(f), Some(t)) = (zone(from), zone(to)) else {
         return Value::Null;
     };
     let Some((dt, _)) = to_dt(d) else {
         return Value::Null;
     };
-    from_micros(dt_micros(&dt) + i128::from(t - f) * 1_000_000).map_or(Value::Null, Value::DateTime)
+    // MySQL converts only instants in (0, MY_TIME_T_MAX] seconds.
+    match f.epoch_micros_of(dt) {
+        Some(us) if (1_000_000..32_536_771_200_000_000).contains(&us) => {
+            from_micros(us + i128::from(EPOCH_DAYNR) * 86_400_000_000)
+                .and_then(|utc| t.local_of(utc))
+                .map_or(Value::Null, Value::DateTime)
+        }
+        _ => Value::DateTime(dt),
+    }
 }
 
 // -------------------------------------------------- formatting and parsing

@@ -791,7 +791,7 @@ impl<'p> JoinOp<'p> {
                     None => ex.txn.get_cols(def, &pk, columns)?,
                 };
                 if let (true, Some(v)) = (keyed, got.as_mut()) {
-                    v.push(Value::Bytes(Txn::encode_pk(def, &pk)?));
+                    v.push(Value::Bytes(ex.txn.encode_session_pk(def, &pk)?));
                 }
                 return Ok(Cands::Rows {
                     rows: Arc::new(got.into_iter().collect()),
