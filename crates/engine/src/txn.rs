@@ -729,11 +729,7 @@ impl Txn {
                     Some(d) => d.clone(),
                     None if c.nullable => Value::Null,
                     None => {
-                        return Err(EngineError::new(
-                            1364,
-                            "HY000",
-                            format!("Field '{}' doesn't have a default value", c.name),
-                        ));
+                        return Err(crate::types::err_no_default(&c.name));
                     }
                 },
             };

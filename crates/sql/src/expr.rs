@@ -767,13 +767,7 @@ impl Compiler<'_> {
             Some(v) => v.clone(),
             None if c.auto_increment => Value::Int(0),
             None if c.nullable => Value::Null,
-            None => {
-                return Err(EngineError::new(
-                    1364,
-                    "HY000",
-                    format!("Field '{}' doesn't have a default value", c.name),
-                ))
-            }
+            None => return Err(quire_engine::types::err_no_default(&c.name)),
         };
         // Typed as the column, as MySQL's DEFAULT() item is.
         Ok(E::Cast(Box::new(E::Lit(v)), c.ty))

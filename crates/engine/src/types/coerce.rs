@@ -36,7 +36,7 @@ use super::datetime::{number_to_temporal, parse_temporal, Date, DateTime, Tempor
 use super::decimal::{Decimal, DecimalError, MAX_PARSE_DIGITS};
 pub use super::store_err::{
     err_bad_null, err_bad_temporal, err_data_too_long, err_data_truncated, err_incorrect_value,
-    err_out_of_range,
+    err_no_default, err_out_of_range,
 };
 use super::store_err::{shown, shown_value};
 use super::value::{

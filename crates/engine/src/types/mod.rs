@@ -75,7 +75,7 @@ pub mod value;
 
 pub use coerce::{
     coerce, err_bad_null, err_bad_temporal, err_data_too_long, err_data_truncated,
-    err_incorrect_value, err_out_of_range,
+    err_incorrect_value, err_no_default, err_out_of_range,
 };
 pub use datetime::{Date, DateTime};
 pub use decimal::{Decimal, DecimalError};

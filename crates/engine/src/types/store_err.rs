@@ -20,6 +20,16 @@ pub fn err_out_of_range(column: &str, row: u64) -> EngineError {
     )
 }
 
+/// ER_NO_DEFAULT_FOR_FIELD (1364, HY000): a NOT NULL column without a
+/// default that a row does not give.
+pub fn err_no_default(column: &str) -> EngineError {
+    EngineError::new(
+        1364,
+        "HY000",
+        format!("Field '{column}' doesn't have a default value"),
+    )
+}
+
 /// ER_DATA_TOO_LONG (1406, 22001).
 pub fn err_data_too_long(column: &str, row: u64) -> EngineError {
     EngineError::new(
