@@ -60,6 +60,7 @@
 
 mod canon;
 pub mod coerce;
+pub mod collation;
 mod coerce_kinds;
 pub mod datetime;
 pub mod decimal;
@@ -77,6 +78,7 @@ pub use coerce::{
     coerce, err_bad_null, err_bad_temporal, err_data_too_long, err_data_truncated,
     err_incorrect_value, err_no_default, err_out_of_range,
 };
+pub use collation::{Charset, Collation};
 pub use datetime::{Date, DateTime};
 pub use decimal::{Decimal, DecimalError};
 pub use enumset::Members;

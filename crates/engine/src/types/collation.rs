@@ -1,0 +1,526 @@
+//! # Character sets and collations
+//!
+//! A collation decides when two strings are equal and which comes first.
+//! MySQL attaches one to every character-string column and expression; the
+//! same rules must hold in four places, or an index would disagree with a
+//! sort:
+//!
+//! ```text
+//!   comparison (=, <, IN, BETWEEN)  ─┐
+//!   ORDER BY / GROUP BY / DISTINCT  ─┼─ Collation::cmp == memcmp(weight(a), weight(b))
+//!   unique and secondary index keys ─┤
+//!   LIKE (per character)            ─┘   Collation::char_eq
+//! ```
+//!
+//! [`Collation::weight`] gives a *memcomparable weight string*: bytes whose
+//! plain order is the collation's order, and which are equal exactly when
+//! the collation calls the strings equal. Index keys store the weight
+//! string instead of the value (the row keeps the value), so `'abc'` and
+//! `'ABC'` collide in a UNIQUE index on a case-insensitive column, and an
+//! index scan returns rows in collation order.
+//!
+//! ## The collations
+//!
+//! | collation | how weights are made | pad |
+//! |---|---|---|
+//! | `utf8mb4_0900_ai_ci` (default), `_as_ci`, `_as_cs` | ICU4X's root collator (CLDR's UCA) at primary / secondary / tertiary strength | NO PAD |
+//! | `utf8mb4_0900_bin`, `binary` | the bytes (UTF-8 byte order is code-point order) | NO PAD |
+//! | `utf8mb4_bin`, `utf8mb3_bin`, `ascii_bin` | the bytes | PAD SPACE |
+//! | `latin1_bin` | the cp1252 bytes | PAD SPACE |
+//! | `utf8mb4_unicode_ci`, `utf8mb3_unicode_ci` | ICU4X root at primary strength | PAD SPACE |
+//! | `utf8mb4_general_ci`, `utf8mb3_general_ci` | one 16-bit weight per character ([`general_ci_weight`]) | PAD SPACE |
+//! | `latin1_swedish_ci` | one byte per character ([`latin1_swedish_weight`]) | PAD SPACE |
+//! | `ascii_general_ci` | the upper-cased byte | PAD SPACE |
+//!
+//! **PAD SPACE** is applied by removing trailing spaces before weighing,
+//! so `'a' = 'a '`. MySQL pads the shorter string with spaces instead;
+//! the two differ only in the order of a string against the same string
+//! followed by characters that sort below space (`'a'` vs `'a\t'`), and
+//! stripping keeps index order and comparison order identical, which
+//! matters more (listed in `known_differences.toml`).
+//!
+//! **Stability**: weight strings are stored in index keys, so they must
+//! not change under a data directory. ICU4X's sort keys change with CLDR
+//! and Unicode versions; the dependency is pinned to one version
+//! (`=2.4.0`) and `collation_tests.rs` holds golden weights that fail if
+//! an upgrade changes them (an upgrade then needs an index rebuild).
+//!
+//! ## Character sets
+//!
+//! Values are UTF-8 in memory and on disk whatever the column's character
+//! set; a character set narrower than utf8mb4 restricts the repertoire
+//! ([`Charset::unrepresentable`]): latin1 (MySQL's latin1 is cp1252),
+//! ascii, utf8mb3 (the Basic Multilingual Plane). `binary` holds any bytes.
+
+use std::cmp::Ordering;
+use std::sync::OnceLock;
+
+use icu_collator::options::{CollatorOptions, Strength};
+use icu_collator::CollatorBorrowed;
+
+/// A character set quire supports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Charset {
+    Utf8mb4,
+    Utf8mb3,
+    Latin1,
+    Ascii,
+    Binary,
+}
+
+impl Charset {
+    pub const ALL: [Charset; 5] = [
+        Charset::Ascii,
+        Charset::Binary,
+        Charset::Latin1,
+        Charset::Utf8mb3,
+        Charset::Utf8mb4,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Charset::Utf8mb4 => "utf8mb4",
+            Charset::Utf8mb3 => "utf8mb3",
+            Charset::Latin1 => "latin1",
+            Charset::Ascii => "ascii",
+            Charset::Binary => "binary",
+        }
+    }
+
+    /// By name, case-insensitively; `utf8` is `utf8mb3` as in MySQL 8.0.
+    pub fn by_name(name: &str) -> Option<Charset> {
+        let n = name.to_ascii_lowercase();
+        let n = if n == "utf8" { "utf8mb3".to_string() } else { n };
+        Charset::ALL.into_iter().find(|c| c.name() == n)
+    }
+
+    /// SHOW CHARACTER SET's Description.
+    pub fn description(self) -> &'static str {
+        match self {
+            Charset::Utf8mb4 => "UTF-8 Unicode",
+            Charset::Utf8mb3 => "UTF-8 Unicode",
+            Charset::Latin1 => "cp1252 West European",
+            Charset::Ascii => "US ASCII",
+            Charset::Binary => "Binary pseudo charset",
+        }
+    }
+
+    /// Maximum bytes per character (MySQL's Maxlen).
+    pub fn max_len(self) -> u32 {
+        match self {
+            Charset::Utf8mb4 => 4,
+            Charset::Utf8mb3 => 3,
+            Charset::Latin1 | Charset::Ascii | Charset::Binary => 1,
+        }
+    }
+
+    pub fn default_collation(self) -> Collation {
+        match self {
+            Charset::Utf8mb4 => Collation::Utf8mb4_0900AiCi,
+            Charset::Utf8mb3 => Collation::Utf8mb3GeneralCi,
+            Charset::Latin1 => Collation::Latin1SwedishCi,
+            Charset::Ascii => Collation::AsciiGeneralCi,
+            Charset::Binary => Collation::Binary,
+        }
+    }
+
+    /// The first character of `s` this character set cannot hold, with its
+    /// byte offset, or None. Used on store for MySQL's 1366 "Incorrect
+    /// string value".
+    pub fn unrepresentable(self, s: &str) -> Option<(usize, char)> {
+        let ok = |c: char| match self {
+            Charset::Utf8mb4 | Charset::Binary => true,
+            Charset::Utf8mb3 => (c as u32) <= 0xFFFF,
+            Charset::Latin1 => cp1252_byte(c).is_some(),
+            Charset::Ascii => c.is_ascii(),
+        };
+        s.char_indices().find(|&(_, c)| !ok(c))
+    }
+}
+
+/// A collation quire supports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[allow(non_camel_case_types)]
+pub enum Collation {
+    Utf8mb4_0900AiCi,
+    Utf8mb4_0900AsCi,
+    Utf8mb4_0900AsCs,
+    Utf8mb4_0900Bin,
+    Utf8mb4Bin,
+    Utf8mb4GeneralCi,
+    Utf8mb4UnicodeCi,
+    Utf8mb3GeneralCi,
+    Utf8mb3Bin,
+    Utf8mb3UnicodeCi,
+    Latin1SwedishCi,
+    Latin1Bin,
+    AsciiGeneralCi,
+    AsciiBin,
+    Binary,
+}
+
+/// How a collation weighs a string.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Method {
+    Bytes,
+    Latin1Bytes,
+    Icu(Strength),
+    GeneralCi,
+    SwedishCi,
+    AsciiCi,
+}
+
+impl Collation {
+    pub const ALL: [Collation; 15] = [
+        Collation::AsciiBin,
+        Collation::AsciiGeneralCi,
+        Collation::Binary,
+        Collation::Latin1Bin,
+        Collation::Latin1SwedishCi,
+        Collation::Utf8mb3Bin,
+        Collation::Utf8mb3GeneralCi,
+        Collation::Utf8mb3UnicodeCi,
+        Collation::Utf8mb4_0900AiCi,
+        Collation::Utf8mb4_0900AsCi,
+        Collation::Utf8mb4_0900AsCs,
+        Collation::Utf8mb4_0900Bin,
+        Collation::Utf8mb4Bin,
+        Collation::Utf8mb4GeneralCi,
+        Collation::Utf8mb4UnicodeCi,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Collation::Utf8mb4_0900AiCi => "utf8mb4_0900_ai_ci",
+            Collation::Utf8mb4_0900AsCi => "utf8mb4_0900_as_ci",
+            Collation::Utf8mb4_0900AsCs => "utf8mb4_0900_as_cs",
+            Collation::Utf8mb4_0900Bin => "utf8mb4_0900_bin",
+            Collation::Utf8mb4Bin => "utf8mb4_bin",
+            Collation::Utf8mb4GeneralCi => "utf8mb4_general_ci",
+            Collation::Utf8mb4UnicodeCi => "utf8mb4_unicode_ci",
+            Collation::Utf8mb3GeneralCi => "utf8mb3_general_ci",
+            Collation::Utf8mb3Bin => "utf8mb3_bin",
+            Collation::Utf8mb3UnicodeCi => "utf8mb3_unicode_ci",
+            Collation::Latin1SwedishCi => "latin1_swedish_ci",
+            Collation::Latin1Bin => "latin1_bin",
+            Collation::AsciiGeneralCi => "ascii_general_ci",
+            Collation::AsciiBin => "ascii_bin",
+            Collation::Binary => "binary",
+        }
+    }
+
+    /// MySQL's collation id (SHOW COLLATION's Id; the protocol's
+    /// character-set number).
+    pub fn id(self) -> u16 {
+        match self {
+            Collation::Utf8mb4_0900AiCi => 255,
+            Collation::Utf8mb4_0900AsCi => 305,
+            Collation::Utf8mb4_0900AsCs => 278,
+            Collation::Utf8mb4_0900Bin => 309,
+            Collation::Utf8mb4Bin => 46,
+            Collation::Utf8mb4GeneralCi => 45,
+            Collation::Utf8mb4UnicodeCi => 224,
+            Collation::Utf8mb3GeneralCi => 33,
+            Collation::Utf8mb3Bin => 83,
+            Collation::Utf8mb3UnicodeCi => 192,
+            Collation::Latin1SwedishCi => 8,
+            Collation::Latin1Bin => 47,
+            Collation::AsciiGeneralCi => 11,
+            Collation::AsciiBin => 65,
+            Collation::Binary => 63,
+        }
+    }
+
+    pub fn by_id(id: u16) -> Option<Collation> {
+        Collation::ALL.into_iter().find(|c| c.id() == id)
+    }
+
+    /// By name, case-insensitively; `utf8_*` names are `utf8mb3_*`.
+    pub fn by_name(name: &str) -> Option<Collation> {
+        let n = name.to_ascii_lowercase();
+        let n = match n.strip_prefix("utf8_") {
+            Some(rest) => format!("utf8mb3_{rest}"),
+            None => n,
+        };
+        Collation::ALL.into_iter().find(|c| c.name() == n)
+    }
+
+    pub fn charset(self) -> Charset {
+        match self {
+            Collation::Utf8mb4_0900AiCi
+            | Collation::Utf8mb4_0900AsCi
+            | Collation::Utf8mb4_0900AsCs
+            | Collation::Utf8mb4_0900Bin
+            | Collation::Utf8mb4Bin
+            | Collation::Utf8mb4GeneralCi
+            | Collation::Utf8mb4UnicodeCi => Charset::Utf8mb4,
+            Collation::Utf8mb3GeneralCi | Collation::Utf8mb3Bin | Collation::Utf8mb3UnicodeCi => {
+                Charset::Utf8mb3
+            }
+            Collation::Latin1SwedishCi | Collation::Latin1Bin => Charset::Latin1,
+            Collation::AsciiGeneralCi | Collation::AsciiBin => Charset::Ascii,
+            Collation::Binary => Charset::Binary,
+        }
+    }
+
+    /// The default collation of its character set.
+    pub fn is_default(self) -> bool {
+        self.charset().default_collation() == self
+    }
+
+    /// PAD SPACE (trailing spaces do not count) rather than NO PAD.
+    pub fn pad_space(self) -> bool {
+        !matches!(
+            self,
+            Collation::Utf8mb4_0900AiCi
+                | Collation::Utf8mb4_0900AsCi
+                | Collation::Utf8mb4_0900AsCs
+                | Collation::Utf8mb4_0900Bin
+                | Collation::Binary
+        )
+    }
+
+    /// SHOW COLLATION's Sortlen.
+    pub fn sort_len(self) -> u32 {
+        match self.method() {
+            Method::Icu(_) if !self.pad_space() => 0,
+            Method::Icu(_) => 8,
+            _ => 1,
+        }
+    }
+
+    /// SHOW COLLATION's Pad_attribute.
+    pub fn pad_attribute(self) -> &'static str {
+        if self.pad_space() {
+            "PAD SPACE"
+        } else {
+            "NO PAD"
+        }
+    }
+
+    /// Case-sensitive and accent-sensitive byte-for-byte order (the
+    /// collation may still be PAD SPACE).
+    pub fn is_bin(self) -> bool {
+        matches!(self.method(), Method::Bytes | Method::Latin1Bytes)
+    }
+
+    /// Exactly the byte order of the values, NO PAD: comparisons need no
+    /// weights at all.
+    pub fn is_plain_bytes(self) -> bool {
+        self.method() == Method::Bytes && !self.pad_space()
+    }
+
+    fn method(self) -> Method {
+        match self {
+            Collation::Utf8mb4_0900AiCi => Method::Icu(Strength::Primary),
+            Collation::Utf8mb4_0900AsCi => Method::Icu(Strength::Secondary),
+            Collation::Utf8mb4_0900AsCs => Method::Icu(Strength::Tertiary),
+            Collation::Utf8mb4UnicodeCi | Collation::Utf8mb3UnicodeCi => {
+                Method::Icu(Strength::Primary)
+            }
+            Collation::Utf8mb4GeneralCi | Collation::Utf8mb3GeneralCi => Method::GeneralCi,
+            Collation::Latin1SwedishCi => Method::SwedishCi,
+            Collation::Latin1Bin => Method::Latin1Bytes,
+            Collation::AsciiGeneralCi => Method::AsciiCi,
+            Collation::Utf8mb4_0900Bin
+            | Collation::Utf8mb4Bin
+            | Collation::Utf8mb3Bin
+            | Collation::AsciiBin
+            | Collation::Binary => Method::Bytes,
+        }
+    }
+
+    /// The part of `s` that counts: without trailing spaces under PAD SPACE.
+    fn significant(self, s: &[u8]) -> &[u8] {
+        if self.pad_space() {
+            let end = s.iter().rposition(|&b| b != b' ').map_or(0, |p| p + 1);
+            &s[..end]
+        } else {
+            s
+        }
+    }
+
+    /// Appends the weight string of `s` to `out` (see the module docs).
+    /// Bytes that are not UTF-8 weigh as U+FFFD.
+    pub fn weight(self, s: &[u8], out: &mut Vec<u8>) {
+        let s = self.significant(s);
+        match self.method() {
+            Method::Bytes => out.extend_from_slice(s),
+            Method::Latin1Bytes => {
+                out.extend(text(s).chars().map(|c| cp1252_byte(c).unwrap_or(b'?')))
+            }
+            Method::Icu(strength) => {
+                let _ = icu(strength).write_sort_key_to(&text(s), out);
+            }
+            Method::GeneralCi => {
+                for c in text(s).chars() {
+                    out.extend_from_slice(&general_ci_weight(c).to_be_bytes());
+                }
+            }
+            Method::SwedishCi => out.extend(text(s).chars().map(latin1_swedish_weight)),
+            Method::AsciiCi => out.extend(s.iter().map(u8::to_ascii_uppercase)),
+        }
+    }
+
+    /// The weight string of `s` as a new vector.
+    pub fn weight_of(self, s: &[u8]) -> Vec<u8> {
+        let mut out = Vec::with_capacity(s.len() * 2);
+        self.weight(s, &mut out);
+        out
+    }
+
+    /// Compares two strings under this collation; the same order as their
+    /// weight strings.
+    pub fn cmp(self, a: &[u8], b: &[u8]) -> Ordering {
+        let (a, b) = (self.significant(a), self.significant(b));
+        match self.method() {
+            Method::Bytes => a.cmp(b),
+            Method::Icu(strength) => icu(strength).compare_utf8(a, b),
+            Method::GeneralCi => {
+                let w = |s: &[u8]| text(s).chars().map(general_ci_weight).collect::<Vec<_>>();
+                w(a).cmp(&w(b))
+            }
+            Method::AsciiCi => a
+                .iter()
+                .map(u8::to_ascii_uppercase)
+                .cmp(b.iter().map(u8::to_ascii_uppercase)),
+            Method::Latin1Bytes | Method::SwedishCi => self.weight_of(a).cmp(&self.weight_of(b)),
+        }
+    }
+
+    /// Whether two single characters are equal under this collation (LIKE
+    /// compares character by character, as MySQL's wildcard matcher does).
+    pub fn char_eq(self, a: char, b: char) -> bool {
+        if a == b {
+            return true;
+        }
+        match self.method() {
+            Method::Bytes | Method::Latin1Bytes => false,
+            Method::AsciiCi => a.is_ascii() && a.eq_ignore_ascii_case(&b),
+            Method::GeneralCi => general_ci_weight(a) == general_ci_weight(b),
+            Method::SwedishCi => latin1_swedish_weight(a) == latin1_swedish_weight(b),
+            Method::Icu(strength) => {
+                if a.is_ascii() && b.is_ascii() && strength != Strength::Tertiary {
+                    // ASCII letters differ from each other at the primary
+                    // level; only case can be ignored.
+                    return a.is_ascii_alphabetic() && a.eq_ignore_ascii_case(&b);
+                }
+                let mut x = [0u8; 4];
+                let mut y = [0u8; 4];
+                icu(strength).compare(a.encode_utf8(&mut x), b.encode_utf8(&mut y))
+                    == Ordering::Equal
+            }
+        }
+    }
+}
+
+/// The text of a value: UTF-8, or lossily so.
+fn text(s: &[u8]) -> std::borrow::Cow<'_, str> {
+    String::from_utf8_lossy(s)
+}
+
+/// The ICU4X root collator at one strength, built once.
+fn icu(strength: Strength) -> &'static CollatorBorrowed<'static> {
+    static PRIMARY: OnceLock<CollatorBorrowed<'static>> = OnceLock::new();
+    static SECONDARY: OnceLock<CollatorBorrowed<'static>> = OnceLock::new();
+    static TERTIARY: OnceLock<CollatorBorrowed<'static>> = OnceLock::new();
+    let cell = match strength {
+        Strength::Primary => &PRIMARY,
+        Strength::Secondary => &SECONDARY,
+        _ => &TERTIARY,
+    };
+    cell.get_or_init(|| {
+        let mut options = CollatorOptions::default();
+        options.strength = Some(strength);
+        // Compiled-in data for the root locale: cannot fail.
+        match CollatorBorrowed::try_new(Default::default(), options) {
+            Ok(c) => c,
+            Err(e) => panic!("ICU4X root collator data is compiled in: {e}"),
+        }
+    })
+}
+
+/// cp1252's characters for the bytes 0x80..=0x9F; the five bytes cp1252
+/// leaves undefined map to the C1 control of the same number, as MySQL's
+/// latin1 maps them.
+const CP1252_HIGH: [char; 32] = [
+    '\u{20AC}', '\u{0081}', '\u{201A}', '\u{0192}', '\u{201E}', '\u{2026}', '\u{2020}', '\u{2021}',
+    '\u{02C6}', '\u{2030}', '\u{0160}', '\u{2039}', '\u{0152}', '\u{008D}', '\u{017D}', '\u{008F}',
+    '\u{0090}', '\u{2018}', '\u{2019}', '\u{201C}', '\u{201D}', '\u{2022}', '\u{2013}', '\u{2014}',
+    '\u{02DC}', '\u{2122}', '\u{0161}', '\u{203A}', '\u{0153}', '\u{009D}', '\u{017E}', '\u{0178}',
+];
+
+/// The cp1252 byte of a character (MySQL's latin1), or None.
+pub fn cp1252_byte(c: char) -> Option<u8> {
+    let u = c as u32;
+    match u {
+        0..=0x7F | 0xA0..=0xFF => Some(u as u8),
+        _ => CP1252_HIGH
+            .iter()
+            .position(|&h| h == c)
+            .map(|i| 0x80 + i as u8),
+    }
+}
+
+/// The character of a cp1252 byte (MySQL's latin1 maps every byte).
+pub fn cp1252_char(b: u8) -> char {
+    match b {
+        0x80..=0x9F => CP1252_HIGH[usize::from(b - 0x80)],
+        _ => char::from(b),
+    }
+}
+
+/// `utf8mb4_general_ci`'s weight of one character: the upper-case form of
+/// its base letter (accents removed) for the Basic Multilingual Plane,
+/// U+FFFD for every supplementary character (MySQL's `my_unicase_default`).
+pub fn general_ci_weight(c: char) -> u16 {
+    let u = c as u32;
+    if u > 0xFFFF {
+        return 0xFFFD;
+    }
+    if c == 'ß' {
+        return u16::from(b'S');
+    }
+    let base = base_letter(c);
+    let mut up = base.to_uppercase();
+    match (up.next(), up.next()) {
+        (Some(x), None) if (x as u32) <= 0xFFFF => x as u32 as u16,
+        _ => base as u32 as u16,
+    }
+}
+
+/// The first character of `c`'s canonical decomposition (its base letter
+/// for a precomposed accented letter).
+fn base_letter(c: char) -> char {
+    use icu_normalizer::DecomposingNormalizerBorrowed;
+    let nfd = DecomposingNormalizerBorrowed::new_nfd();
+    let mut buf = [0u8; 4];
+    nfd.normalize(c.encode_utf8(&mut buf)).chars().next().unwrap_or(c)
+}
+
+/// `latin1_swedish_ci`'s weight of one character: letters upper-cased and
+/// accents removed, except the Swedish letters Å, Ä/Æ and Ö/Ø, which sort
+/// after Z, and Ü, which sorts as Y (MySQL's `sort_order_latin1`).
+pub fn latin1_swedish_weight(c: char) -> u8 {
+    let Some(b) = cp1252_byte(c) else {
+        return b'?';
+    };
+    match b {
+        0xC5 | 0xE5 => b']',               // Å
+        0xC4 | 0xC6 | 0xE4 | 0xE6 => b'\\', // Ä Æ
+        0xD6 | 0xD8 | 0xF6 | 0xF8 => b'\\' + 2, // Ö Ø
+        0xDC | 0xFC => b'Y',               // Ü
+        0xD7 => b'*',                      // ×
+        0xF7 => b'/',                      // ÷
+        0x61..=0x7A => b - 0x20,
+        0xC0..=0xFF => {
+            let base = base_letter(c);
+            if base.is_ascii_alphabetic() {
+                base.to_ascii_uppercase() as u8
+            } else {
+                b
+            }
+        }
+        _ => b,
+    }
+}
