@@ -50,7 +50,7 @@ fn table(e: &Engine) -> Arc<TableDef> {
             "big",
             vec![
                 ColumnDef::new("id", ColumnType::Int { unsigned: false }, false),
-                ColumnDef::new("pad", ColumnType::Varchar { len: 200 }, false),
+                ColumnDef::new("pad", ColumnType::varchar(200), false),
                 ColumnDef::new("grp", ColumnType::Int { unsigned: false }, false),
             ],
             vec![0],

@@ -50,7 +50,7 @@ use std::sync::Arc;
 
 use crate::constraint::{CheckDef, ForeignKeyDef};
 use crate::error::{EngineError, Result};
-use crate::types::{ColumnType, Value};
+use crate::types::{Collation, ColumnType, Value};
 
 /// A generated column's definition: `GENERATED ALWAYS AS (expr)
 /// [VIRTUAL|STORED]`.
@@ -98,8 +98,25 @@ impl ColumnDef {
     /// The column's definition as SHOW CREATE TABLE prints it (name,
     /// type, NULL-ness, default, ON UPDATE, AUTO_INCREMENT).
     pub fn sql(&self) -> String {
+        self.sql_in(None)
+    }
+
+    /// [`Self::sql`] within a table of default collation `table`: as MySQL
+    /// 8.0, `CHARACTER SET` when the column's collation is not the table's,
+    /// `COLLATE` when it is not its character set's default. None (ALTER
+    /// statements in the binlog): both, always, so a replica gets exactly
+    /// this collation whatever its table's default.
+    pub fn sql_in(&self, table: Option<Collation>) -> String {
         let c = self;
         let mut d = format!("`{}` {}", c.name, c.ty.name());
+        if let Some(coll) = c.ty.collation() {
+            if table != Some(coll) {
+                d.push_str(&format!(" CHARACTER SET {}", coll.charset().name()));
+            }
+            if table.is_none() || !coll.is_default() {
+                d.push_str(&format!(" COLLATE {}", coll.name()));
+            }
+        }
         if let Some(g) = &c.generated {
             // MySQL: `b` int GENERATED ALWAYS AS ((`a` + 1)) VIRTUAL NOT NULL
             d.push_str(&format!(
@@ -269,6 +286,10 @@ pub struct TableDef {
     /// writer that read the definition before the build started writes
     /// rows the build then indexes, so it need not re-prepare.
     pub building: Option<IndexDef>,
+    /// The table's default collation (`DEFAULT CHARSET=… COLLATE=…`): what
+    /// a column added without one gets. Tables made before collations
+    /// existed have [`ColumnType::LEGACY_COLLATION`].
+    pub collation: Collation,
 }
 
 impl PartialEq for TableDef {
@@ -284,6 +305,7 @@ impl PartialEq for TableDef {
             foreign_keys,
             rebuilt_csn,
             building: _,
+            collation,
         } = self;
         *id == o.id
             && *db == o.db
@@ -294,6 +316,7 @@ impl PartialEq for TableDef {
             && *checks == o.checks
             && *foreign_keys == o.foreign_keys
             && *rebuilt_csn == o.rebuilt_csn
+            && *collation == o.collation
     }
 }
 
@@ -379,7 +402,7 @@ impl TableDef {
     pub fn create_sql_with(&self, next_autoinc: Option<u64>) -> String {
         let mut parts: Vec<String> = Vec::new();
         for c in &self.columns {
-            parts.push(format!("  {}", c.sql()));
+            parts.push(format!("  {}", c.sql_in(Some(self.collation))));
         }
         let cols = |cs: &[usize]| {
             cs.iter()
@@ -411,15 +434,17 @@ impl TableDef {
             _ => String::new(),
         };
         format!(
-            "CREATE TABLE `{}` (\n{}\n) ENGINE=InnoDB{autoinc} DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",
+            "CREATE TABLE `{}` (\n{}\n) ENGINE=InnoDB{autoinc} {}",
             self.name,
-            parts.join(",\n")
+            parts.join(",\n"),
+            table_charset_sql(self.collation)
         )
     }
 
     pub fn encode(&self) -> Vec<u8> {
         let mut w = Vec::new();
-        let v6 = self.columns.iter().any(ColumnDef::has_extras);
+        let v7 = self.collation != ColumnType::LEGACY_COLLATION;
+        let v6 = v7 || self.columns.iter().any(ColumnDef::has_extras);
         let v5 = v6 || self.columns.iter().any(|c| c.instant.is_some());
         let v4 = v5 || self.rebuilt_csn != 0;
         let v3 = v4 || !self.checks.is_empty() || !self.foreign_keys.is_empty();
@@ -428,7 +453,9 @@ impl TableDef {
                 .columns
                 .iter()
                 .any(|c| c.default_now.is_some() || c.on_update_now.is_some());
-        w.push(if v6 {
+        w.push(if v7 {
+            7u8
+        } else if v6 {
             6u8
         } else if v5 {
             5u8
@@ -538,13 +565,16 @@ impl TableDef {
                 }
             }
         }
+        if v7 {
+            w.extend_from_slice(&self.collation.id().to_le_bytes());
+        }
         w
     }
 
     pub fn decode(b: &[u8]) -> std::result::Result<TableDef, String> {
         let mut r = b;
         let ver = take(&mut r, 1)?[0];
-        if !(1..=6).contains(&ver) {
+        if !(1..=7).contains(&ver) {
             return Err(format!("unknown table definition format {ver}"));
         }
         let id = get_u32(&mut r)?;
@@ -661,6 +691,13 @@ impl TableDef {
                 }
             }
         }
+        let collation = if ver >= 7 {
+            let b = take(&mut r, 2)?;
+            let id = u16::from_le_bytes([b[0], b[1]]);
+            Collation::by_id(id).ok_or_else(|| format!("unknown collation id {id}"))?
+        } else {
+            ColumnType::LEGACY_COLLATION
+        };
         Ok(TableDef {
             id,
             db,
@@ -672,8 +709,20 @@ impl TableDef {
             foreign_keys,
             rebuilt_csn,
             building: None,
+            collation,
         })
     }
+}
+
+/// SHOW CREATE TABLE's `DEFAULT CHARSET=cs [COLLATE=c]`: MySQL 8.0 names
+/// the collation when it is not the character set's default, and always
+/// for utf8mb4_0900_ai_ci.
+pub fn table_charset_sql(coll: Collation) -> String {
+    let mut s = format!("DEFAULT CHARSET={}", coll.charset().name());
+    if !coll.is_default() || coll == Collation::Utf8mb4_0900AiCi {
+        s.push_str(&format!(" COLLATE={}", coll.name()));
+    }
+    s
 }
 
 fn put_u32(w: &mut Vec<u8>, v: u32) {
@@ -718,7 +767,9 @@ fn get_str(r: &mut &[u8]) -> std::result::Result<String, String> {
 /// The in-memory catalog (the tree is the durable copy).
 #[derive(Debug, Default, Clone)]
 pub struct Catalog {
-    pub databases: BTreeMap<String, ()>,
+    /// Lower-cased name -> the database's default collation (None: made
+    /// before databases had one; new tables then take the server's).
+    pub databases: BTreeMap<String, Option<crate::types::Collation>>,
     /// (db, table) lower-cased -> definition.
     pub tables: BTreeMap<(String, String), Arc<TableDef>>,
     pub by_id: BTreeMap<u32, Arc<TableDef>>,
@@ -788,6 +839,8 @@ pub struct NewTable {
     /// The session's foreign_key_checks was 0: keys may name parents that
     /// do not exist yet (fk_ddl.rs).
     pub skip_fk_checks: bool,
+    /// The table's default collation; None: [`ColumnType::LEGACY_COLLATION`].
+    pub collation: Option<Collation>,
 }
 
 #[cfg(test)]
@@ -819,6 +872,7 @@ mod tests {
             foreign_keys: Vec::new(),
             rebuilt_csn: 0,
             building: None,
+            collation: ColumnType::LEGACY_COLLATION,
         }
     }
 
@@ -885,11 +939,11 @@ mod tests {
                 stored: true,
             }),
             comment: "it's \\ stored".into(),
-            ..ColumnDef::new("s", ColumnType::Varchar { len: 20 }, false)
+            ..ColumnDef::new("s", ColumnType::varchar(20), false)
         });
         g.columns.push(ColumnDef {
             default_expr: Some("uuid()".into()),
-            ..ColumnDef::new("u", ColumnType::Varchar { len: 36 }, true)
+            ..ColumnDef::new("u", ColumnType::varchar(36), true)
         });
         g.columns[0].comment = "key".into();
         g.rebuilt_csn = 9;
@@ -901,8 +955,9 @@ mod tests {
         for want in [
             "`id` int NOT NULL COMMENT 'key',",
             "`v` int GENERATED ALWAYS AS ((`id` + 1)) VIRTUAL,",
-            "`s` varchar(20) GENERATED ALWAYS AS (concat(_utf8mb4'x',`id`)) STORED NOT NULL COMMENT 'it''s \\\\ stored',",
-            "`u` varchar(36) DEFAULT (uuid()),",
+            // The legacy collation is no character set's default: named.
+            "`s` varchar(20) COLLATE utf8mb4_0900_bin GENERATED ALWAYS AS (concat(_utf8mb4'x',`id`)) STORED NOT NULL COMMENT 'it''s \\\\ stored',",
+            "`u` varchar(36) COLLATE utf8mb4_0900_bin DEFAULT (uuid()),",
         ] {
             assert!(sql.contains(want), "{want} not in {sql}");
         }

@@ -59,7 +59,7 @@ use crate::mvcc::{self, Chains, PurgeItem, PurgeQueue, Snapshots, Version};
 use crate::offpage;
 use crate::stats::{StatsRegistry, TableCounter};
 use crate::txn::{Isolation, Txn};
-use crate::types::{self, ColumnType, Value};
+use crate::types::{self, Collation, ColumnType, Value};
 use quire_storage::lob::LobRef;
 
 pub(crate) const CATALOG_TREE: &str = "quire:catalog";
@@ -625,6 +625,17 @@ impl Engine {
     }
 
     pub fn create_database(&self, name: &str, if_not_exists: bool) -> Result<()> {
+        self.create_database_collated(name, if_not_exists, None)
+    }
+
+    /// CREATE DATABASE with a default collation (`DEFAULT CHARACTER SET` /
+    /// `COLLATE`), kept in the catalog entry after the name and a 0 byte.
+    pub fn create_database_collated(
+        &self,
+        name: &str,
+        if_not_exists: bool,
+        coll: Option<Collation>,
+    ) -> Result<()> {
         let _ddl = self.inner.commit.lock();
         let mut cat = self.inner.catalog.write();
         if cat.has_db(name) {
@@ -639,12 +650,32 @@ impl Engine {
         }
         let mut k = b"D".to_vec();
         k.extend_from_slice(name.to_ascii_lowercase().as_bytes());
-        self.inner.tree(CATALOG_TREE)?.put(&k, name.as_bytes())?;
-        cat.databases.insert(name.to_ascii_lowercase(), ());
+        let mut v = name.as_bytes().to_vec();
+        let mut sql = format!("CREATE DATABASE `{name}`");
+        if let Some(c) = coll {
+            v.push(0);
+            v.extend_from_slice(c.name().as_bytes());
+            sql.push_str(&format!(
+                " DEFAULT CHARACTER SET {} COLLATE {}",
+                c.charset().name(),
+                c.name()
+            ));
+        }
+        self.inner.tree(CATALOG_TREE)?.put(&k, &v)?;
+        cat.databases.insert(name.to_ascii_lowercase(), coll);
         drop(cat);
-        self.inner
-            .binlog_ddl(name, &format!("CREATE DATABASE `{name}`"))?;
+        self.inner.binlog_ddl(name, &sql)?;
         Ok(())
+    }
+
+    /// A database's default collation; None if it has none recorded (or
+    /// does not exist).
+    pub fn database_collation(&self, db: &str) -> Option<Collation> {
+        let cat = self.inner.catalog.read();
+        cat.databases
+            .get(&db.to_ascii_lowercase())
+            .copied()
+            .flatten()
     }
 
     pub fn databases(&self) -> Vec<String> {
@@ -715,6 +746,7 @@ impl Engine {
             checks,
             foreign_keys,
             skip_fk_checks,
+            collation,
         } = spec;
         let mut ddl = self.inner.commit.lock();
         let (id, def) = {
@@ -785,6 +817,7 @@ impl Engine {
                 foreign_keys,
                 rebuilt_csn: 0,
                 building: None,
+                collation: collation.unwrap_or(ColumnType::LEGACY_COLLATION),
             };
             crate::fk_ddl::validate(&def, &cat, !skip_fk_checks)?;
             (id, def)
@@ -855,6 +888,7 @@ impl Engine {
                 .map(|i| (i.name.clone(), i.unique, i.columns.clone()))
                 .collect(),
             checks,
+            collation: Some(def.collation),
             ..NewTable::default()
         };
         drop(def);
@@ -1449,8 +1483,13 @@ impl Inner {
             let (k, v) = e;
             match k.first() {
                 Some(b'D') => {
+                    let coll = v
+                        .iter()
+                        .position(|&b| b == 0)
+                        .and_then(|at| std::str::from_utf8(&v[at + 1..]).ok())
+                        .and_then(Collation::by_name);
                     cat.databases
-                        .insert(String::from_utf8_lossy(&k[1..]).into_owned(), ());
+                        .insert(String::from_utf8_lossy(&k[1..]).into_owned(), coll);
                 }
                 Some(b'T') => {
                     let def = TableDef::decode(&v).map_err(|e| {

@@ -22,7 +22,7 @@ fn int() -> ColumnType {
 }
 
 fn varchar(len: u32) -> ColumnType {
-    ColumnType::Varchar { len }
+    ColumnType::varchar(len)
 }
 
 fn run(e: &Engine, rb: &Rebuild) -> crate::Result<u64> {
@@ -125,7 +125,7 @@ fn columns_are_added_moved_changed_and_dropped_with_the_rows() {
     let q = queries(&sim);
     assert!(
         q.iter().any(|s| s
-            .contains("ADD COLUMN `note` varchar(10) NOT NULL DEFAULT 'n/a' AFTER `id`")
+            .contains("ADD COLUMN `note` varchar(10) CHARACTER SET utf8mb4 COLLATE utf8mb4_0900_bin NOT NULL DEFAULT 'n/a' AFTER `id`")
             && s.contains("CHANGE COLUMN `v` `w` bigint DEFAULT NULL AFTER `first`")),
         "{q:?}"
     );

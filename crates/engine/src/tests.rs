@@ -51,7 +51,7 @@ fn accounts(e: &Engine) -> Arc<TableDef> {
         "accounts",
         vec![
             col("id", int(), false),
-            col("owner", ColumnType::Varchar { len: 20 }, true),
+            col("owner", ColumnType::varchar(20), true),
             col("balance", int(), false),
         ],
         vec![0],
@@ -1056,7 +1056,7 @@ fn an_oversized_row_is_refused_before_commit_and_the_store_goes_on() {
     // rule), and together they pass a 4 KiB page's in-row limit.
     let mut cols = vec![col("id", int(), false)];
     for i in 0..40 {
-        cols.push(col(&format!("c{i}"), ColumnType::Varchar { len: 40 }, true));
+        cols.push(col(&format!("c{i}"), ColumnType::varchar(40), true));
     }
     cols.push(col(
         "b",
@@ -1693,7 +1693,7 @@ fn create_index_larger_than_the_redo_log_while_others_commit() {
         "big",
         vec![
             col("id", int(), false),
-            col("s", ColumnType::Varchar { len: 240 }, false),
+            col("s", ColumnType::varchar(240), false),
         ],
         vec![0],
         vec![],

@@ -86,8 +86,8 @@ fn setup(e: &Engine, rows: i64) -> Result<Arc<TableDef>, Box<dyn std::error::Err
         vec![
             col("id", ColumnType::Int { unsigned: false }),
             col("k", ColumnType::Int { unsigned: false }),
-            col("c", ColumnType::Char { len: 120 }),
-            col("pad", ColumnType::Char { len: 60 }),
+            col("c", ColumnType::char(120)),
+            col("pad", ColumnType::char(60)),
         ],
         vec![0],
         vec![("k_1".into(), false, vec![1])],

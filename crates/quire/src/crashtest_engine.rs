@@ -204,7 +204,7 @@ fn schema(e: &Engine) -> quire_engine::Result<(Arc<TableDef>, Arc<TableDef>)> {
         vec![
             col("id", ColumnType::BigInt { unsigned: false }, false),
             col("owner", ColumnType::Int { unsigned: false }, false),
-            col("tag", ColumnType::Varchar { len: 40 }, true),
+            col("tag", ColumnType::varchar(40), true),
             col(
                 "body",
                 ColumnType::Blob {

@@ -117,6 +117,8 @@ struct Conn {
     r: PacketReader<BufReader<Stream>>,
     w: PacketWriter,
     caps: u32,
+    /// The collation id the client asked for in its handshake response.
+    client_collation: u8,
     user: String,
     /// The matched account's host pattern (CURRENT_USER()).
     account_host: String,
@@ -147,6 +149,7 @@ pub(crate) fn run(stream: Stream, p: ConnParams) {
         ),
         w: PacketWriter::new(),
         caps: 0,
+        client_collation: 0,
         user: String::new(),
         account_host: String::new(),
         session: None,
@@ -237,6 +240,7 @@ impl Conn {
         let mut s = Session::new(self.p.engine.clone(), &self.user);
         s.set_account_store(Arc::new(self.p.accounts.clone()));
         s.set_identity(&self.account_host, &self.p.from.display());
+        s.set_client_collation(u16::from(self.client_collation));
         s
     }
 

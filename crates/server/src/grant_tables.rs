@@ -156,13 +156,13 @@ fn row_of(def: &TableDef, vals: &[(&str, Value)]) -> Vec<Option<Value>> {
 }
 
 fn vc(len: u32) -> ColumnType {
-    ColumnType::Varchar { len }
+    ColumnType::varchar(len)
 }
 
 fn user_columns() -> Vec<ColumnDef> {
     let mut v = vec![col("Host", vc(255)), col("User", vc(32))];
     for (c, _) in user_priv_columns() {
-        v.push(col(c, ColumnType::Char { len: 1 }));
+        v.push(col(c, ColumnType::char(1)));
     }
     v.push(col("plugin", vc(64)));
     v.push(col("authentication_string", vc(255)));
@@ -171,8 +171,8 @@ fn user_columns() -> Vec<ColumnDef> {
         "max_user_connections",
         ColumnType::Int { unsigned: true },
     ));
-    v.push(col("password_expired", ColumnType::Char { len: 1 }));
-    v.push(col("account_locked", ColumnType::Char { len: 1 }));
+    v.push(col("password_expired", ColumnType::char(1)));
+    v.push(col("account_locked", ColumnType::char(1)));
     v.push(col("User_attributes", vc(1024)));
     v
 }
@@ -238,7 +238,7 @@ fn read_login(
 fn db_columns() -> Vec<ColumnDef> {
     let mut v = vec![col("Host", vc(255)), col("Db", vc(64)), col("User", vc(32))];
     for (c, _) in db_priv_columns() {
-        v.push(col(c, ColumnType::Char { len: 1 }));
+        v.push(col(c, ColumnType::char(1)));
     }
     v
 }
@@ -302,7 +302,7 @@ impl GrantTables {
                 col("USER", vc(32)),
                 col("HOST", vc(255)),
                 col("PRIV", vc(32)),
-                col("WITH_GRANT_OPTION", ColumnType::Char { len: 1 }),
+                col("WITH_GRANT_OPTION", ColumnType::char(1)),
             ],
             vec![0, 1, 2],
         )?;
@@ -313,7 +313,7 @@ impl GrantTables {
                 col("FROM_USER", vc(32)),
                 col("TO_HOST", vc(255)),
                 col("TO_USER", vc(32)),
-                col("WITH_ADMIN_OPTION", ColumnType::Char { len: 1 }),
+                col("WITH_ADMIN_OPTION", ColumnType::char(1)),
             ],
             vec![0, 1, 2, 3],
         )?;
@@ -805,7 +805,7 @@ mod tests {
                     col("User", vc(32)),
                     col("plugin", vc(64)),
                     col("authentication_string", vc(41)),
-                    col("Super_priv", ColumnType::Char { len: 1 }),
+                    col("Super_priv", ColumnType::char(1)),
                 ],
                 vec![0, 1],
                 vec![],

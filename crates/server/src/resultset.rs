@@ -122,9 +122,9 @@ pub fn column_wire(t: &ColumnType) -> ColumnWire {
             flags: flag::NUM | flag::BINARY,
             decimals: 31,
         },
-        ColumnType::Char { len } => text(ty::STRING, len.saturating_mul(4), 0),
-        ColumnType::Varchar { len } => text(ty::VAR_STRING, len.saturating_mul(4), 0),
-        ColumnType::Text { max_bytes } => text(ty::BLOB, max_bytes, flag::BLOB),
+        ColumnType::Char { len, .. } => text(ty::STRING, len.saturating_mul(4), 0),
+        ColumnType::Varchar { len, .. } => text(ty::VAR_STRING, len.saturating_mul(4), 0),
+        ColumnType::Text { max_bytes, .. } => text(ty::BLOB, max_bytes, flag::BLOB),
         ColumnType::Blob { max_bytes } => bin(ty::BLOB, max_bytes, flag::BLOB),
         ColumnType::Binary { len } => bin(ty::STRING, len, 0),
         ColumnType::VarBinary { len } => bin(ty::VAR_STRING, len, 0),
@@ -497,7 +497,7 @@ mod tests {
             );
         }
         assert_eq!(
-            bin(ColumnType::Varchar { len: 10 }, Value::text("héllo")),
+            bin(ColumnType::varchar(10), Value::text("héllo")),
             b"\x06h\xc3\xa9llo"
         );
         assert_eq!(
@@ -565,7 +565,7 @@ mod tests {
     fn text_row_and_column_def() {
         let cols = vec![
             meta("id", ColumnType::Int { unsigned: true }, false),
-            meta("s", ColumnType::Char { len: 10 }, true),
+            meta("s", ColumnType::char(10), true),
         ];
         let mut out = Vec::new();
         write_text_row(&mut out, &cols, &[Value::UInt(7), Value::Null]);

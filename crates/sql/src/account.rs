@@ -949,7 +949,7 @@ pub(crate) fn execute(
                     table: String::new(),
                     org_table: String::new(),
                     db: String::new(),
-                    ty: ColumnType::Varchar { len: 1024 },
+                    ty: ColumnType::varchar(1024),
                     nullable: false,
                 }],
                 rows,

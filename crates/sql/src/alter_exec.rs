@@ -359,14 +359,16 @@ pub(crate) fn change(
                 value,
             }
         }
-        Spec::AddColumn(c, at) => match crate::alter_rebuild::instant_column(c, at) {
-            Some(col) => TableChange::AddColumnInstant(col),
-            None => {
-                return Err(EngineError::internal(
-                    "a rebuilding ADD COLUMN reached the metadata path",
-                ))
+        Spec::AddColumn(c, at) => {
+            match crate::alter_rebuild::instant_column(c, at, def.collation) {
+                Some(col) => TableChange::AddColumnInstant(col),
+                None => {
+                    return Err(EngineError::internal(
+                        "a rebuilding ADD COLUMN reached the metadata path",
+                    ))
+                }
             }
-        },
+        }
         Spec::AddIndex { .. }
         | Spec::AutoIncrement(_)
         | Spec::DropColumn(_)

@@ -42,7 +42,8 @@ use crate::SqlResult;
 /// Whether `spec` needs the table rebuilt.
 pub(crate) fn rebuilds(spec: &Spec) -> bool {
     match spec {
-        Spec::AddColumn(c, at) => instant_column(c, at).is_none(),
+        // The collation does not decide whether the change is instant.
+        Spec::AddColumn(c, at) => instant_column(c, at, ColumnType::LEGACY_COLLATION).is_none(),
         Spec::DropColumn(_)
         | Spec::ModifyColumn { .. }
         | Spec::AddPrimaryKey(_)
@@ -56,11 +57,15 @@ pub(crate) fn rebuilds(spec: &Spec) -> bool {
 /// key, CHECK or AUTO_INCREMENT on it, and a value for the rows already
 /// there that does not depend on the moment (not CURRENT_TIMESTAMP, not a
 /// zero date): the column with that value as its `instant`.
-pub(crate) fn instant_column(c: &ast::ColumnDef, at: &Place) -> Option<ColumnDef> {
+pub(crate) fn instant_column(
+    c: &ast::ColumnDef,
+    at: &Place,
+    table: quire_engine::types::Collation,
+) -> Option<ColumnDef> {
     if *at != Place::Last {
         return None;
     }
-    let pc = crate::ddl::column_def(c).ok()?;
+    let pc = crate::ddl::column_def(c, table).ok()?;
     if pc.primary || pc.unique || !pc.checks.is_empty() {
         return None;
     }
@@ -100,8 +105,9 @@ fn column<'a>(
     rb: &mut Rebuild,
     checks: &mut Pending<'a>,
     stamp: quire_engine::types::DateTime,
+    table: quire_engine::types::Collation,
 ) -> SqlResult<(ColumnDef, Option<Value>)> {
-    let pc = crate::ddl::column_def(c)?;
+    let pc = crate::ddl::column_def(c, table)?;
     for cc in pc.checks {
         checks.push((cc, Some(pc.def.name.clone())));
     }
@@ -174,7 +180,7 @@ fn plan(s: &Session, def: &TableDef, specs: &[Spec]) -> SqlResult<(Rebuild, Opti
     for sp in specs {
         match sp {
             Spec::AddColumn(c, at) => {
-                let (column, fill) = column(c, &mut rb, &mut checks, stamp)?;
+                let (column, fill) = column(c, &mut rb, &mut checks, stamp, def.collation)?;
                 after.push(column.clone());
                 rb.columns.push(ColumnChange::Add {
                     column,
@@ -191,7 +197,7 @@ fn plan(s: &Session, def: &TableDef, specs: &[Spec]) -> SqlResult<(Rebuild, Opti
                 column: c,
                 at,
             } => {
-                let (column, _) = column(c, &mut rb, &mut checks, stamp)?;
+                let (column, _) = column(c, &mut rb, &mut checks, stamp, def.collation)?;
                 let from = from.clone().unwrap_or_else(|| column.name.clone());
                 refuse_zone_retype(def, &from, &column)?;
                 if let Some(x) = after

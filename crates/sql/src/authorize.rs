@@ -881,7 +881,7 @@ pub(crate) fn check(tg: &Target, cmd: &Command) -> SqlResult<()> {
                 let global = match it {
                     SetItem::Var { scope, .. } => *scope == Scope::Global,
                     SetItem::Transaction { scope, .. } => *scope == Some(Scope::Global),
-                    SetItem::Names(_) => false,
+                    SetItem::Names { .. } => false,
                 };
                 if global && !ck.global(Privs::SYSTEM_VARIABLES_ADMIN) {
                     return Err(specific_denied("SUPER or SYSTEM_VARIABLES_ADMIN"));

@@ -51,7 +51,8 @@ pub(crate) fn run(s: &mut Session, ct: &ast::CreateTable) -> SqlResult<Output> {
     }
     let mut bare = ct.clone();
     bare.query = None;
-    let mut spec = crate::ddl::table_spec_with(&bare, s.current_db(), false)?;
+    let default = s.table_default_collation(&ct.name)?;
+    let mut spec = crate::ddl::table_spec_with(&bare, s.current_db(), false, default)?;
     let mut filled: Vec<String> = Vec::with_capacity(result.len());
     for (i, col) in result.iter().enumerate() {
         if result[..i]
@@ -115,7 +116,17 @@ fn order_columns(spec: &mut crate::ddl::TableSpec, result: &[crate::ColumnMeta])
                 moved[i] = columns.len();
                 columns.push(spec.columns[i].clone());
             }
-            None => columns.push(ColumnDef::new(&r.name, r.ty.clone(), r.nullable)),
+            None => {
+                // A computed string has no collation of its own here: it
+                // takes the new table's (a column keeps its own).
+                let ty = match r.ty.collation() {
+                    Some(quire_engine::ColumnType::LEGACY_COLLATION) => {
+                        r.ty.clone().with_collation(spec.collation)
+                    }
+                    _ => r.ty.clone(),
+                };
+                columns.push(ColumnDef::new(&r.name, ty, r.nullable))
+            }
         }
     }
     let remap = |v: &mut Vec<usize>| v.iter_mut().for_each(|p| *p = moved[*p]);

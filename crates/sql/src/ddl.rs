@@ -15,7 +15,7 @@
 //! a key whose columns lead no index gets one, as MySQL adds it). Table
 //! options: see [`check_table_options`].
 
-use quire_engine::types::coerce;
+use quire_engine::types::{coerce, Collation};
 use quire_engine::{ColumnDef, ColumnType, EngineError, Value};
 use sqlparser::ast::{self, ColumnOption, CreateTable, TableConstraint};
 use sqlparser::tokenizer::Token;
@@ -106,32 +106,24 @@ pub fn column_type(dt: &ast::DataType, name: &str) -> SqlResult<ColumnType> {
         "DOUBLE" | "REAL" => ColumnType::Double,
         "CHAR" | "CHARACTER" | "NCHAR" => {
             if s.contains("VARYING") {
-                ColumnType::Varchar { len: len32(255)? }
+                ColumnType::varchar(len32(255)?)
             } else {
-                ColumnType::Char { len: len32(1)? }
+                ColumnType::char(len32(1)?)
             }
         }
         "VARCHAR" | "NVARCHAR" | "VARCHARACTER" => match a {
-            Some(_) => ColumnType::Varchar { len: len32(0)? },
+            Some(_) => ColumnType::varchar(len32(0)?),
             None => {
                 return Err(crate::parse::syntax_error(&s));
             }
         },
-        "TINYTEXT" => ColumnType::Text {
-            max_bytes: ColumnType::TINY_BYTES,
-        },
-        "TEXT" => ColumnType::Text {
-            max_bytes: match a {
-                Some(n) => ColumnType::lob_limit_for(n).ok_or_else(bad)?,
-                None => ColumnType::REGULAR_BYTES,
-            },
-        },
-        "MEDIUMTEXT" => ColumnType::Text {
-            max_bytes: ColumnType::MEDIUM_BYTES,
-        },
-        "LONGTEXT" => ColumnType::Text {
-            max_bytes: ColumnType::LONG_BYTES,
-        },
+        "TINYTEXT" => ColumnType::text(ColumnType::TINY_BYTES),
+        "TEXT" => ColumnType::text(match a {
+            Some(n) => ColumnType::lob_limit_for(n).ok_or_else(bad)?,
+            None => ColumnType::REGULAR_BYTES,
+        }),
+        "MEDIUMTEXT" => ColumnType::text(ColumnType::MEDIUM_BYTES),
+        "LONGTEXT" => ColumnType::text(ColumnType::LONG_BYTES),
         "TINYBLOB" => ColumnType::Blob {
             max_bytes: ColumnType::TINY_BYTES,
         },
@@ -179,7 +171,11 @@ pub fn column_type(dt: &ast::DataType, name: &str) -> SqlResult<ColumnType> {
         },
         _ => return Err(bad()),
     };
-    ty.validate(name)?;
+    // A character type's limits depend on its character set, known
+    // once the column's clauses are read (column_collation checks then).
+    if !ty.is_text() {
+        ty.validate(name)?;
+    }
     Ok(ty)
 }
 
@@ -200,14 +196,17 @@ pub struct TableSpec {
     pub auto_increment: Option<u64>,
     pub checks: Vec<quire_engine::CheckDef>,
     pub foreign_keys: Vec<quire_engine::ForeignKeyDef>,
+    /// The table's default collation.
+    pub collation: Collation,
 }
 
 /// Table options: every table is InnoDB, so `ENGINE=` names InnoDB or is
 /// refused (MySQL's 1286 under the default NO_ENGINE_SUBSTITUTION: quire
 /// has no other engine to create); PARTITION BY is refused by the parser.
 /// `AUTO_INCREMENT=n` sets the first value the table hands out (returned;
-/// 0 counts as 1, as in MySQL). The remaining options (CHARSET, COLLATE,
-/// COMMENT, ROW_FORMAT, ...) do not change what rows mean and are accepted.
+/// 0 counts as 1, as in MySQL). CHARSET and COLLATE are read by
+/// [`table_collation`]; the remaining options (COMMENT, ROW_FORMAT, ...)
+/// do not change what rows mean and are accepted.
 fn check_table_options(o: &ast::CreateTableOptions) -> SqlResult<Option<u64>> {
     let list = match o {
         ast::CreateTableOptions::None => return Ok(None),
@@ -380,11 +379,11 @@ fn definition_bytes(ty: &ColumnType) -> u64 {
         ColumnType::Decimal { precision, scale } => {
             dec_part(u64::from(precision - scale)) + dec_part(u64::from(scale))
         }
-        ColumnType::Char { len } => u64::from(len) * 4,
+        ColumnType::Char { len, .. } => u64::from(len) * 4,
         ColumnType::Binary { len } => u64::from(len),
-        ColumnType::Varchar { len } => var(u64::from(len) * 4),
+        ColumnType::Varchar { len, .. } => var(u64::from(len) * 4),
         ColumnType::VarBinary { len } => var(u64::from(len)),
-        ColumnType::Text { max_bytes } | ColumnType::Blob { max_bytes } => {
+        ColumnType::Text { max_bytes, .. } | ColumnType::Blob { max_bytes } => {
             8 + match max_bytes {
                 0..=255 => 1,
                 256..=65535 => 2,
@@ -444,8 +443,9 @@ pub(crate) struct ParsedColumn<'a> {
 
 /// Reads one column definition (types, NULL-ness, defaults, ON UPDATE,
 /// AUTO_INCREMENT; 1067 / 1294 / 1235 as the module says).
-pub(crate) fn column_def(c: &ast::ColumnDef) -> SqlResult<ParsedColumn<'_>> {
+pub(crate) fn column_def(c: &ast::ColumnDef, table: Collation) -> SqlResult<ParsedColumn<'_>> {
     let ty = column_type(&c.data_type, &c.name.value)?;
+    let ty = column_collation(c, ty, table)?;
     let name = &c.name.value;
     // MySQL's grammar refuses these on a generated column, whatever
     // their order (generated.rs).
@@ -531,6 +531,7 @@ pub(crate) fn column_def(c: &ast::ColumnDef) -> SqlResult<ParsedColumn<'_>> {
                 })?);
             }
             ColumnOption::Check(cc) => checks.push(cc),
+            // Applied by column_collation.
             ColumnOption::CharacterSet(_) | ColumnOption::Collation(_) => {}
             // An inline `REFERENCES p(id)`: MySQL 8.0 parses it and
             // ignores it; quire refuses it by name rather than let a
@@ -618,10 +619,103 @@ pub(crate) fn column_def(c: &ast::ColumnDef) -> SqlResult<ParsedColumn<'_>> {
     })
 }
 
+/// A column type with its `CHARACTER SET` / `COLLATE` clauses applied
+/// (`table`: the table's default). `CHARACTER SET binary` makes a
+/// character type its byte twin, as in MySQL; NCHAR/NVARCHAR are utf8mb3.
+/// ENUM and SET compare their members case-insensitively whatever the
+/// clause says, so only a case-insensitive collation is accepted on them.
+fn column_collation(c: &ast::ColumnDef, ty: ColumnType, table: Collation) -> SqlResult<ColumnType> {
+    let mut cs = None;
+    let mut coll = None;
+    for o in &c.options {
+        match &o.option {
+            ColumnOption::CharacterSet(n) => cs = Some(n.to_string()),
+            ColumnOption::Collation(n) => coll = Some(n.to_string()),
+            _ => {}
+        }
+    }
+    let dt = c.data_type.to_string().to_ascii_uppercase();
+    let national =
+        dt.starts_with("NATIONAL") || dt.starts_with("NCHAR") || dt.starts_with("NVARCHAR");
+    if national && cs.is_none() {
+        cs = Some("utf8mb3".to_string());
+    }
+    if cs.is_none() && coll.is_none() && !ty.is_text() {
+        return Ok(ty);
+    }
+    let resolved = crate::collate::resolve(cs.as_deref(), coll.as_deref(), table)?;
+    if ty.is_text() {
+        if resolved == Collation::Binary {
+            return Ok(match ty {
+                ColumnType::Char { len, .. } => ColumnType::Binary { len },
+                ColumnType::Varchar { len, .. } => ColumnType::VarBinary { len },
+                ColumnType::Text { max_bytes, .. } => ColumnType::Blob { max_bytes },
+                other => other,
+            });
+        }
+        let ty = ty.with_collation(resolved);
+        ty.validate(&c.name.value)?;
+        return Ok(ty);
+    }
+    if ty.is_enum_or_set() {
+        if resolved.is_bin() || resolved == Collation::Utf8mb4_0900AsCs {
+            return Err(EngineError::not_supported(format!(
+                "COLLATE {} on an ENUM or SET column (members compare case-insensitively)",
+                resolved.name()
+            )));
+        }
+        return Ok(ty);
+    }
+    Err(crate::parse::syntax_error(if coll.is_some() {
+        "COLLATE"
+    } else {
+        "CHARACTER SET"
+    }))
+}
+
+/// The table options' `[DEFAULT] CHARSET|CHARACTER SET [=] x` and
+/// `[DEFAULT] COLLATE [=] y`, resolved against `default` (the database's).
+fn table_collation(o: &ast::CreateTableOptions, default: Collation) -> SqlResult<Collation> {
+    let list = match o {
+        ast::CreateTableOptions::Plain(l) => l.as_slice(),
+        _ => &[],
+    };
+    let mut cs = None;
+    let mut coll = None;
+    for opt in list {
+        let text = opt.to_string();
+        let upper = text.to_ascii_uppercase();
+        let upper = upper.strip_prefix("DEFAULT ").unwrap_or(&upper);
+        let value = |key: &str| -> Option<String> {
+            let rest = upper.strip_prefix(key)?;
+            if !rest.starts_with([' ', '=']) {
+                return None;
+            }
+            let from = text.len() - rest.len();
+            Some(
+                text[from..]
+                    .trim_start_matches([' ', '='])
+                    .trim()
+                    .to_string(),
+            )
+        };
+        if let Some(v) = value("CHARSET").or_else(|| value("CHARACTER SET")) {
+            cs = Some(v);
+        } else if let Some(v) = value("COLLATE") {
+            coll = Some(v);
+        }
+    }
+    crate::collate::resolve(cs.as_deref(), coll.as_deref(), default)
+}
+
 /// CREATE TABLE's definition; `current_db` is what an unqualified name
 /// (the table's, a foreign key's parent's) means.
-pub fn table_spec(ct: &CreateTable, current_db: Option<&str>) -> SqlResult<TableSpec> {
-    table_spec_with(ct, current_db, true)
+pub fn table_spec(
+    ct: &CreateTable,
+    current_db: Option<&str>,
+    default: Collation,
+) -> SqlResult<TableSpec> {
+    table_spec_with(ct, current_db, true, default)
 }
 
 /// [`table_spec`]; `expressions`: check the generated columns and DEFAULT
@@ -631,6 +725,7 @@ pub(crate) fn table_spec_with(
     ct: &CreateTable,
     current_db: Option<&str>,
     expressions: bool,
+    default: Collation,
 ) -> SqlResult<TableSpec> {
     if ct.query.is_some() {
         // create_select.rs reads the definition with the query taken off.
@@ -649,6 +744,7 @@ pub(crate) fn table_spec_with(
         return Err(crate::parse::syntax_error("INHERITS"));
     }
     let auto_increment = check_table_options(&ct.table_options)?;
+    let collation = table_collation(&ct.table_options, default)?;
     let (db, name) = crate::exec::split_name(&ct.name)?;
     let mut columns = Vec::new();
     let mut primary: Vec<usize> = Vec::new();
@@ -656,7 +752,7 @@ pub(crate) fn table_spec_with(
     // Column-level CHECKs: (clause, column name), named after the columns.
     let mut column_checks: Vec<(&ast::CheckConstraint, String)> = Vec::new();
     for c in &ct.columns {
-        let pc = column_def(c)?;
+        let pc = column_def(c, collation)?;
         if columns
             .iter()
             .any(|x: &ColumnDef| x.name.eq_ignore_ascii_case(&pc.def.name))
@@ -816,5 +912,6 @@ pub(crate) fn table_spec_with(
         auto_increment,
         checks,
         foreign_keys,
+        collation,
     })
 }

@@ -25,13 +25,14 @@
 
 use std::cmp::Ordering;
 
-use quire_engine::types::{compare, DateTime, Decimal};
+use quire_engine::types::{compare, Collation, DateTime, Decimal};
 use quire_engine::{ColumnDef, ColumnType, EngineError, Value};
 use sqlparser::ast::{
     self, BinaryOperator, CastKind, DataType, DuplicateTreatment, Expr, FunctionArg,
     FunctionArgExpr, FunctionArguments, UnaryOperator,
 };
 
+use crate::collate::{aggregate, Coercibility, Derivation};
 use crate::dialect::RunClass;
 use crate::func::date::Unit as DateUnit;
 use crate::func::math::BitOp;
@@ -80,6 +81,10 @@ pub trait Env {
     fn current_role(&self) -> String {
         "NONE".to_string()
     }
+    /// `collation_connection`: the collation of string literals.
+    fn connection_collation(&self) -> Collation {
+        Collation::Utf8mb4_0900AiCi
+    }
     /// The definition of column `col` of base table `db.table` (what
     /// `DEFAULT(col)` reads); None when unknown.
     fn column_def(&self, _db: &str, _table: &str, _col: &str) -> Option<ColumnDef> {
@@ -105,6 +110,9 @@ pub struct AggSpec {
     pub kind: AggKind,
     pub arg: Option<E>,
     pub distinct: bool,
+    /// The collation a string argument compares in (MIN, MAX, DISTINCT);
+    /// None: bytes.
+    pub coll: Option<Collation>,
 }
 
 /// A window function (`f(...) OVER (PARTITION BY ... ORDER BY ...)`).
@@ -311,6 +319,15 @@ pub enum E {
     /// An ENUM or SET value (of this type) in numeric context: its
     /// 1-based ordinal or member mask (MySQL's `e + 0`, `ORDER BY e`).
     EnumNum(Box<E>, ColumnType),
+    /// `x COLLATE c`: x's value, in collation c (explicit coercibility).
+    Collate(Box<E>, Collation),
+    /// A comparison (`Cmp`, `Between`, `InList`, `Like`) of strings under
+    /// a collation other than byte order, as [`Compiler::derive`] picked.
+    Collated(Collation, Box<E>),
+    /// A string's weight string under the collation (ORDER BY and GROUP BY
+    /// keys: byte order of weights is the collation's order); other
+    /// values pass unchanged.
+    Weigh(Collation, Box<E>),
     /// A column of an enclosing query block (`Row::outer`), with its
     /// type (for the result type of the expression reading it).
     Outer(usize, ColumnType),
@@ -329,6 +346,28 @@ pub enum E {
         refs: Vec<usize>,
         outer_len: usize,
     },
+}
+
+/// The collation values of a column type compare in: its own for
+/// character strings, `binary` for byte strings, utf8mb4_bin for JSON
+/// text; None for numbers and dates.
+pub(crate) fn type_collation(ty: &ColumnType) -> Option<Collation> {
+    match ty {
+        ColumnType::Binary { .. } | ColumnType::VarBinary { .. } | ColumnType::Blob { .. } => {
+            Some(Collation::Binary)
+        }
+        ColumnType::Json => Some(Collation::Utf8mb4Bin),
+        t => t.collation(),
+    }
+}
+
+/// `node` evaluated under `coll`, unless that is plain byte order (or
+/// there is no string to collate).
+fn collated(coll: Option<Collation>, node: E) -> E {
+    match coll {
+        Some(c) if !c.is_plain_bytes() => E::Collated(c, Box::new(node)),
+        _ => node,
+    }
 }
 
 /// The bytes of a `b'...'` literal; `None` if a character is not 0 or 1.
@@ -401,6 +440,51 @@ fn err_range(what: &str) -> EngineError {
 impl Compiler<'_> {
     fn as_number(&self, e: E) -> E {
         enum_as_number(e, self.cols)
+    }
+
+    /// COLLATION(x), CHARSET(x), COERCIBILITY(x): what [`Self::derive`]
+    /// says of x (numbers and dates are `binary`, coercibility 5; NULL 6).
+    fn collation_info(&self, name: &str, x: &E) -> Value {
+        let d = self.derive(x);
+        match name {
+            "COERCIBILITY" => Value::Int(match (d, x) {
+                (Some(d), _) => d.level as i64,
+                (None, E::Lit(Value::Null)) => 6,
+                (None, _) => 5,
+            }),
+            "CHARSET" => Value::text(d.map_or("binary", |d| d.coll.charset().name())),
+            _ => Value::text(d.map_or("binary", |d| d.coll.name())),
+        }
+    }
+
+    /// A comparison node, under the collation its operands agree on.
+    fn cmp_node(&self, op: Cmp, l: Box<E>, r: Box<E>, name: &str) -> SqlResult<E> {
+        let coll = self.collation_of([&*l, &*r], name)?;
+        Ok(collated(coll, E::Cmp(op, l, r)))
+    }
+
+    /// The collation strings among `es` are compared in (1267 when they
+    /// cannot agree); None when fewer than one is a string.
+    pub(crate) fn collation_of<'e>(
+        &self,
+        es: impl IntoIterator<Item = &'e E>,
+        op: &str,
+    ) -> SqlResult<Option<Collation>> {
+        let mut acc: Option<Derivation> = None;
+        for e in es {
+            let Some(d) = self.derive(e) else { continue };
+            acc = Some(match acc {
+                None => d,
+                Some(a) => aggregate(a, d, op)?,
+            });
+        }
+        Ok(acc.map(|d| d.coll))
+    }
+
+    /// An expression's collation and coercibility if it is (or may be) a
+    /// string; None for numbers and dates ([`derive`]).
+    pub(crate) fn derive(&self, e: &E) -> Option<Derivation> {
+        derive(e, self.cols, &[], self.env.connection_collation())
     }
 
     /// An ENUM/SET column compared with (or combined with) a number is
@@ -912,7 +996,17 @@ impl Compiler<'_> {
             // sqlparser 0.64 folds introducers into `Prefixed`, which other
             // dialects also use for non-literals; those stay unsupported.
             Expr::Prefixed { prefix, value } if prefix.value.starts_with('_') => match &**value {
-                Expr::Value(v) => E::Lit(literal(&v.value, self.params)?),
+                Expr::Value(v) => {
+                    let lit = E::Lit(literal(&v.value, self.params)?);
+                    // `_binary'x'` is a byte string (compares as bytes);
+                    // a character set's introducer must name a known one.
+                    match crate::collate::charset(&prefix.value[1..])? {
+                        quire_engine::types::Charset::Binary => {
+                            E::Cast(Box::new(lit), ColumnType::VarBinary { len: 65_535 })
+                        }
+                        _ => lit,
+                    }
+                }
                 other => {
                     let s: String = other.to_string().chars().take(60).collect();
                     return Err(EngineError::not_supported(format!("expression {s}")));
@@ -943,7 +1037,8 @@ impl Compiler<'_> {
                         infer(i, self.cols, &[]).is_numeric() || matches!(i, E::Lit(Value::Null))
                     });
                 let x = if numbers { self.as_number(x) } else { x };
-                E::InList(Box::new(x), l, *negated)
+                let coll = self.collation_of(std::iter::once(&x).chain(&l), "IN")?;
+                collated(coll, E::InList(Box::new(x), l, *negated))
             }
             Expr::RLike {
                 negated,
@@ -970,12 +1065,14 @@ impl Compiler<'_> {
                 negated,
                 low,
                 high,
-            } => E::Between(
-                Box::new(self.compile(expr)?),
-                Box::new(self.compile(low)?),
-                Box::new(self.compile(high)?),
-                *negated,
-            ),
+            } => {
+                let (x, lo, hi) = (self.compile(expr)?, self.compile(low)?, self.compile(high)?);
+                let coll = self.collation_of([&x, &lo, &hi], "between")?;
+                collated(
+                    coll,
+                    E::Between(Box::new(x), Box::new(lo), Box::new(hi), *negated),
+                )
+            }
             Expr::Like {
                 negated,
                 expr,
@@ -997,12 +1094,9 @@ impl Compiler<'_> {
                         ))
                     }
                 };
-                E::Like(
-                    Box::new(self.compile(expr)?),
-                    Box::new(self.compile(pattern)?),
-                    *negated,
-                    esc,
-                )
+                let (x, p) = (self.compile(expr)?, self.compile(pattern)?);
+                let coll = self.collation_of([&x, &p], "like")?;
+                collated(coll, E::Like(Box::new(x), Box::new(p), *negated, esc))
             }
             Expr::BinaryOp {
                 left,
@@ -1043,13 +1137,13 @@ impl Compiler<'_> {
                     BinaryOperator::Divide => E::Arith(Arith::Div, l, r),
                     BinaryOperator::MyIntegerDivide => E::Arith(Arith::IntDiv, l, r),
                     BinaryOperator::Modulo => E::Arith(Arith::Mod, l, r),
-                    BinaryOperator::Eq => E::Cmp(Cmp::Eq, l, r),
-                    BinaryOperator::NotEq => E::Cmp(Cmp::Ne, l, r),
-                    BinaryOperator::Lt => E::Cmp(Cmp::Lt, l, r),
-                    BinaryOperator::LtEq => E::Cmp(Cmp::Le, l, r),
-                    BinaryOperator::Gt => E::Cmp(Cmp::Gt, l, r),
-                    BinaryOperator::GtEq => E::Cmp(Cmp::Ge, l, r),
-                    BinaryOperator::Spaceship => E::Cmp(Cmp::NullSafeEq, l, r),
+                    BinaryOperator::Eq => self.cmp_node(Cmp::Eq, l, r, "=")?,
+                    BinaryOperator::NotEq => self.cmp_node(Cmp::Ne, l, r, "<>")?,
+                    BinaryOperator::Lt => self.cmp_node(Cmp::Lt, l, r, "<")?,
+                    BinaryOperator::LtEq => self.cmp_node(Cmp::Le, l, r, "<=")?,
+                    BinaryOperator::Gt => self.cmp_node(Cmp::Gt, l, r, ">")?,
+                    BinaryOperator::GtEq => self.cmp_node(Cmp::Ge, l, r, ">=")?,
+                    BinaryOperator::Spaceship => self.cmp_node(Cmp::NullSafeEq, l, r, "<=>")?,
                     BinaryOperator::And => E::And(l, r),
                     BinaryOperator::Or => E::Or(l, r),
                     BinaryOperator::Xor => E::Xor(l, r),
@@ -1131,7 +1225,17 @@ impl Compiler<'_> {
                     None => x,
                 }
             }
-            Expr::Collate { expr, .. } => self.compile(expr)?,
+            Expr::Collate { expr, collation } => {
+                let x = self.compile(expr)?;
+                let c = crate::collate::collation(&collation.to_string())?;
+                // MySQL: the collation must belong to the expression's
+                // character set (a literal's is the connection's).
+                let cs = self.derive(&x).map_or(c.charset(), |d| d.coll.charset());
+                if cs != c.charset() {
+                    return Err(crate::collate::err_charset_mismatch(c.name(), cs.name()));
+                }
+                E::Collate(Box::new(x), c)
+            }
             Expr::Substring {
                 expr,
                 substring_from,
@@ -1456,6 +1560,7 @@ impl Compiler<'_> {
                     kind,
                     arg: args.first().cloned(),
                     distinct: false,
+                    coll: None,
                 };
                 infer(&E::Agg(0), self.cols, std::slice::from_ref(&spec))
             }
@@ -1673,6 +1778,11 @@ impl Compiler<'_> {
                 }
                 other => other,
             };
+            let coll = arg
+                .as_ref()
+                .and_then(|a| self.derive(a))
+                .map(|d| d.coll)
+                .filter(|c| !c.is_plain_bytes());
             let list = self
                 .aggs
                 .as_mut()
@@ -1681,6 +1791,7 @@ impl Compiler<'_> {
                 kind,
                 arg,
                 distinct,
+                coll,
             });
             return Ok(E::Agg(list.len() - 1));
         }
@@ -1942,6 +2053,15 @@ impl Compiler<'_> {
                 }
             },
         };
+        // Text is held as UTF-8 whatever its character set: the byte
+        // length of a single-byte set's string is its character count.
+        let single_byte = |e: &E| {
+            self.derive(e)
+                .is_some_and(|d| d.coll.charset().max_len() == 1 && d.coll != Collation::Binary)
+        };
+        if fun == F::Length && args.first().is_some_and(single_byte) {
+            return Ok(E::Func(F::CharLength, args));
+        }
         Ok(E::Func(fun, args))
     }
 
@@ -1995,6 +2115,7 @@ impl Compiler<'_> {
                         | E::Between(..)
                         | E::InList(..)
                         | E::Like(..)
+                        | E::Collated(..)
                 ) {
                     let inner = std::mem::replace(a, E::Lit(Value::Null));
                     *a = lib(Func::JsonBool, vec![inner]);
@@ -2047,6 +2168,13 @@ impl Compiler<'_> {
             )
         };
         match name {
+            "COLLATION" | "CHARSET" | "COERCIBILITY" => {
+                let [x] = exprs.as_slice() else {
+                    return Err(count_err());
+                };
+                let x = self.compile(x)?;
+                Ok(Some(E::Lit(self.collation_info(name, &x))))
+            }
             "DATE_ADD" | "DATE_SUB" | "ADDDATE" | "SUBDATE" => {
                 let [d, amount] = exprs.as_slice() else {
                     return Err(count_err());
@@ -2112,10 +2240,8 @@ pub fn cast_type(dt: &DataType) -> SqlResult<ColumnType> {
         }
         "UNSIGNED" => ColumnType::BigInt { unsigned: true },
         "CHAR" | "VARCHAR" | "NCHAR" | "TEXT" => match crate::ddl::paren_numbers(&s).0 {
-            Some(n) => ColumnType::Varchar {
-                len: n.min(u64::from(CAST_CHAR_ANY - 1)) as u32,
-            },
-            None => ColumnType::Varchar { len: CAST_CHAR_ANY },
+            Some(n) => ColumnType::varchar(n.min(u64::from(CAST_CHAR_ANY - 1)) as u32),
+            None => ColumnType::varchar(CAST_CHAR_ANY),
         },
         "BINARY" => match crate::ddl::paren_numbers(&s).0 {
             Some(n) => ColumnType::Binary {
@@ -2356,15 +2482,23 @@ pub fn arith(op: Arith, a: &Value, b: &Value) -> SqlResult<Value> {
     })
 }
 
-fn cmp_vals(op: Cmp, a: &Value, b: &Value) -> Value {
+/// Two values' order; two strings under `coll` when given.
+pub(crate) fn compare_in(a: &Value, b: &Value, coll: Option<Collation>) -> Option<Ordering> {
+    match (coll, a, b) {
+        (Some(c), Value::Bytes(x), Value::Bytes(y)) => Some(c.cmp(x, y)),
+        _ => compare(a, b),
+    }
+}
+
+fn cmp_vals_in(op: Cmp, a: &Value, b: &Value, coll: Option<Collation>) -> Value {
     if op == Cmp::NullSafeEq {
         return Value::Int(i64::from(match (a.is_null(), b.is_null()) {
             (true, true) => true,
             (true, false) | (false, true) => false,
-            _ => compare(a, b) == Some(Ordering::Equal),
+            _ => compare_in(a, b, coll) == Some(Ordering::Equal),
         }));
     }
-    let Some(o) = compare(a, b) else {
+    let Some(o) = compare_in(a, b, coll) else {
         return Value::Null;
     };
     let r = match op {
@@ -2382,6 +2516,16 @@ fn cmp_vals(op: Cmp, a: &Value, b: &Value) -> Value {
 /// `LIKE` over bytes: `%` any run, `_` one character (UTF-8 aware), `esc`
 /// escapes the next pattern byte.
 pub fn like(s: &[u8], p: &[u8], esc: u8) -> bool {
+    like_in(s, p, esc, None)
+}
+
+/// [`like`] with characters compared under `coll` (one character against
+/// one, as MySQL's wildcard matcher compares them).
+pub fn like_in(s: &[u8], p: &[u8], esc: u8, coll: Option<Collation>) -> bool {
+    let same = |a: char, b: char| match coll {
+        Some(c) => c.char_eq(a, b),
+        None => a == b,
+    };
     let s: Vec<char> = String::from_utf8_lossy(s).chars().collect();
     let pat: Vec<char> = String::from_utf8_lossy(p).chars().collect();
     let esc = esc as char;
@@ -2403,7 +2547,7 @@ pub fn like(s: &[u8], p: &[u8], esc: u8) -> bool {
             } else {
                 (Some(c), 1)
             };
-            if lit.is_none_or(|l| l == s[si]) {
+            if lit.is_none_or(|l| same(l, s[si])) {
                 si += 1;
                 pi += adv;
                 continue;
@@ -2500,7 +2644,7 @@ fn cast_value(v: Value, ty: &ColumnType) -> SqlResult<Value> {
         }
         ColumnType::Double => Value::Double(v.to_f64().unwrap_or(0.0)),
         ColumnType::Float => Value::Float(v.to_f64().unwrap_or(0.0) as f32),
-        ColumnType::Varchar { len } if *len < CAST_CHAR_ANY => {
+        ColumnType::Varchar { len, .. } if *len < CAST_CHAR_ANY => {
             let b = bytes_of(&v);
             let text = String::from_utf8_lossy(&b);
             if text.chars().count() > *len as usize {
@@ -2634,7 +2778,7 @@ impl E {
                 }
                 v
             }
-            E::Cmp(op, a, b) => cmp_vals(*op, &a.eval(r)?, &b.eval(r)?),
+            E::Cmp(..) => self.eval_compare(r, None)?,
             E::And(a, b) => {
                 let x = truth(&a.eval(r)?);
                 if x == Some(false) {
@@ -2672,51 +2816,13 @@ impl E {
                 let t = truth(&x.eval(r)?);
                 Value::Int(i64::from((t == Some(*want)) != *neg))
             }
-            E::Between(x, lo, hi, neg) => {
-                let v = x.eval(r)?;
-                let a = truth(&cmp_vals(Cmp::Ge, &v, &lo.eval(r)?));
-                let b = truth(&cmp_vals(Cmp::Le, &v, &hi.eval(r)?));
-                let res = match (a, b) {
-                    (Some(false), _) | (_, Some(false)) => Some(false),
-                    (Some(true), Some(true)) => Some(true),
-                    _ => None,
-                };
-                bool_val(res.map(|b| b != *neg))
-            }
-            E::InList(x, list, neg) => {
-                let v = x.eval(r)?;
-                if v.is_null() {
-                    return Ok(Value::Null);
-                }
-                let mut saw_null = false;
-                let mut hit = false;
-                for i in list {
-                    let w = i.eval(r)?;
-                    match compare(&v, &w) {
-                        Some(Ordering::Equal) => {
-                            hit = true;
-                            break;
-                        }
-                        None => saw_null = true,
-                        _ => {}
-                    }
-                }
-                if hit {
-                    Value::Int(i64::from(!*neg))
-                } else if saw_null {
-                    Value::Null
-                } else {
-                    Value::Int(i64::from(*neg))
-                }
-            }
-            E::Like(x, p, neg, esc) => {
-                let v = x.eval(r)?;
-                let pv = p.eval(r)?;
-                if v.is_null() || pv.is_null() {
-                    return Ok(Value::Null);
-                }
-                Value::Int(i64::from(like(&bytes_of(&v), &bytes_of(&pv), *esc) != *neg))
-            }
+            E::Between(..) | E::InList(..) | E::Like(..) => self.eval_compare(r, None)?,
+            E::Collated(c, node) => node.eval_compare(r, Some(*c))?,
+            E::Collate(x, _) => x.eval(r)?,
+            E::Weigh(c, x) => match x.eval(r)? {
+                Value::Bytes(b) => Value::Bytes(c.weight_of(&b)),
+                v => v,
+            },
             E::Case(op, whens, els) => {
                 let base = match op {
                     Some(o) => Some(o.eval(r)?),
@@ -2739,6 +2845,62 @@ impl E {
             }
             E::Cast(x, ty) => cast_value(x.eval(r)?, ty)?,
             E::Func(f, args) => self.func(*f, args, r)?,
+        })
+    }
+
+    /// A comparison node's value, with strings compared under `coll`
+    /// (None: by the engine's rules, bytes for strings).
+    fn eval_compare(&self, r: &Row, coll: Option<Collation>) -> SqlResult<Value> {
+        Ok(match self {
+            E::Cmp(op, a, b) => cmp_vals_in(*op, &a.eval(r)?, &b.eval(r)?, coll),
+            E::Between(x, lo, hi, neg) => {
+                let v = x.eval(r)?;
+                let a = truth(&cmp_vals_in(Cmp::Ge, &v, &lo.eval(r)?, coll));
+                let b = truth(&cmp_vals_in(Cmp::Le, &v, &hi.eval(r)?, coll));
+                let res = match (a, b) {
+                    (Some(false), _) | (_, Some(false)) => Some(false),
+                    (Some(true), Some(true)) => Some(true),
+                    _ => None,
+                };
+                bool_val(res.map(|b| b != *neg))
+            }
+            E::InList(x, list, neg) => {
+                let v = x.eval(r)?;
+                if v.is_null() {
+                    return Ok(Value::Null);
+                }
+                let mut saw_null = false;
+                let mut hit = false;
+                for i in list {
+                    let w = i.eval(r)?;
+                    match compare_in(&v, &w, coll) {
+                        Some(Ordering::Equal) => {
+                            hit = true;
+                            break;
+                        }
+                        None => saw_null = true,
+                        _ => {}
+                    }
+                }
+                if hit {
+                    Value::Int(i64::from(!*neg))
+                } else if saw_null {
+                    Value::Null
+                } else {
+                    Value::Int(i64::from(*neg))
+                }
+            }
+            E::Like(x, p, neg, esc) => {
+                let v = x.eval(r)?;
+                let pv = p.eval(r)?;
+                if v.is_null() || pv.is_null() {
+                    return Ok(Value::Null);
+                }
+                Value::Int(i64::from(
+                    like_in(&bytes_of(&v), &bytes_of(&pv), *esc, coll) != *neg,
+                ))
+            }
+            other => other.eval(r)?,
         })
     }
 
@@ -3066,7 +3228,10 @@ impl E {
             | E::IsNull(x, _)
             | E::IsBool(x, _, _)
             | E::Cast(x, _)
-            | E::EnumNum(x, _) => x.walk_pruned(f),
+            | E::EnumNum(x, _)
+            | E::Collate(x, _)
+            | E::Collated(_, x)
+            | E::Weigh(_, x) => x.walk_pruned(f),
             E::Arith(_, a, b)
             | E::Cmp(_, a, b)
             | E::And(a, b)
@@ -3114,6 +3279,101 @@ impl E {
     }
 }
 
+// ------------------------------------------------------------ collations
+
+/// An expression's collation and coercibility (MySQL's derivation) if it
+/// is a string: columns their own (IMPLICIT), literals the connection's
+/// `conn` (COERCIBLE), `COLLATE` EXPLICIT, string functions their string
+/// arguments'; None for numbers and dates.
+pub(crate) fn derive(
+    e: &E,
+    cols: &[ColInfo],
+    aggs: &[AggSpec],
+    conn: Collation,
+) -> Option<Derivation> {
+    let implicit =
+        |ty: &ColumnType| type_collation(ty).map(|c| Derivation::new(c, Coercibility::Implicit));
+    let all = |es: &mut dyn Iterator<Item = &E>| derive_all(es, cols, aggs, conn).ok().flatten();
+    match e {
+        E::Lit(Value::Bytes(_)) => Some(Derivation::new(conn, Coercibility::Coercible)),
+        E::Lit(_) => None,
+        E::Col(i) => cols.get(*i).and_then(|c| implicit(&c.ty)),
+        E::Outer(_, ty) | E::Win(_, ty) => implicit(ty),
+        E::Subquery { ty, .. } => implicit(ty),
+        E::Collate(_, c) => Some(Derivation::new(*c, Coercibility::Explicit)),
+        // CAST(x AS CHAR) is in the connection's collation; AS BINARY
+        // is `binary`.
+        E::Cast(_, ty) => type_collation(ty).map(|c| {
+            let c = if ty.is_text() { conn } else { c };
+            Derivation::new(c, Coercibility::Implicit)
+        }),
+        E::Live(..) => Some(Derivation::new(conn, Coercibility::Implicit)),
+        E::Agg(i) => {
+            let a = aggs.get(*i)?;
+            match a.kind {
+                AggKind::Min | AggKind::Max | AggKind::GroupConcat => {
+                    derive(a.arg.as_ref()?, cols, &[], conn)
+                }
+                _ => None,
+            }
+        }
+        E::Case(_, whens, els) => all(&mut whens.iter().map(|(_, r)| r).chain(els.as_deref())),
+        E::Func(f, args) => match f {
+            F::Concat | F::ConcatWs | F::Coalesce | F::IfNull | F::Greatest | F::Least => {
+                all(&mut args.iter())
+            }
+            F::If => all(&mut args.iter().skip(1)),
+            F::NullIf
+            | F::Upper
+            | F::Lower
+            | F::Substring
+            | F::Trim
+            | F::LTrim
+            | F::RTrim
+            | F::Replace
+            | F::Left
+            | F::Right
+            | F::Reverse => derive(args.first()?, cols, aggs, conn),
+            F::Lib(_) => infer(e, cols, aggs).collation().map(|_| {
+                args.iter()
+                    .find_map(|a| derive(a, cols, aggs, conn))
+                    .unwrap_or(Derivation::new(conn, Coercibility::Coercible))
+            }),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// The derivations of `es` aggregated (1267 when they cannot agree).
+fn derive_all(
+    es: &mut dyn Iterator<Item = &E>,
+    cols: &[ColInfo],
+    aggs: &[AggSpec],
+    conn: Collation,
+) -> SqlResult<Option<Derivation>> {
+    let mut acc: Option<Derivation> = None;
+    for e in es {
+        if let Some(d) = derive(e, cols, aggs, conn) {
+            acc = Some(match acc {
+                None => d,
+                Some(a) => aggregate(a, d, "concat")?,
+            });
+        }
+    }
+    Ok(acc)
+}
+
+/// An ORDER BY / GROUP BY / DISTINCT key: a string in a collation other
+/// than byte order becomes its weight string, so that keys compare and
+/// group as the collation says.
+pub fn weigh_key(e: E, cols: &[ColInfo], aggs: &[AggSpec], conn: Collation) -> E {
+    match derive(&e, cols, aggs, conn) {
+        Some(d) if !d.coll.is_plain_bytes() => E::Weigh(d.coll, Box::new(e)),
+        _ => e,
+    }
+}
+
 // ------------------------------------------------------------ type inference
 
 /// The type of a NULL literal: MySQL's `MYSQL_TYPE_NULL` (the protocol
@@ -3133,9 +3393,7 @@ fn lit_type(v: &Value) -> ColumnType {
         },
         Value::Float(_) => ColumnType::Float,
         Value::Double(_) => ColumnType::Double,
-        Value::Bytes(b) => ColumnType::Varchar {
-            len: String::from_utf8_lossy(b).chars().count() as u32,
-        },
+        Value::Bytes(b) => ColumnType::varchar(String::from_utf8_lossy(b).chars().count() as u32),
         Value::Date(_) => ColumnType::Date,
         Value::DateTime(_) => ColumnType::DateTime { fsp: 0 },
         Value::Time(_) => ColumnType::Time { fsp: 0 },
@@ -3179,7 +3437,7 @@ fn scale_of(t: &ColumnType) -> u8 {
     }
 }
 
-const VARCHAR_ANY: ColumnType = ColumnType::Varchar { len: 255 };
+const VARCHAR_ANY: ColumnType = ColumnType::varchar(255);
 
 /// The value of a constant expression (literals under arithmetic and
 /// pure functions), None when it reads anything else, divides by what is
@@ -3294,9 +3552,7 @@ fn infer_inner(e: &E, cols: &[ColInfo], aggs: &[AggSpec]) -> ColumnType {
             match a.kind {
                 AggKind::CountStar | AggKind::Count => int,
                 AggKind::BitAnd | AggKind::BitOr => ColumnType::BigInt { unsigned: true },
-                AggKind::GroupConcat => ColumnType::Text {
-                    max_bytes: ColumnType::REGULAR_BYTES,
-                },
+                AggKind::GroupConcat => ColumnType::text(ColumnType::REGULAR_BYTES),
                 AggKind::Min | AggKind::Max => at.unwrap_or(int),
                 AggKind::Sum | AggKind::Avg => {
                     let t = at.unwrap_or(int);
@@ -3322,6 +3578,9 @@ fn infer_inner(e: &E, cols: &[ColInfo], aggs: &[AggSpec]) -> ColumnType {
             }
         }
         E::EnumNum(..) => ColumnType::BigInt { unsigned: true },
+        E::Collate(x, c) => infer(x, cols, aggs).with_collation(*c),
+        E::Collated(..) => int,
+        E::Weigh(_, x) => infer(x, cols, aggs),
         E::Neg(x) => {
             let t = infer(x, cols, aggs);
             // MySQL (Item_func_neg::resolve_type): minus a constant
@@ -3467,8 +3726,8 @@ pub fn merge_column_types(all: &[ColumnType]) -> ColumnType {
     }
     let str_len = |t: &ColumnType| -> u32 {
         match t {
-            ColumnType::Char { len }
-            | ColumnType::Varchar { len }
+            ColumnType::Char { len, .. }
+            | ColumnType::Varchar { len, .. }
             | ColumnType::Binary { len }
             | ColumnType::VarBinary { len } => *len,
             ColumnType::Decimal { precision, .. } => u32::from(*precision) + 2,
@@ -3479,17 +3738,21 @@ pub fn merge_column_types(all: &[ColumnType]) -> ColumnType {
         }
     };
     if ts.iter().any(|t| t.is_string()) {
+        // The first collation a character column brings (literals carry
+        // the legacy one).
+        let coll = ts
+            .iter()
+            .filter_map(ColumnType::collation)
+            .find(|&c| c != ColumnType::LEGACY_COLLATION)
+            .unwrap_or(ColumnType::LEGACY_COLLATION);
         if ts
             .iter()
             .any(|t| matches!(t, ColumnType::Text { .. } | ColumnType::Blob { .. }))
         {
-            return ColumnType::Text {
-                max_bytes: ColumnType::LONG_BYTES,
-            };
+            return ColumnType::text(ColumnType::LONG_BYTES).with_collation(coll);
         }
-        return ColumnType::Varchar {
-            len: ts.iter().map(str_len).max().unwrap_or(255),
-        };
+        return ColumnType::varchar(ts.iter().map(str_len).max().unwrap_or(255))
+            .with_collation(coll);
     }
     if ts.iter().all(|t| t.is_temporal()) {
         if ts.iter().all(|t| *t == ColumnType::Date) {
@@ -3506,9 +3769,7 @@ pub fn merge_column_types(all: &[ColumnType]) -> ColumnType {
         return ColumnType::DateTime { fsp };
     }
     if ts.iter().any(|t| t.is_temporal()) {
-        return ColumnType::Varchar {
-            len: ts.iter().map(str_len).max().unwrap_or(255),
-        };
+        return ColumnType::varchar(ts.iter().map(str_len).max().unwrap_or(255));
     }
     if ts.iter().all(|t| t.is_integer()) {
         let unsigned = ts.iter().all(|t| t.is_unsigned());
@@ -3605,10 +3866,10 @@ fn is_unfixed_scale(ty: &ColumnType) -> bool {
 
 /// An ORDER BY key as MySQL sorts it: [`key_at_result_scale`], and an
 /// ENUM or SET column by its number (declaration order), not its text.
-pub fn order_key(e: E, cols: &[ColInfo], aggs: &[AggSpec]) -> E {
+pub fn order_key(e: E, cols: &[ColInfo], aggs: &[AggSpec], conn: Collation) -> E {
     match enum_as_number(e, cols) {
         n @ E::EnumNum(..) => n,
-        other => key_at_result_scale(other, cols, aggs),
+        other => weigh_key(key_at_result_scale(other, cols, aggs), cols, aggs, conn),
     }
 }
 

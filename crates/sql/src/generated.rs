@@ -489,6 +489,7 @@ fn shape(db: &str, table: &str, columns: &[ColumnDef]) -> TableDef {
         foreign_keys: Vec::new(),
         rebuilt_csn: 0,
         building: None,
+        collation: quire_engine::ColumnType::LEGACY_COLLATION,
     }
 }
 

@@ -119,17 +119,13 @@ impl Cols {
     }
     /// `VARCHAR(len)`.
     pub(crate) fn v(mut self, name: &str, len: u32) -> Cols {
-        self.0.push((name.to_string(), ColumnType::Varchar { len }));
+        self.0.push((name.to_string(), ColumnType::varchar(len)));
         self
     }
     /// `LONGTEXT`.
     pub(crate) fn text(mut self, name: &str) -> Cols {
-        self.0.push((
-            name.to_string(),
-            ColumnType::Text {
-                max_bytes: ColumnType::LONG_BYTES,
-            },
-        ));
+        self.0
+            .push((name.to_string(), ColumnType::text(ColumnType::LONG_BYTES)));
         self
     }
     /// `BIGINT UNSIGNED`.

@@ -24,6 +24,7 @@ mod alter;
 mod alter_exec;
 mod alter_rebuild;
 mod authorize;
+mod collate;
 mod constraints;
 mod create_select;
 mod ctx;

@@ -60,8 +60,12 @@ pub enum SetItem {
         /// only, as `SET TRANSACTION`.
         next_txn: bool,
     },
-    /// `SET NAMES x [COLLATE y]` / `SET CHARACTER SET x`.
-    Names(String),
+    /// `SET NAMES x [COLLATE y]` (`names`: true) / `SET CHARACTER SET x`.
+    Names {
+        charset: String,
+        collation: Option<String>,
+        names: bool,
+    },
     /// `SET [GLOBAL|SESSION] TRANSACTION ISOLATION LEVEL ... | READ ONLY/WRITE`.
     Transaction {
         scope: Option<Scope>,
@@ -1032,10 +1036,16 @@ fn parse_set(p: &mut Parser) -> Result<Vec<SetItem>, ParserError> {
             } else {
                 name_or_string(p)?
             };
-            if p.parse_keyword(Keyword::COLLATE) {
-                name_or_string(p)?;
-            }
-            items.push(SetItem::Names(cs));
+            let collation = if p.parse_keyword(Keyword::COLLATE) {
+                Some(name_or_string(p)?)
+            } else {
+                None
+            };
+            items.push(SetItem::Names {
+                charset: cs,
+                collation,
+                names: true,
+            });
         } else if upper == "CHARACTER" || upper == "CHARSET" {
             p.next_token();
             if upper == "CHARACTER" && !p.parse_keyword(Keyword::SET) {
@@ -1046,7 +1056,11 @@ fn parse_set(p: &mut Parser) -> Result<Vec<SetItem>, ParserError> {
             } else {
                 name_or_string(p)?
             };
-            items.push(SetItem::Names(cs));
+            items.push(SetItem::Names {
+                charset: cs,
+                collation: None,
+                names: false,
+            });
         } else {
             // [@@[global.|session.|local.]]name or @name
             let t = p.next_token();

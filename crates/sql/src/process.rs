@@ -614,13 +614,13 @@ pub fn show_rows(rows: &[ProcRow], full: bool) -> Vec<Vec<Value>> {
 pub fn information_schema(rows: &[ProcRow]) -> Virtual {
     let cols = vec![
         ("ID".to_string(), ColumnType::BigInt { unsigned: true }),
-        ("USER".to_string(), ColumnType::Varchar { len: 32 }),
-        ("HOST".to_string(), ColumnType::Varchar { len: 261 }),
-        ("DB".to_string(), ColumnType::Varchar { len: 64 }),
-        ("COMMAND".to_string(), ColumnType::Varchar { len: 16 }),
+        ("USER".to_string(), ColumnType::varchar(32)),
+        ("HOST".to_string(), ColumnType::varchar(261)),
+        ("DB".to_string(), ColumnType::varchar(64)),
+        ("COMMAND".to_string(), ColumnType::varchar(16)),
         ("TIME".to_string(), ColumnType::Int { unsigned: false }),
-        ("STATE".to_string(), ColumnType::Varchar { len: 64 }),
-        ("INFO".to_string(), ColumnType::Varchar { len: 65535 }),
+        ("STATE".to_string(), ColumnType::varchar(64)),
+        ("INFO".to_string(), ColumnType::varchar(65535)),
     ];
     (cols, show_rows(rows, true))
 }
@@ -628,7 +628,7 @@ pub fn information_schema(rows: &[ProcRow]) -> Virtual {
 /// `performance_schema.threads` (foreground threads only; THREAD_ID =
 /// PROCESSLIST_ID here).
 pub fn performance_schema_threads(rows: &[ProcRow]) -> Virtual {
-    let v = |n: &str, len: u32| (n.to_string(), ColumnType::Varchar { len });
+    let v = |n: &str, len: u32| (n.to_string(), ColumnType::varchar(len));
     let u = |n: &str| (n.to_string(), ColumnType::BigInt { unsigned: true });
     let cols = vec![
         u("THREAD_ID"),

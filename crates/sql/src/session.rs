@@ -30,6 +30,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
+use quire_engine::types::Collation;
 use quire_engine::{ColumnType, Engine, EngineError, Interrupt, Isolation, LockMode, Txn, Value};
 use sqlparser::ast::{self, Expr, FlushType, ObjectType, Statement};
 
@@ -86,9 +87,9 @@ pub(crate) const SESSION_VARS: &[(&str, &str)] = &[
     ("character_set_results", "utf8mb4"),
     ("character_set_server", "utf8mb4"),
     ("character_set_system", "utf8mb3"),
-    ("collation_connection", "utf8mb4_bin"),
-    ("collation_database", "utf8mb4_bin"),
-    ("collation_server", "utf8mb4_bin"),
+    ("collation_connection", "utf8mb4_0900_ai_ci"),
+    ("collation_database", "utf8mb4_0900_ai_ci"),
+    ("collation_server", "utf8mb4_0900_ai_ci"),
     ("default_storage_engine", "InnoDB"),
     ("foreign_key_checks", "ON"),
     ("init_connect", ""),
@@ -339,6 +340,23 @@ fn on_off(s: &str) -> Option<bool> {
     }
 }
 
+/// A character set the client may send and read in: quire speaks UTF-8
+/// on the wire (utf8mb4, or its subsets utf8mb3 and ascii; `binary`
+/// passes bytes through). Others would need converting every statement
+/// and result, which quire does not do: refused by name (1115 for an
+/// unknown one).
+fn client_charset(name: &str) -> SqlResult<quire_engine::types::Charset> {
+    use quire_engine::types::Charset;
+    let cs = crate::collate::charset(name)?;
+    match cs {
+        Charset::Utf8mb4 | Charset::Utf8mb3 | Charset::Ascii | Charset::Binary => Ok(cs),
+        Charset::Latin1 => Err(EngineError::not_supported(format!(
+            "client character set {} (quire exchanges utf8mb4 text)",
+            cs.name()
+        ))),
+    }
+}
+
 fn var_value(s: &str) -> Value {
     if let Ok(i) = s.parse::<i64>() {
         return Value::Int(i);
@@ -377,6 +395,17 @@ impl Env for Session {
             "error_count" => return Ok(Value::Int(0)),
             "pseudo_thread_id" => return Ok(Value::UInt(self.conn_id)),
             "hostname" => return Ok(Value::text("localhost")),
+            "collation_database" | "character_set_database" if scope != Scope::Global => {
+                let c = match self.db.as_deref() {
+                    Some(db) => self.database_collation(db),
+                    None => self.server_collation(),
+                };
+                return Ok(Value::text(if n == "collation_database" {
+                    c.name()
+                } else {
+                    c.charset().name()
+                }));
+            }
             _ => {}
         }
         if scope != Scope::Global {
@@ -405,6 +434,9 @@ impl Env for Session {
     }
     fn live(&self) -> crate::uservars::Live {
         self.live.clone()
+    }
+    fn connection_collation(&self) -> Collation {
+        self.collation_var("collation_connection", Collation::Utf8mb4_0900AiCi)
     }
     fn row_count(&self) -> i64 {
         self.row_count
@@ -679,6 +711,64 @@ impl Session {
     /// The current database (COM_INIT_DB / USE).
     pub fn current_db(&self) -> Option<&str> {
         self.db.as_deref()
+    }
+
+    /// A collation-valued variable (session, then global), or `fallback`.
+    fn collation_var(&self, name: &str, fallback: Collation) -> Collation {
+        match self.sysvar(name, Scope::Session) {
+            Ok(Value::Bytes(b)) => {
+                Collation::by_name(&String::from_utf8_lossy(&b)).unwrap_or(fallback)
+            }
+            _ => fallback,
+        }
+    }
+
+    /// The collation a client named in its handshake (MySQL's
+    /// `character_set_client`, `_connection`, `_results` and
+    /// `collation_connection`). One quire does not exchange (latin1) or
+    /// does not know leaves the server default, as MySQL does for an
+    /// unknown number.
+    pub fn set_client_collation(&mut self, id: u16) {
+        let Some(c) = Collation::by_id(id) else {
+            return;
+        };
+        if client_charset(c.charset().name()).is_err() {
+            return;
+        }
+        for k in ["character_set_client", "character_set_results"] {
+            self.vars.insert(k.into(), c.charset().name().into());
+        }
+        self.set_connection_collation(c);
+    }
+
+    /// `collation_connection` and `character_set_connection` together.
+    fn set_connection_collation(&mut self, c: Collation) {
+        self.vars
+            .insert("collation_connection".into(), c.name().into());
+        self.vars
+            .insert("character_set_connection".into(), c.charset().name().into());
+    }
+
+    /// `collation_server`: the default of a database created without one.
+    pub(crate) fn server_collation(&self) -> Collation {
+        self.collation_var("collation_server", Collation::Utf8mb4_0900AiCi)
+    }
+
+    /// A database's default collation: its own, or the server's for one
+    /// created before databases had one.
+    pub(crate) fn database_collation(&self, db: &str) -> Collation {
+        self.engine
+            .database_collation(db)
+            .unwrap_or_else(|| self.server_collation())
+    }
+
+    /// The default collation of a new table `name`: its database's.
+    pub(crate) fn table_default_collation(&self, name: &ast::ObjectName) -> SqlResult<Collation> {
+        let (db, _) = exec::split_name(name)?;
+        Ok(match db.as_deref().or(self.db.as_deref()) {
+            Some(db) => self.database_collation(db),
+            None => self.server_collation(),
+        })
     }
     /// COM_INIT_DB.
     pub fn use_db(&mut self, db: &str) -> SqlResult<()> {
@@ -1090,6 +1180,7 @@ impl Session {
             checks: spec.checks,
             foreign_keys: spec.foreign_keys,
             skip_fk_checks: !self.fk_checks(),
+            collation: Some(spec.collation),
         };
         self.engine
             .create_table_with(&db, &spec.name, new, spec.if_not_exists)?;
@@ -1382,15 +1473,31 @@ impl Session {
     /// One SET assignment; `value` is the evaluated value of a `Var`.
     fn set(&mut self, it: &SetItem, value: Option<Value>) -> SqlResult<()> {
         match it {
-            SetItem::Names(cs) => {
-                let cs = cs.to_ascii_lowercase();
-                for k in [
-                    "character_set_client",
-                    "character_set_connection",
-                    "character_set_results",
-                ] {
-                    self.vars.insert(k.to_string(), cs.clone());
-                }
+            SetItem::Names {
+                charset,
+                collation,
+                names,
+            } => {
+                let cs = client_charset(charset)?;
+                let coll = crate::collate::resolve(
+                    Some(charset),
+                    collation.as_deref(),
+                    cs.default_collation(),
+                )?;
+                self.vars
+                    .insert("character_set_client".into(), cs.name().into());
+                self.vars
+                    .insert("character_set_results".into(), cs.name().into());
+                // SET CHARACTER SET: the connection takes the database's.
+                let conn = if *names {
+                    coll
+                } else {
+                    match self.db.as_deref() {
+                        Some(db) => self.database_collation(db),
+                        None => self.server_collation(),
+                    }
+                };
+                self.set_connection_collation(conn);
                 Ok(())
             }
             SetItem::Transaction {
@@ -1616,12 +1723,60 @@ impl Session {
                 crate::tz::set_current(&self.zone());
                 Ok(())
             }
-            "character_set_results"
-            | "character_set_client"
-            | "character_set_connection"
-            | "collation_connection"
-            | "names" => {
-                self.vars.insert(lname.to_string(), text);
+            "character_set_results" | "character_set_client" => {
+                let cs = if is_default(v, &text) {
+                    quire_engine::types::Charset::Utf8mb4
+                } else if v.is_null() && lname == "character_set_results" {
+                    // NULL: results unconverted (MySQL allows it).
+                    quire_engine::types::Charset::Utf8mb4
+                } else {
+                    client_charset(&text)?
+                };
+                self.vars.insert(lname.to_string(), cs.name().to_string());
+                Ok(())
+            }
+            "character_set_connection" => {
+                let c = if is_default(v, &text) {
+                    Collation::Utf8mb4_0900AiCi
+                } else {
+                    crate::collate::charset(&text)?.default_collation()
+                };
+                self.set_connection_collation(c);
+                Ok(())
+            }
+            "collation_connection" => {
+                let c = if is_default(v, &text) {
+                    Collation::Utf8mb4_0900AiCi
+                } else {
+                    crate::collate::collation(&text)?
+                };
+                self.set_connection_collation(c);
+                Ok(())
+            }
+            "collation_server" | "collation_database" => {
+                let c = if is_default(v, &text) {
+                    Collation::Utf8mb4_0900AiCi
+                } else {
+                    crate::collate::collation(&text)?
+                };
+                if lname == "collation_database" {
+                    return Err(EngineError::not_supported(
+                        "SET collation_database (use ALTER DATABASE)",
+                    ));
+                }
+                self.vars.insert(lname.to_string(), c.name().to_string());
+                Ok(())
+            }
+            "character_set_server" => {
+                let c = if is_default(v, &text) {
+                    Collation::Utf8mb4_0900AiCi
+                } else {
+                    crate::collate::charset(&text)?.default_collation()
+                };
+                self.vars
+                    .insert("collation_server".to_string(), c.name().to_string());
+                self.vars
+                    .insert(lname.to_string(), c.charset().name().to_string());
                 Ok(())
             }
             _ if SESSION_VARS.iter().any(|(k, _)| *k == lname) => {
@@ -1919,16 +2074,24 @@ impl Session {
             Statement::CreateDatabase {
                 db_name,
                 if_not_exists,
+                default_charset,
+                default_collation,
                 ..
             } => {
                 self.implicit_commit()?;
                 let (_, name) = exec::split_name(db_name)?;
+                let coll = crate::collate::resolve(
+                    default_charset.as_deref(),
+                    default_collation.as_deref(),
+                    self.server_collation(),
+                )?;
                 let exists = self
                     .engine
                     .databases()
                     .iter()
                     .any(|d| d.eq_ignore_ascii_case(&name));
-                self.engine.create_database(&name, *if_not_exists)?;
+                self.engine
+                    .create_database_collated(&name, *if_not_exists, Some(coll))?;
                 let w = if exists && *if_not_exists {
                     self.warnings.push((
                         "Note".into(),
@@ -1948,7 +2111,9 @@ impl Session {
             } => {
                 self.implicit_commit()?;
                 let name = schema_name.to_string().trim_matches('`').to_string();
-                self.engine.create_database(&name, *if_not_exists)?;
+                let coll = Some(self.server_collation());
+                self.engine
+                    .create_database_collated(&name, *if_not_exists, coll)?;
                 Ok(done(1, 0, 0, String::new()))
             }
             Statement::CreateTable(ct) if ct.like.is_some() => {
@@ -1961,7 +2126,8 @@ impl Session {
             }
             Statement::CreateTable(ct) => {
                 self.implicit_commit()?;
-                let spec = crate::ddl::table_spec(ct, self.db.as_deref())?;
+                let default = self.table_default_collation(&ct.name)?;
+                let spec = crate::ddl::table_spec(ct, self.db.as_deref(), default)?;
                 let created = self.create_from_spec(spec)?;
                 Ok(done(0, 0, u16::from(created.is_none()), String::new()))
             }
@@ -2400,7 +2566,7 @@ pub(crate) fn text_col(name: &str) -> ColumnMeta {
         table: String::new(),
         org_table: String::new(),
         db: String::new(),
-        ty: ColumnType::Varchar { len: 1024 },
+        ty: ColumnType::varchar(1024),
         nullable: true,
     }
 }

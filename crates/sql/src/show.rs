@@ -69,7 +69,7 @@ fn filter(
                     db: String::new(),
                     name: n.to_string(),
                     org_name: n.to_string(),
-                    ty: ColumnType::Varchar { len: 1024 },
+                    ty: ColumnType::varchar(1024),
                     nullable: true,
                     hidden: false,
                 })
@@ -191,9 +191,9 @@ pub fn virtual_table(s: &Session, db: &str, name: &str) -> Option<Virtual> {
             return None;
         }
         let cols = vec![
-            ("Host".to_string(), ColumnType::Char { len: 255 }),
-            ("User".to_string(), ColumnType::Char { len: 32 }),
-            ("plugin".to_string(), ColumnType::Char { len: 64 }),
+            ("Host".to_string(), ColumnType::char(255)),
+            ("User".to_string(), ColumnType::char(32)),
+            ("plugin".to_string(), ColumnType::char(64)),
         ];
         let rows = store
             .list()
@@ -213,11 +213,8 @@ pub fn virtual_table(s: &Session, db: &str, name: &str) -> Option<Virtual> {
         return None;
     }
     let cols = vec![
-        ("VARIABLE_NAME".to_string(), ColumnType::Varchar { len: 64 }),
-        (
-            "VARIABLE_VALUE".to_string(),
-            ColumnType::Varchar { len: 1024 },
-        ),
+        ("VARIABLE_NAME".to_string(), ColumnType::varchar(64)),
+        ("VARIABLE_VALUE".to_string(), ColumnType::varchar(1024)),
     ];
     let rows = match name.as_str() {
         "global_status" | "session_status" => {
@@ -583,9 +580,14 @@ pub fn show(s: &mut Session, sh: &Show) -> SqlResult<Output> {
                 &["Database", "Create Database"],
                 vec![vec![
                     text(db),
-                    text(&format!(
-                        "CREATE DATABASE `{db}` /*!40100 DEFAULT CHARACTER SET utf8mb4 COLLATE utf8mb4_bin */"
-                    )),
+                    text(&{
+                        let c = s.database_collation(db);
+                        format!(
+                            "CREATE DATABASE `{db}` /*!40100 DEFAULT CHARACTER SET {} COLLATE {} */ /*!80016 DEFAULT ENCRYPTION='N' */",
+                            c.charset().name(),
+                            c.name()
+                        )
+                    }),
                 ]],
             ))
         }

@@ -66,9 +66,7 @@ pub fn var_type(v: &Value) -> ColumnType {
         Value::Null => ColumnType::Blob {
             max_bytes: ColumnType::LONG_BYTES,
         },
-        _ => ColumnType::Text {
-            max_bytes: ColumnType::LONG_BYTES,
-        },
+        _ => ColumnType::text(ColumnType::LONG_BYTES),
     }
 }
 

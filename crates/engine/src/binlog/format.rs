@@ -963,9 +963,10 @@ fn optional_metadata(types: &[ColumnType], out: &mut Vec<u8>) {
         let mut v = Vec::new();
         put_packed_int(&mut v, u64::from(COLLATION_UTF8MB4_BIN));
         for (i, t) in strings.iter().enumerate() {
-            if !t.is_text() {
+            let id = t.collation().map_or(COLLATION_BINARY, |c| c.id());
+            if id != COLLATION_UTF8MB4_BIN {
                 put_packed_int(&mut v, i as u64);
-                put_packed_int(&mut v, u64::from(COLLATION_BINARY));
+                put_packed_int(&mut v, u64::from(id));
             }
         }
         out.push(OPT_DEFAULT_CHARSET);

@@ -259,15 +259,28 @@ fn to_text(value: Value, ty: &ColumnType, t: &Target) -> Result<Value, EngineErr
         let excerpt = bad_string_excerpt(&bytes, e.valid_up_to());
         return Err(err_incorrect_value("string", &excerpt, t.column, t.row));
     }
+    let charset = ty.collation().map(|c| c.charset());
+    if let Some(cs) = charset {
+        let text = String::from_utf8_lossy(&bytes);
+        if let Some((at, _)) = cs.unrepresentable(&text) {
+            let excerpt = bad_string_excerpt(&bytes, at);
+            return Err(err_incorrect_value("string", &excerpt, t.column, t.row));
+        }
+    }
+    // A single-byte character set counts TEXT limits in characters.
+    let single_byte = charset.is_some_and(|cs| cs.max_len() == 1);
     // Byte offset where the allowed length ends, if the value is longer.
     let cut: Option<usize> = match *ty {
-        ColumnType::Char { len } | ColumnType::Varchar { len } => {
+        ColumnType::Char { len, .. } | ColumnType::Varchar { len, .. } => {
             // Find the byte offset of character number `len`.
             std::str::from_utf8(&bytes)
                 .ok()
                 .and_then(|s| s.char_indices().nth(len as usize).map(|(i, _)| i))
         }
-        ColumnType::Text { max_bytes } => {
+        ColumnType::Text { max_bytes, .. } if single_byte => std::str::from_utf8(&bytes)
+            .ok()
+            .and_then(|s| s.char_indices().nth(max_bytes as usize).map(|(i, _)| i)),
+        ColumnType::Text { max_bytes, .. } => {
             if bytes.len() as u64 > u64::from(max_bytes) {
                 // Largest character boundary within the limit.
                 let mut i = max_bytes as usize;
@@ -603,7 +616,7 @@ mod tests {
 
     #[test]
     fn coerce_strings() {
-        let vc = ColumnType::Varchar { len: 3 };
+        let vc = ColumnType::varchar(3);
         assert_eq!(ok(s("abc"), vc.clone()), s("abc"));
         assert_eq!(
             ok(s("héé"), vc.clone()),
@@ -627,7 +640,7 @@ mod tests {
         assert_eq!(ok(Value::Int(-12), vc.clone()), s("-12"));
         assert_eq!(err(Value::Int(1234), vc.clone()).0, 1406);
         assert_eq!(ok(Value::Double(1.5), vc.clone()), s("1.5"));
-        let ch = ColumnType::Char { len: 4 };
+        let ch = ColumnType::char(4);
         assert_eq!(
             ok(s("ab  "), ch.clone()),
             s("ab"),
@@ -636,7 +649,7 @@ mod tests {
         assert_eq!(ok(s("  "), ch.clone()), s(""));
         assert_eq!(ok(s("a b      "), ch.clone()), s("a b"));
         assert_eq!(err(s("abcde"), ch.clone()).0, 1406);
-        let tiny = ColumnType::Text { max_bytes: 255 };
+        let tiny = ColumnType::text(255);
         assert_eq!(ok(s(&"x".repeat(255)), tiny.clone()), s(&"x".repeat(255)));
         assert_eq!(err(s(&"x".repeat(256)), tiny.clone()).0, 1406);
         assert_eq!(
@@ -659,7 +672,7 @@ mod tests {
         assert_eq!(
             err(
                 Value::Bytes(b"\xFFabcdefgh".to_vec()),
-                ColumnType::Text { max_bytes: 65535 }
+                ColumnType::text(65535)
             )
             .2,
             "Incorrect string value: '\\xFFabcde...' for column 'c' at row 3"
@@ -667,14 +680,14 @@ mod tests {
         assert_eq!(
             ok(
                 Value::Date(Date::new(2024, 1, 31).unwrap()),
-                ColumnType::Varchar { len: 20 }
+                ColumnType::varchar(20)
             ),
             s("2024-01-31")
         );
         assert_eq!(
             ok(
                 Value::DateTime(DateTime::new(2024, 1, 31, 1, 2, 3, 4).unwrap()),
-                ColumnType::Varchar { len: 30 }
+                ColumnType::varchar(30)
             ),
             s("2024-01-31 01:02:03.000004")
         );

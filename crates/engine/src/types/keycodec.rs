@@ -11,8 +11,9 @@
 //! | unsigned integers | value as 1/2/3/4/8 bytes big-endian |
 //! | DECIMAL(M,D) | sign byte (0x00 negative, 0x01 zero/positive), then the value × 10^D as exactly M digits, two per byte (BCD, a leading 0 pad digit when M is odd); negative values store each digit d as 9−d, so larger magnitudes sort first; 1 + ⌈M/2⌉ bytes |
 //! | FLOAT / DOUBLE | IEEE bits big-endian; positive: sign bit set; negative: all bits inverted; −0.0 encoded as +0.0 (4 / 8 bytes). NaN is not storable |
-//! | VARCHAR, TEXT, BLOB, BINARY, VARBINARY | the bytes with each 0x00 written 0x00 0xFF, then the terminator 0x00 0x01 |
-//! | CHAR | as VARCHAR after removing trailing spaces (PAD SPACE) |
+//! | BLOB, BINARY, VARBINARY; VARCHAR, TEXT in a byte-order NO PAD collation (`utf8mb4_0900_bin`) | the bytes with each 0x00 written 0x00 0xFF, then the terminator 0x00 0x01 |
+//! | VARCHAR, TEXT in any other collation | the collation's weight string ([`Collation::weight`](super::collation::Collation::weight)), escaped and terminated as above |
+//! | CHAR | as VARCHAR after removing trailing spaces (CHAR values never keep them) |
 //! | DATE | (year×13 + month)×32 + day, 3 bytes big-endian |
 //! | DATETIME, TIMESTAMP | the packed microsecond count of [`DateTime::pack`](super::datetime::DateTime::pack), 8 bytes big-endian |
 //! | YEAR | the year, 2 bytes big-endian |
@@ -28,17 +29,19 @@
 //! * **Strings**: escaping 0x00 keeps the encoding prefix-free, so in a
 //!   composite key one column never runs into the next, and gives
 //!   `"a" < "a\0" < "ab"`: `"a"` ends with `00 01`, `"a\0"` continues with
-//!   `00 FF`, `"ab"` with `62`. Comparison is by bytes: the binary collation
-//!   for all string types, NO PAD for VARCHAR/TEXT (`'a' < 'a '`, like
-//!   `utf8mb4_0900_bin`), PAD SPACE for CHAR. MySQL's `utf8mb4_bin` is
-//!   PAD SPACE for VARCHAR too; we do not emulate that (see `types` docs).
+//!   `00 FF`, `"ab"` with `62`. A character string in a collation other
+//!   than byte order is keyed by its weight string, so the key order is
+//!   the collation's order and strings the collation calls equal (`'abc'`
+//!   and `'ABC'` under `_ci`) have one key: a UNIQUE index refuses the
+//!   second. The row keeps the value itself; [`decode_key`] gives back the
+//!   weight string for such a column (only its length is ever used).
 //! * **Fixed widths** for numbers and dates: the column type is known when
 //!   decoding, so no lengths are needed, and equal values have equal bytes
 //!   (DECIMAL is encoded at the column's scale, so 1.5 and 1.50 agree).
 //!
-//! [`decode_key`] inverts the encoding given the column types (needed to
-//! recover primary-key values from secondary-index entries), rejecting any
-//! malformed input with an error rather than panicking.
+//! [`decode_key`] inverts the encoding given the column types (statistics
+//! use it to find column boundaries), rejecting any malformed input with
+//! an error rather than panicking.
 //! [`key_prefix_successor`] gives the first key after every key starting
 //! with a prefix, for range scans over `col1 = x` on an index `(col1, col2)`.
 //!
@@ -149,14 +152,10 @@ fn encode_one(v: &Value, ty: &ColumnType, out: &mut Vec<u8>) -> Result<(), Strin
         | ColumnType::Binary { .. }
         | ColumnType::VarBinary { .. } => {
             let bytes = bytes_of(v, ty)?;
-            for &b in bytes {
-                out.push(b);
-                if b == 0 {
-                    out.push(ESCAPE);
-                }
+            match ty.collation().filter(|c| !c.is_plain_bytes()) {
+                None => put_escaped(bytes, out),
+                Some(coll) => put_escaped(&coll.weight_of(bytes), out),
             }
-            out.push(0);
-            out.push(TERMINATOR);
         }
         ColumnType::Date => {
             put_uint_be(u64::from(date_of(v, ty)?.pack()), 3, out);
@@ -177,6 +176,18 @@ fn encode_one(v: &Value, ty: &ColumnType, out: &mut Vec<u8>) -> Result<(), Strin
         ColumnType::Json => return Err("a JSON column is not indexable".to_string()),
     }
     Ok(())
+}
+
+/// A string payload: each 0x00 escaped as 0x00 0xFF, then the terminator.
+fn put_escaped(bytes: &[u8], out: &mut Vec<u8>) {
+    for &b in bytes {
+        out.push(b);
+        if b == 0 {
+            out.push(ESCAPE);
+        }
+    }
+    out.push(0);
+    out.push(TERMINATOR);
 }
 
 /// Decodes a whole key: every column of `types`, and nothing after it.
@@ -385,16 +396,13 @@ mod tests {
     fn key_composite_order() {
         let mut rng = Rng(0xC0FF_EE00_1234_5678);
         let shapes: [Vec<ColumnType>; 4] = [
-            vec![
-                ColumnType::Varchar { len: 8 },
-                ColumnType::Int { unsigned: false },
-            ],
+            vec![ColumnType::varchar(8), ColumnType::Int { unsigned: false }],
             vec![
                 ColumnType::Blob { max_bytes: 255 },
                 ColumnType::Blob { max_bytes: 255 },
             ],
             vec![
-                ColumnType::Char { len: 6 },
+                ColumnType::char(6),
                 ColumnType::Decimal {
                     precision: 5,
                     scale: 2,
@@ -454,12 +462,12 @@ mod tests {
         assert!(k2(b"a", b"zzz") < k2(b"a\0", b""));
         assert!(k2(b"a\0", b"") < k2(b"ab", b""));
         // CHAR ignores trailing spaces; VARCHAR does not.
-        let ch = [ColumnType::Char { len: 5 }];
+        let ch = [ColumnType::char(5)];
         assert_eq!(
             key(&[Value::text("a  ")], &ch),
             key(&[Value::text("a")], &ch)
         );
-        let vc = [ColumnType::Varchar { len: 5 }];
+        let vc = [ColumnType::varchar(5)];
         assert!(key(&[Value::text("a")], &vc) < key(&[Value::text("a ")], &vc));
     }
 
@@ -510,10 +518,7 @@ mod tests {
 
     #[test]
     fn key_prefix_and_successor() {
-        let types = [
-            ColumnType::Int { unsigned: false },
-            ColumnType::Varchar { len: 10 },
-        ];
+        let types = [ColumnType::Int { unsigned: false }, ColumnType::varchar(10)];
         let prefix = key(&[Value::Int(5)], &types);
         let hi = key_prefix_successor(&prefix).unwrap();
         for s in ["", "a", "\u{10FFFF}", "zzzz"] {
@@ -526,7 +531,7 @@ mod tests {
         assert_eq!(key_prefix_successor(&[0xFF, 0xFF]), None);
         assert_eq!(key_prefix_successor(&[]), None);
         // decode_key_prefix splits a secondary key from the primary key.
-        let sec = [ColumnType::Varchar { len: 10 }];
+        let sec = [ColumnType::varchar(10)];
         let pk = [ColumnType::BigInt { unsigned: true }];
         let mut k = key(&[Value::text("x\0y")], &sec);
         encode_key(&[Value::UInt(42)], &pk, &mut k);

@@ -60,8 +60,8 @@
 
 mod canon;
 pub mod coerce;
-pub mod collation;
 mod coerce_kinds;
+pub mod collation;
 pub mod datetime;
 pub mod decimal;
 pub mod enumset;
@@ -117,18 +117,21 @@ pub enum ColumnType {
     },
     Float,
     Double,
-    /// `CHAR(len)`, `len` in characters (0..=255).
+    /// `CHAR(len)`, `len` in characters (0..=255), in collation `coll`.
     Char {
         len: u32,
+        coll: Collation,
     },
     /// `VARCHAR(len)`, `len` in characters (0..=16383 for utf8mb4).
     Varchar {
         len: u32,
+        coll: Collation,
     },
     /// TINYTEXT / TEXT / MEDIUMTEXT / LONGTEXT by their byte limit
     /// ([`ColumnType::TINY_BYTES`] ...).
     Text {
         max_bytes: u32,
+        coll: Collation,
     },
     /// TINYBLOB / BLOB / MEDIUMBLOB / LONGBLOB by their byte limit.
     Blob {
@@ -199,6 +202,8 @@ mod tag {
     pub const ENUM: u8 = 21;
     pub const SET: u8 = 22;
     pub const JSON: u8 = 23;
+    /// A prefix before CHAR/VARCHAR/TEXT: the collation id (u16 LE) follows.
+    pub const COLLATED: u8 = 24;
 }
 
 impl ColumnType {
@@ -212,6 +217,61 @@ impl ColumnType {
     pub const LONG_BYTES: u32 = 4_294_967_295;
     /// Longest VARCHAR in characters (utf8mb4, 65535 bytes / 4).
     pub const MAX_VARCHAR_CHARS: u32 = 16_383;
+
+    /// The collation of columns made before collations existed (catalog
+    /// entries without one) and of internal tables: byte order, NO PAD,
+    /// which is how every string compared then.
+    pub const LEGACY_COLLATION: Collation = Collation::Utf8mb4_0900Bin;
+
+    /// `CHAR(len)` in the legacy collation (internal tables, tests).
+    pub const fn char(len: u32) -> ColumnType {
+        ColumnType::Char {
+            len,
+            coll: Self::LEGACY_COLLATION,
+        }
+    }
+
+    /// `VARCHAR(len)` in the legacy collation (internal tables, tests).
+    pub const fn varchar(len: u32) -> ColumnType {
+        ColumnType::Varchar {
+            len,
+            coll: Self::LEGACY_COLLATION,
+        }
+    }
+
+    /// TEXT of `max_bytes` in the legacy collation (internal tables, tests).
+    pub const fn text(max_bytes: u32) -> ColumnType {
+        ColumnType::Text {
+            max_bytes,
+            coll: Self::LEGACY_COLLATION,
+        }
+    }
+
+    /// The collation of a character-string column; None for other types.
+    pub fn collation(&self) -> Option<Collation> {
+        match *self {
+            ColumnType::Char { coll, .. }
+            | ColumnType::Varchar { coll, .. }
+            | ColumnType::Text { coll, .. } => Some(coll),
+            _ => None,
+        }
+    }
+
+    /// The same type in collation `coll` (character strings only).
+    pub fn with_collation(self, coll: Collation) -> ColumnType {
+        match self {
+            ColumnType::Char { len, .. } => ColumnType::Char { len, coll },
+            ColumnType::Varchar { len, .. } => ColumnType::Varchar { len, coll },
+            ColumnType::Text { max_bytes, .. } => ColumnType::Text { max_bytes, coll },
+            other => other,
+        }
+    }
+
+    /// Bytes one character may take in this column (its character set's
+    /// maximum; 1 for byte strings).
+    pub fn max_char_bytes(&self) -> u32 {
+        self.collation().map_or(1, |c| c.charset().max_len())
+    }
 
     /// The smallest TEXT/BLOB byte limit holding `bytes` bytes, as MySQL
     /// picks a type for `TEXT(M)` / `BLOB(M)`; `None` beyond LONGTEXT.
@@ -264,9 +324,9 @@ impl ColumnType {
             ColumnType::Decimal { precision, scale } => format!("decimal({precision},{scale})"),
             ColumnType::Float => "float".to_string(),
             ColumnType::Double => "double".to_string(),
-            ColumnType::Char { len } => format!("char({len})"),
-            ColumnType::Varchar { len } => format!("varchar({len})"),
-            ColumnType::Text { max_bytes } => lob("text", max_bytes),
+            ColumnType::Char { len, .. } => format!("char({len})"),
+            ColumnType::Varchar { len, .. } => format!("varchar({len})"),
+            ColumnType::Text { max_bytes, .. } => lob("text", max_bytes),
             ColumnType::Blob { max_bytes } => lob("blob", max_bytes),
             ColumnType::Binary { len } => format!("binary({len})"),
             ColumnType::VarBinary { len } => format!("varbinary({len})"),
@@ -426,14 +486,14 @@ impl ColumnType {
                     return Err(bad_spec());
                 }
             }
-            ColumnType::Char { len } | ColumnType::Binary { len } if len > 255 => {
+            ColumnType::Char { len, .. } | ColumnType::Binary { len } if len > 255 => {
                 return Err(too_long(255));
             }
-            ColumnType::Varchar { len } if len > Self::MAX_VARCHAR_CHARS => {
-                return Err(too_long(Self::MAX_VARCHAR_CHARS));
+            ColumnType::Varchar { len, coll } if len > 65_535 / coll.charset().max_len() => {
+                return Err(too_long(65_535 / coll.charset().max_len()));
             }
             ColumnType::VarBinary { len } if len > 65_535 => return Err(too_long(65_535)),
-            ColumnType::Text { max_bytes } | ColumnType::Blob { max_bytes }
+            ColumnType::Text { max_bytes, .. } | ColumnType::Blob { max_bytes }
                 if ![
                     Self::TINY_BYTES,
                     Self::REGULAR_BYTES,
@@ -480,6 +540,10 @@ impl ColumnType {
     /// precisions one byte each, lengths u32 little-endian). Stable across
     /// versions: tags are never reused.
     pub fn encode(&self, out: &mut Vec<u8>) {
+        if let Some(coll) = self.collation().filter(|&c| c != Self::LEGACY_COLLATION) {
+            out.push(tag::COLLATED);
+            out.extend_from_slice(&coll.id().to_le_bytes());
+        }
         let mut int = |t: u8, unsigned: bool| {
             out.push(t);
             out.push(u8::from(unsigned));
@@ -495,9 +559,9 @@ impl ColumnType {
             }
             ColumnType::Float => out.push(tag::FLOAT),
             ColumnType::Double => out.push(tag::DOUBLE),
-            ColumnType::Char { len } => put_u32(out, tag::CHAR, len),
-            ColumnType::Varchar { len } => put_u32(out, tag::VARCHAR, len),
-            ColumnType::Text { max_bytes } => put_u32(out, tag::TEXT, max_bytes),
+            ColumnType::Char { len, .. } => put_u32(out, tag::CHAR, len),
+            ColumnType::Varchar { len, .. } => put_u32(out, tag::VARCHAR, len),
+            ColumnType::Text { max_bytes, .. } => put_u32(out, tag::TEXT, max_bytes),
             ColumnType::Blob { max_bytes } => put_u32(out, tag::BLOB, max_bytes),
             ColumnType::Binary { len } => put_u32(out, tag::BINARY, len),
             ColumnType::VarBinary { len } => put_u32(out, tag::VARBINARY, len),
@@ -522,7 +586,16 @@ impl ColumnType {
     /// Reads [`ColumnType::encode`]'s form from the front of `buf`,
     /// advancing it. Rejects unknown tags and invalid parameters.
     pub fn decode(buf: &mut &[u8]) -> Result<ColumnType, String> {
-        let t = take_u8(buf)?;
+        let mut t = take_u8(buf)?;
+        let mut coll = Self::LEGACY_COLLATION;
+        if t == tag::COLLATED {
+            let id = u16::from(take_u8(buf)?) | (u16::from(take_u8(buf)?) << 8);
+            coll = Collation::by_id(id).ok_or_else(|| format!("unknown collation id {id}"))?;
+            t = take_u8(buf)?;
+            if ![tag::CHAR, tag::VARCHAR, tag::TEXT].contains(&t) {
+                return Err(format!("collation on column type tag {t}"));
+            }
+        }
         let ty = match t {
             tag::TINYINT | tag::SMALLINT | tag::MEDIUMINT | tag::INT | tag::BIGINT => {
                 let unsigned = match take_u8(buf)? {
@@ -547,12 +620,15 @@ impl ColumnType {
             tag::DOUBLE => ColumnType::Double,
             tag::CHAR => ColumnType::Char {
                 len: take_u32(buf)?,
+                coll,
             },
             tag::VARCHAR => ColumnType::Varchar {
                 len: take_u32(buf)?,
+                coll,
             },
             tag::TEXT => ColumnType::Text {
                 max_bytes: take_u32(buf)?,
+                coll,
             },
             tag::BLOB => ColumnType::Blob {
                 max_bytes: take_u32(buf)?,
@@ -681,7 +757,7 @@ mod tests {
             ]);
         }
         for max_bytes in [255, 65_535, 16_777_215, 4_294_967_295] {
-            v.push(ColumnType::Text { max_bytes });
+            v.push(ColumnType::text(max_bytes));
             v.push(ColumnType::Blob { max_bytes });
         }
         v.extend([
@@ -695,9 +771,9 @@ mod tests {
             },
             ColumnType::Float,
             ColumnType::Double,
-            ColumnType::Char { len: 0 },
-            ColumnType::Char { len: 255 },
-            ColumnType::Varchar { len: 16_383 },
+            ColumnType::char(0),
+            ColumnType::char(255),
+            ColumnType::varchar(16_383),
             ColumnType::Binary { len: 16 },
             ColumnType::VarBinary { len: 65_535 },
             ColumnType::Date,
@@ -739,22 +815,12 @@ mod tests {
             ),
             (ColumnType::Float, "float"),
             (ColumnType::Double, "double"),
-            (ColumnType::Char { len: 1 }, "char(1)"),
-            (ColumnType::Varchar { len: 255 }, "varchar(255)"),
-            (ColumnType::Text { max_bytes: 255 }, "tinytext"),
-            (ColumnType::Text { max_bytes: 65_535 }, "text"),
-            (
-                ColumnType::Text {
-                    max_bytes: 16_777_215,
-                },
-                "mediumtext",
-            ),
-            (
-                ColumnType::Text {
-                    max_bytes: u32::MAX,
-                },
-                "longtext",
-            ),
+            (ColumnType::char(1), "char(1)"),
+            (ColumnType::varchar(255), "varchar(255)"),
+            (ColumnType::text(255), "tinytext"),
+            (ColumnType::text(65_535), "text"),
+            (ColumnType::text(16_777_215), "mediumtext"),
+            (ColumnType::text(u32::MAX), "longtext"),
             (ColumnType::Blob { max_bytes: 255 }, "tinyblob"),
             (ColumnType::Blob { max_bytes: 65_535 }, "blob"),
             (
@@ -905,7 +971,7 @@ mod tests {
             1427
         );
         assert_eq!(
-            e(ColumnType::Varchar { len: 16_384 }),
+            e(ColumnType::varchar(16_384)),
             (
                 1074,
                 "42000",
@@ -913,7 +979,7 @@ mod tests {
                     .to_string()
             )
         );
-        assert_eq!(e(ColumnType::Char { len: 256 }).0, 1074);
+        assert_eq!(e(ColumnType::char(256)).0, 1074);
         assert_eq!(e(ColumnType::Binary { len: 256 }).0, 1074);
         assert_eq!(e(ColumnType::VarBinary { len: 65_536 }).0, 1074);
         assert_eq!(
@@ -921,7 +987,7 @@ mod tests {
             "Too-big precision 7 specified for 'c'. Maximum is 6."
         );
         assert_eq!(e(ColumnType::Timestamp { fsp: 9 }).0, 1426);
-        assert_eq!(e(ColumnType::Text { max_bytes: 1000 }).0, 1063);
+        assert_eq!(e(ColumnType::text(1000)).0, 1063);
         assert_eq!(
             e(ColumnType::Decimal {
                 precision: 0,

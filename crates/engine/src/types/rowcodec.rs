@@ -261,9 +261,9 @@ fn get_int_le(bytes: &[u8], signed: bool) -> i128 {
 /// Longest byte string a string column can hold (utf8mb4: 4 bytes a char).
 fn max_string_bytes(ty: &ColumnType) -> u64 {
     match *ty {
-        ColumnType::Char { len } | ColumnType::Varchar { len } => u64::from(len) * 4,
+        ColumnType::Char { len, .. } | ColumnType::Varchar { len, .. } => u64::from(len) * 4,
         ColumnType::Binary { len } | ColumnType::VarBinary { len } => u64::from(len),
-        ColumnType::Text { max_bytes } | ColumnType::Blob { max_bytes } => u64::from(max_bytes),
+        ColumnType::Text { max_bytes, .. } | ColumnType::Blob { max_bytes } => u64::from(max_bytes),
         ColumnType::Json => u64::from(ColumnType::LONG_BYTES),
         _ => 0,
     }
@@ -410,9 +410,9 @@ mod tests {
             },
             ColumnType::Float,
             ColumnType::Double,
-            ColumnType::Char { len: 10 },
-            ColumnType::Varchar { len: 100 },
-            ColumnType::Text { max_bytes: 65535 },
+            ColumnType::char(10),
+            ColumnType::varchar(100),
+            ColumnType::text(65535),
             ColumnType::Blob { max_bytes: 255 },
             ColumnType::Binary { len: 3 },
             ColumnType::VarBinary { len: 10 },
@@ -500,10 +500,7 @@ mod tests {
 
     #[test]
     fn row_compact_sizes() {
-        let types = [
-            ColumnType::Int { unsigned: false },
-            ColumnType::Varchar { len: 10 },
-        ];
+        let types = [ColumnType::Int { unsigned: false }, ColumnType::varchar(10)];
         let mut buf = Vec::new();
         encode_row(&[Value::Int(1), Value::text("ab")], &types, &mut buf);
         assert_eq!(buf, vec![2, 0, 1, 0, 0, 0, 2, b'a', b'b']);

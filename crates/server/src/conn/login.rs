@@ -188,6 +188,7 @@ impl Conn {
             Err(_) => return self.bad_handshake(),
         };
         self.caps = resp.capabilities & cap::SERVER;
+        self.client_collation = resp.charset;
         self.multi_statements = self.caps & cap::MULTI_STATEMENTS != 0;
         if cfg.require_secure_transport && !self.stream().is_secure() {
             return self.deny(

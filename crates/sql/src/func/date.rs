@@ -583,7 +583,7 @@ pub fn date_add_type(unit: Unit, t: &ColumnType) -> ColumnType {
         ColumnType::DateTime { fsp } | ColumnType::Timestamp { fsp } => ColumnType::DateTime {
             fsp: (*fsp).max(fsp_extra),
         },
-        _ => ColumnType::Varchar { len: 29 },
+        _ => ColumnType::varchar(29),
     }
 }
 

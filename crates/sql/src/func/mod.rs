@@ -280,9 +280,6 @@ pub fn known_unsupported(name: &str) -> bool {
         "PERIOD_ADD"
             | "PERIOD_DIFF"
             | "GET_FORMAT"
-            | "CHARSET"
-            | "COLLATION"
-            | "COERCIBILITY"
             | "COMPRESS"
             | "UNCOMPRESS"
             | "UNCOMPRESSED_LENGTH"
@@ -547,12 +544,10 @@ pub struct ArgInfo<'a> {
     pub lit: Option<&'a Value>,
 }
 
-const LONGTEXT: ColumnType = ColumnType::Text {
-    max_bytes: ColumnType::LONG_BYTES,
-};
+const LONGTEXT: ColumnType = ColumnType::text(ColumnType::LONG_BYTES);
 
 fn varchar(len: u32) -> ColumnType {
-    ColumnType::Varchar { len }
+    ColumnType::varchar(len)
 }
 
 /// The result type MySQL reports for `f` on arguments `a`.

@@ -14,7 +14,6 @@
 
 use quire_engine::{ColumnDef, ColumnType, TableDef, Value};
 
-use super::tables::{CHARSET, COLLATION};
 use super::{sort_rows, text, uint, Cols, Visible, CATALOG};
 use crate::ctx::Virtual;
 use crate::session::Session;
@@ -100,10 +99,10 @@ pub(crate) fn column_extra(c: &ColumnDef) -> String {
     extra.join(" ")
 }
 
-/// The collation of a column: utf8mb4_bin for character strings, none
-/// (NULL) for binary strings and non-strings.
+/// The collation of a column: its own for character strings, none for
+/// other types (MySQL shows NULL).
 pub(crate) fn column_collation(ty: &ColumnType) -> Option<&'static str> {
-    ty.is_text().then_some(COLLATION)
+    ty.collation().map(|c| c.name())
 }
 
 /// A type split as COLUMNS reports it.
@@ -158,7 +157,7 @@ fn type_meta(ty: &ColumnType) -> TypeMeta {
         }
         ColumnType::Float => m.precision = uint(12),
         ColumnType::Double => m.precision = uint(22),
-        ColumnType::Char { len } | ColumnType::Varchar { len } => {
+        ColumnType::Char { len, .. } | ColumnType::Varchar { len, .. } => {
             m.char_max = Value::Int(i64::from(len));
             m.octets = Value::Int(i64::from(len) * 4);
         }
@@ -166,7 +165,7 @@ fn type_meta(ty: &ColumnType) -> TypeMeta {
             m.char_max = Value::Int(i64::from(len));
             m.octets = Value::Int(i64::from(len));
         }
-        ColumnType::Text { max_bytes } | ColumnType::Blob { max_bytes } => {
+        ColumnType::Text { max_bytes, .. } | ColumnType::Blob { max_bytes } => {
             let l = i64::from(lob_limit(max_bytes));
             m.char_max = Value::Int(l);
             m.octets = Value::Int(l);
@@ -272,7 +271,8 @@ pub(crate) fn columns(s: &Session) -> Virtual {
             m.precision,
             m.scale,
             m.datetime_precision,
-            coll.map_or(Value::Null, |_| text(CHARSET)),
+            ty.collation()
+                .map_or(Value::Null, |c| text(c.charset().name())),
             coll.map_or(Value::Null, text),
             text(&ty.name()),
             text(key),

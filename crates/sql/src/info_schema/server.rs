@@ -18,26 +18,42 @@ use crate::session::Session;
 /// character.
 pub(crate) type Charset = (&'static str, &'static str, &'static str, u64);
 
-/// The character sets quire implements: utf8mb4 for text (every
-/// character column) and `binary` for byte strings.
-pub(crate) fn character_sets() -> &'static [Charset] {
-    &[
-        ("binary", "binary", "Binary pseudo charset", 1),
-        ("utf8mb4", "utf8mb4_bin", "UTF-8 Unicode", 4),
-    ]
+/// The character sets quire implements (the engine's
+/// `types::collation`), by name.
+pub(crate) fn character_sets() -> Vec<Charset> {
+    quire_engine::types::Charset::ALL
+        .into_iter()
+        .map(|c| {
+            (
+                c.name(),
+                c.default_collation().name(),
+                c.description(),
+                u64::from(c.max_len()),
+            )
+        })
+        .collect()
 }
 
 /// A collation: name, character set, id, default, sort length, pad
 /// attribute.
 pub(crate) type Collation = (&'static str, &'static str, u64, bool, u64, &'static str);
 
-/// The collations quire implements (comparisons are by code point, which
-/// is utf8mb4_bin; byte strings compare as `binary`).
-pub(crate) fn collations() -> &'static [Collation] {
-    &[
-        ("binary", "binary", 63, true, 1, "NO PAD"),
-        ("utf8mb4_bin", "utf8mb4", 46, true, 1, "PAD SPACE"),
-    ]
+/// The collations quire implements (the engine's `types::collation`),
+/// by name.
+pub(crate) fn collations() -> Vec<Collation> {
+    quire_engine::types::Collation::ALL
+        .into_iter()
+        .map(|c| {
+            (
+                c.name(),
+                c.charset().name(),
+                u64::from(c.id()),
+                c.is_default(),
+                u64::from(c.sort_len()),
+                c.pad_attribute(),
+            )
+        })
+        .collect()
 }
 
 /// An engine row: Engine, Support, Comment, Transactions, XA, Savepoints.

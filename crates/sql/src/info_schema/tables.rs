@@ -13,11 +13,6 @@ use super::{sort_rows, text, uint, Cols, Visible, CATALOG};
 use crate::ctx::Virtual;
 use crate::session::Session;
 
-/// quire's one character set and collation for tables and databases
-/// (SHOW CREATE TABLE prints them).
-pub(crate) const CHARSET: &str = "utf8mb4";
-pub(crate) const COLLATION: &str = "utf8mb4_bin";
-
 /// `information_schema.SCHEMATA`.
 pub(crate) fn schemata(s: &Session) -> Virtual {
     let cols = Cols::new()
@@ -43,11 +38,12 @@ pub(crate) fn schemata(s: &Session) -> Virtual {
         if !vis.db(&db) {
             continue;
         }
+        let coll = s.database_collation(&db);
         rows.push(vec![
             text(CATALOG),
             text(&db),
-            text(CHARSET),
-            text(COLLATION),
+            text(coll.charset().name()),
+            text(coll.name()),
             Value::Null,
             text("NO"),
         ]);
@@ -179,7 +175,7 @@ pub(crate) fn tables(s: &Session) -> Virtual {
                 Value::Null,
                 Value::Null,
                 Value::Null,
-                text(COLLATION),
+                text(t.collation.name()),
                 Value::Null,
                 text(""),
                 text(""),
@@ -239,7 +235,7 @@ pub(crate) fn table_status(s: &Session, db: &str) -> (Vec<&'static str>, Vec<Vec
                 Value::Null,
                 Value::Null,
                 Value::Null,
-                text(COLLATION),
+                text(t.collation.name()),
                 Value::Null,
                 text(""),
                 text(""),

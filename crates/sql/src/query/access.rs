@@ -27,7 +27,7 @@ use std::cmp::Ordering;
 use std::collections::HashMap;
 use std::ops::Bound;
 
-use quire_engine::types::compare;
+use quire_engine::types::{compare, Collation};
 use quire_engine::{ColumnType, TableDef, Value};
 
 use crate::expr::{Cmp, Row, E};
@@ -154,6 +154,13 @@ pub fn column_preds(
     let mine = |i: usize| i >= off && i < off + width;
     let usable = |i: usize, x: &E| bound(x) && key_comparable(i, x, col_ty);
     for c in conj {
+        // A string comparison serves an index only in the column's own
+        // collation (the key holds that collation's weights).
+        let (c, coll) = match c {
+            E::Collated(k, node) => (&**node, Some(*k)),
+            node => (node, None),
+        };
+        let usable = |i: usize, x: &E| usable(i, x) && same_collation(i, coll, col_ty);
         match c {
             E::Cmp(op, a, b) => {
                 let (col, other, op) = match (&**a, &**b) {
@@ -199,6 +206,15 @@ pub fn column_preds(
         }
     }
     m
+}
+
+/// Whether a comparison under `coll` (None: byte order, or not strings)
+/// orders column `col` as its index does.
+fn same_collation(col: usize, coll: Option<Collation>, col_ty: ColType<'_>) -> bool {
+    match col_ty(col).and_then(|t| t.collation()) {
+        None => true,
+        Some(c) => coll == Some(c) || (coll.is_none() && c.is_plain_bytes()),
+    }
 }
 
 /// Row-count knowledge the estimates use.

@@ -10,11 +10,12 @@
 use foldhash::HashSet;
 use std::cmp::Ordering;
 
-use quire_engine::types::{compare, Decimal};
+use quire_engine::types::Decimal;
 use quire_engine::{EngineError, Value};
 
+use crate::expr::compare_in;
 use crate::expr::{AggKind, AggSpec};
-use crate::query::key::{key_part, KeyPart};
+use crate::query::key::{key_part_in, KeyPart};
 use crate::SqlResult;
 
 #[derive(Clone)]
@@ -57,7 +58,7 @@ impl AggState {
         if v.is_null() {
             return Ok(());
         }
-        if spec.distinct && !self.seen.insert(vec![key_part(&v)]) {
+        if spec.distinct && !self.seen.insert(vec![key_part_in(&v, spec.coll)]) {
             return Ok(());
         }
         self.count += 1;
@@ -93,7 +94,7 @@ impl AggState {
             },
             AggKind::Min | AggKind::Max => {
                 let better = self.best.is_null()
-                    || match compare(&v, &self.best) {
+                    || match compare_in(&v, &self.best, spec.coll) {
                         Some(Ordering::Less) => spec.kind == AggKind::Min,
                         Some(Ordering::Greater) => spec.kind == AggKind::Max,
                         _ => false,

@@ -38,8 +38,8 @@ use sqlparser::ast::{
 
 use crate::ctx::{split_name, Ctx};
 use crate::expr::{
-    infer, key_at_result_scale, nullable, order_key, AggSpec, BoundSub, ColInfo, Compiler,
-    OuterScope, Row, SubKind, SubqueryBinder, E,
+    infer, key_at_result_scale, nullable, order_key, weigh_key, AggSpec, BoundSub, ColInfo,
+    Compiler, OuterScope, Row, SubKind, SubqueryBinder, E,
 };
 use crate::query::fullgroup;
 use crate::query::locking::{self, Locking};
@@ -538,7 +538,8 @@ impl<'a> Binder<'a> {
                 }
             };
             keys.push((exprs.len(), is_desc(&o.options)?));
-            exprs.push(e);
+            let conn = self.cx.env.connection_collation();
+            exprs.push(order_key(e, &cols, &[], conn));
         }
         let types = inner.columns.iter().map(|c| c.ty.clone()).collect();
         let mut node = Node::Project {
@@ -1535,13 +1536,22 @@ impl<'a> Binder<'a> {
             }
         }
         // Keys compare as MySQL's temporary table and filesort hold them.
+        let conn = self.cx.env.connection_collation();
+        let distinct_colls: Vec<_> = outs
+            .iter()
+            .map(|(e, _)| {
+                crate::expr::derive(e, &cols, &aggs, conn)
+                    .map(|d| d.coll)
+                    .filter(|c| !c.is_plain_bytes())
+            })
+            .collect();
         let group_exprs: Vec<E> = group_exprs
             .into_iter()
-            .map(|e| key_at_result_scale(e, &cols, &aggs))
+            .map(|e| weigh_key(key_at_result_scale(e, &cols, &aggs), &cols, &aggs, conn))
             .collect();
         let order_keys: Vec<(E, bool)> = order_keys
             .into_iter()
-            .map(|(e, d)| (order_key(e, &cols, &aggs), d))
+            .map(|(e, d)| (order_key(e, &cols, &aggs, conn), d))
             .collect();
         let width = cols.len();
         let join = Join {
@@ -1597,6 +1607,7 @@ impl<'a> Binder<'a> {
             node = Node::Distinct {
                 input: Box::new(node),
                 width: n,
+                colls: distinct_colls,
             };
         }
         if !keys.is_empty() {
@@ -1977,6 +1988,18 @@ fn set_op(kind: SetOpKind, all: bool, l: Bound, r: Bound) -> SqlResult<Bound> {
             nullable: a.nullable || b.nullable,
         })
         .collect();
+    // UNION compares strings in the collation of the left side's column,
+    // or the right's where the left has none.
+    let colls = l
+        .columns
+        .iter()
+        .zip(&r.columns)
+        .map(|(a, b)| {
+            crate::expr::type_collation(&a.ty)
+                .or_else(|| crate::expr::type_collation(&b.ty))
+                .filter(|c| !c.is_plain_bytes())
+        })
+        .collect();
     let mut refs = l.refs;
     for x in r.refs {
         if !refs.contains(&x) {
@@ -1989,6 +2012,7 @@ fn set_op(kind: SetOpKind, all: bool, l: Bound, r: Bound) -> SqlResult<Bound> {
             all,
             left: Box::new(l.node),
             right: Box::new(r.node),
+            colls,
         },
         columns,
         refs,

@@ -42,7 +42,7 @@ fn col(name: &str, ty: ColumnType) -> ColumnMeta {
 
 /// The traditional EXPLAIN result set.
 pub fn table(plan: &Plan) -> (Vec<ColumnMeta>, Vec<Vec<Value>>) {
-    let v = ColumnType::Varchar { len: 256 };
+    let v = ColumnType::varchar(256);
     let columns = vec![
         col("id", ColumnType::BigInt { unsigned: true }),
         col("select_type", v.clone()),
@@ -339,12 +339,7 @@ pub fn tree(plan: &Plan) -> (Vec<ColumnMeta>, Vec<Vec<Value>>) {
         out.push_str(&format!("-> {header}\n"));
         tree_node(&sp.node, 1, &mut out);
     }
-    let columns = vec![col(
-        "EXPLAIN",
-        ColumnType::Text {
-            max_bytes: u32::MAX,
-        },
-    )];
+    let columns = vec![col("EXPLAIN", ColumnType::text(u32::MAX))];
     (columns, vec![vec![Value::Bytes(out.into_bytes())]])
 }
 
@@ -430,6 +425,7 @@ fn tree_node(n: &Node, depth: usize, out: &mut String) {
             all,
             left,
             right,
+            ..
         } => {
             let name = match op {
                 SetOpKind::Union => "Union",

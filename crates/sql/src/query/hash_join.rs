@@ -348,7 +348,7 @@ mod tests {
     #[test]
     fn strings_and_numbers_are_not_hashed_together() {
         let int = ColumnType::Int { unsigned: false };
-        let vc = ColumnType::Varchar { len: 10 };
+        let vc = ColumnType::varchar(10);
         let dec = ColumnType::Decimal {
             precision: 10,
             scale: 2,

@@ -3,11 +3,13 @@
 //! Grouping and de-duplication need a key that is equal exactly when
 //! MySQL's comparison says the values are equal, and that hashes the same
 //! then. `1`, `1.0` (DECIMAL) and `1e0` (DOUBLE) are one group; `NULL`s
-//! group together (unlike `=`); strings compare by bytes, as quire's only
-//! collation (binary) does. Numbers are brought to one canonical form:
+//! group together (unlike `=`); strings compare by bytes, or by their
+//! weight strings under a collation ([`key_part_in`]: `'a'` and `'A'` are
+//! one group under a `_ci` collation). Numbers are brought to one canonical form:
 //! integral values become an `i128`, others a normalised decimal string
 //! or the bits of the double.
 
+use quire_engine::types::Collation;
 use quire_engine::Value;
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -53,6 +55,22 @@ fn double_key(f: f64) -> KeyPart {
         return KeyPart::Int(f as i128);
     }
     KeyPart::Double(if f == 0.0 { 0 } else { f.to_bits() })
+}
+
+/// [`key_part`] of a string compared under `coll`: its weight string.
+pub fn key_part_in(v: &Value, coll: Option<Collation>) -> KeyPart {
+    match (v, coll) {
+        (Value::Bytes(b), Some(c)) if !c.is_plain_bytes() => KeyPart::Bytes(c.weight_of(b)),
+        _ => key_part(v),
+    }
+}
+
+/// [`row_key`] with per-column collations (missing ones: bytes).
+pub fn row_key_in(vals: &[Value], colls: &[Option<Collation>]) -> Vec<KeyPart> {
+    vals.iter()
+        .enumerate()
+        .map(|(i, v)| key_part_in(v, colls.get(i).copied().flatten()))
+        .collect()
 }
 
 /// The key of a row (or of its first `n` values).

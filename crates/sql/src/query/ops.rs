@@ -44,7 +44,7 @@ use std::cmp::Ordering;
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-use quire_engine::types::compare;
+use quire_engine::types::{compare, Collation};
 use quire_engine::{ColumnType, EngineError, LockWait, Scan, TableDef, Txn, Value};
 
 use crate::ctx::Ctx;
@@ -215,7 +215,12 @@ pub fn build<'p>(node: &'p Node) -> BoxOp<'p> {
             having.as_ref(),
             *agg_width,
         )),
-        Node::Distinct { input, width } => Box::new(DistinctOp {
+        Node::Distinct {
+            input,
+            width,
+            colls,
+        } => Box::new(DistinctOp {
+            colls,
             input: build(input),
             width: *width,
             dedup: None,
@@ -243,7 +248,9 @@ pub fn build<'p>(node: &'p Node) -> BoxOp<'p> {
             all,
             left,
             right,
+            colls,
         } => Box::new(SetOpOp {
+            colls,
             op: *op,
             all: *all,
             left: build(left),
@@ -1484,6 +1491,7 @@ impl<'p> Operator<'p> for ProjectOp<'p> {
 // ------------------------------------------------- distinct, sort, limit
 
 struct DistinctOp<'p> {
+    colls: &'p [Option<Collation>],
     input: BoxOp<'p>,
     width: usize,
     dedup: Option<Dedup>,
@@ -1495,7 +1503,7 @@ impl<'p> Operator<'p> for DistinctOp<'p> {
         let width = self.width;
         let dedup = self
             .dedup
-            .get_or_insert_with(|| Dedup::new(ex.sh.limits(), Some(width)));
+            .get_or_insert_with(|| Dedup::new(ex.sh.limits(), Some(width), self.colls.to_vec()));
         if !self.input_done {
             while let Some(r) = self.input.next(ex)? {
                 if let Some(r) = dedup.offer(r)? {
@@ -1582,6 +1590,7 @@ impl<'p> Operator<'p> for LimitOp<'p> {
 // ------------------------------------------------------ set operations
 
 struct SetOpOp<'p> {
+    colls: &'p [Option<Collation>],
     op: SetOpKind,
     all: bool,
     left: BoxOp<'p>,
@@ -1688,7 +1697,7 @@ impl<'p> SetOpOp<'p> {
 impl<'p> Operator<'p> for SetOpOp<'p> {
     fn next(&mut self, ex: &mut Ex<'_, 'p>) -> SqlResult<Option<Vec<Value>>> {
         if !self.all && self.dedup.is_none() {
-            self.dedup = Some(Dedup::new(ex.sh.limits(), None));
+            self.dedup = Some(Dedup::new(ex.sh.limits(), None, self.colls.to_vec()));
         }
         if self.op == SetOpKind::Union {
             self.next_union(ex)

@@ -304,6 +304,7 @@ impl<'p> WindowOp<'p> {
                     kind,
                     arg: None,
                     distinct: spec.distinct,
+                    coll: None,
                 };
                 if spec.frame.is_some() {
                     return self.framed_agg(spec, &agg, keyed, part, &peers, out);

@@ -34,11 +34,12 @@ use std::hash::{Hash, Hasher};
 use std::path::PathBuf;
 use std::rc::Rc;
 
+use quire_engine::types::Collation;
 use quire_engine::Value;
 
 use super::file::{SpillFile, StreamReader, StreamWriter};
 use super::{row_bytes, stats, table_full, Limits};
-use crate::query::key::{row_key, KeyPart};
+use crate::query::key::{row_key, row_key_in, KeyPart};
 use crate::SqlResult;
 
 /// Partitions per overflowing table.
@@ -112,6 +113,8 @@ pub struct Dedup {
     dir: PathBuf,
     /// Keys are the first `width` values (None: all).
     width: Option<usize>,
+    /// The collation of each key column's strings (None: bytes).
+    colls: Vec<Option<Collation>>,
     seen: HashSet<Key>,
     bytes: usize,
     over: Option<Partitions>,
@@ -121,11 +124,12 @@ pub struct Dedup {
 }
 
 impl Dedup {
-    pub fn new(limits: &Limits, width: Option<usize>) -> Dedup {
+    pub fn new(limits: &Limits, width: Option<usize>, colls: Vec<Option<Collation>>) -> Dedup {
         Dedup {
             limit_bytes: limits.table_bytes,
             dir: limits.dir.clone(),
             width,
+            colls,
             seen: HashSet::default(),
             bytes: 0,
             over: None,
@@ -136,7 +140,10 @@ impl Dedup {
     }
 
     fn key(&self, row: &[Value]) -> Key {
-        row_key(&row[..self.width.unwrap_or(row.len()).min(row.len())])
+        row_key_in(
+            &row[..self.width.unwrap_or(row.len()).min(row.len())],
+            &self.colls,
+        )
     }
 
     /// An input row: Some(row) if it is new and goes out now; None if it
@@ -349,7 +356,7 @@ mod tests {
     fn dedup_over_the_limit_passes_each_key_once() {
         let l = limits("dedup", 4096);
         let ok = || Ok(());
-        let mut d = Dedup::new(&l, Some(1));
+        let mut d = Dedup::new(&l, Some(1), Vec::new());
         let mut out = Vec::new();
         for i in 0..20_000i64 {
             // Keys 0..5000, four times each, with a payload column.

@@ -48,18 +48,13 @@ fn sample_columns() -> Vec<(ColumnType, &'static str)> {
         (d(20, 0), "decimal(20,0)"),
         (ColumnType::Float, "float"),
         (ColumnType::Double, "double"),
-        (ColumnType::Char { len: 10 }, "char(10)"),
-        (ColumnType::Char { len: 100 }, "char(100)"),
-        (ColumnType::Varchar { len: 300 }, "varchar(300)"),
-        (ColumnType::Varchar { len: 20 }, "varchar(20)"),
-        (ColumnType::Text { max_bytes: 255 }, "tinytext"),
-        (ColumnType::Text { max_bytes: 65_535 }, "text"),
-        (
-            ColumnType::Text {
-                max_bytes: 16_777_215,
-            },
-            "mediumtext",
-        ),
+        (ColumnType::char(10), "char(10)"),
+        (ColumnType::char(100), "char(100)"),
+        (ColumnType::varchar(300), "varchar(300)"),
+        (ColumnType::varchar(20), "varchar(20)"),
+        (ColumnType::text(255), "tinytext"),
+        (ColumnType::text(65_535), "text"),
+        (ColumnType::text(16_777_215), "mediumtext"),
         (ColumnType::Blob { max_bytes: 65_535 }, "blob"),
         (
             ColumnType::Blob {
@@ -234,10 +229,7 @@ fn image_lines(clause: &str, row: &Row) -> Vec<String> {
 
 /// A second, small table for multi-statement transactions.
 fn t2_types() -> Vec<ColumnType> {
-    vec![
-        ColumnType::Int { unsigned: false },
-        ColumnType::Varchar { len: 20 },
-    ]
+    vec![ColumnType::Int { unsigned: false }, ColumnType::varchar(20)]
 }
 
 fn t2_row(id: i64, name: &str) -> Row {
@@ -585,16 +577,16 @@ fn type_mapping_and_metadata() {
         ),
         (ColumnType::Float, 4, vec![4]),
         (ColumnType::Double, 5, vec![8]),
-        (ColumnType::Char { len: 10 }, 254, vec![0xFE, 40]),
+        (ColumnType::char(10), 254, vec![0xFE, 40]),
         // 400 bytes: the high bits 0x100 fold into the real-type byte.
-        (ColumnType::Char { len: 100 }, 254, vec![0xEE, 0x90]),
-        (ColumnType::Char { len: 255 }, 254, vec![0xCE, 0xFC]),
+        (ColumnType::char(100), 254, vec![0xEE, 0x90]),
+        (ColumnType::char(255), 254, vec![0xCE, 0xFC]),
         (ColumnType::Binary { len: 16 }, 254, vec![0xFE, 16]),
-        (ColumnType::Varchar { len: 300 }, 15, vec![0xB0, 0x04]),
-        (ColumnType::Varchar { len: 16_383 }, 15, vec![0xFC, 0xFF]),
+        (ColumnType::varchar(300), 15, vec![0xB0, 0x04]),
+        (ColumnType::varchar(16_383), 15, vec![0xFC, 0xFF]),
         (ColumnType::VarBinary { len: 65_535 }, 15, vec![0xFF, 0xFF]),
-        (ColumnType::Text { max_bytes: 255 }, 252, vec![1]),
-        (ColumnType::Text { max_bytes: 65_535 }, 252, vec![2]),
+        (ColumnType::text(255), 252, vec![1]),
+        (ColumnType::text(65_535), 252, vec![2]),
         (
             ColumnType::Blob {
                 max_bytes: 16_777_215,
@@ -686,9 +678,9 @@ fn bad_values_are_errors() {
     )
     .is_err());
     assert!(enc(Value::text("1"), ColumnType::Int { unsigned: false }).is_err());
-    assert!(enc(bytes(&[b'a'; 41]), ColumnType::Char { len: 10 }).is_err());
-    assert!(enc(bytes(&[b'a'; 81]), ColumnType::Varchar { len: 20 }).is_err());
-    assert!(enc(bytes(&[b'a'; 256]), ColumnType::Text { max_bytes: 255 }).is_err());
+    assert!(enc(bytes(&[b'a'; 41]), ColumnType::char(10)).is_err());
+    assert!(enc(bytes(&[b'a'; 81]), ColumnType::varchar(20)).is_err());
+    assert!(enc(bytes(&[b'a'; 256]), ColumnType::text(255)).is_err());
     assert!(enc(Value::Int(1), ColumnType::Blob { max_bytes: 255 }).is_err());
     assert!(enc(dt(2040, 1, 1, 0, 0, 0, 0), ColumnType::Timestamp { fsp: 0 }).is_ok()); // u32 seconds reach 2106
     assert!(enc(

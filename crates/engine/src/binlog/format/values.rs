@@ -26,9 +26,6 @@ pub mod mysql_type {
     pub const STRING: u8 = 254;
 }
 
-/// Bytes per character of utf8mb4: CHAR/VARCHAR byte limits are `len × 4`.
-pub const UTF8MB4_MAXLEN: u32 = 4;
-
 /// The TABLE_MAP type code and per-column metadata of a column type.
 ///
 /// | [`ColumnType`] | code | metadata |
@@ -43,7 +40,8 @@ pub const UTF8MB4_MAXLEN: u32 = 4;
 /// | DATETIME(fsp) | 18 DATETIME2 | fsp |
 /// | TIMESTAMP(fsp) | 17 TIMESTAMP2 | fsp |
 ///
-/// CHAR and VARCHAR byte lengths are characters × 4 (utf8mb4).
+/// CHAR and VARCHAR byte lengths are characters × the character set's
+/// maximum bytes per character (4 for utf8mb4).
 pub fn binlog_type(ty: &ColumnType) -> (u8, Vec<u8>) {
     use mysql_type as t;
     if let Some(pair) = super::kinds::binlog_type(ty) {
@@ -72,7 +70,7 @@ pub fn binlog_type(ty: &ColumnType) -> (u8, Vec<u8>) {
             let bytes = max_bytes(ty).min(65_535) as u16;
             (t::VARCHAR, bytes.to_le_bytes().to_vec())
         }
-        ColumnType::Text { max_bytes } | ColumnType::Blob { max_bytes } => {
+        ColumnType::Text { max_bytes, .. } | ColumnType::Blob { max_bytes } => {
             (t::BLOB, vec![blob_pack_len(max_bytes)])
         }
         ColumnType::Date => (t::DATE, Vec::new()),
@@ -95,14 +93,41 @@ const JSON_AS_BLOB: ColumnType = ColumnType::Blob {
     max_bytes: ColumnType::LONG_BYTES,
 };
 
+/// A text value in its column's character set, as MySQL logs it: latin1
+/// columns as cp1252 bytes (quire holds every text as UTF-8); others as is.
+fn to_charset<'a>(b: &'a [u8], ty: &ColumnType) -> std::borrow::Cow<'a, [u8]> {
+    use crate::types::collation::{cp1252_byte, Charset};
+    if ty.collation().map(|c| c.charset()) != Some(Charset::Latin1) {
+        return std::borrow::Cow::Borrowed(b);
+    }
+    let text = String::from_utf8_lossy(b);
+    std::borrow::Cow::Owned(
+        text.chars()
+            .map(|c| cp1252_byte(c).unwrap_or(b'?'))
+            .collect(),
+    )
+}
+
+/// [`to_charset`] undone: latin1 bytes back to UTF-8.
+fn from_charset(b: &[u8], ty: &ColumnType) -> Vec<u8> {
+    use crate::types::collation::{cp1252_char, Charset};
+    if ty.collation().map(|c| c.charset()) != Some(Charset::Latin1) {
+        return b.to_vec();
+    }
+    b.iter()
+        .map(|&x| cp1252_char(x))
+        .collect::<String>()
+        .into_bytes()
+}
+
 /// Largest byte length of a string column (0 for other types).
 fn max_bytes(ty: &ColumnType) -> u32 {
     match *ty {
-        ColumnType::Char { len } | ColumnType::Varchar { len } => {
-            len.saturating_mul(UTF8MB4_MAXLEN)
+        ColumnType::Char { len, .. } | ColumnType::Varchar { len, .. } => {
+            len.saturating_mul(ty.max_char_bytes())
         }
         ColumnType::Binary { len } | ColumnType::VarBinary { len } => len,
-        ColumnType::Text { max_bytes } | ColumnType::Blob { max_bytes } => max_bytes,
+        ColumnType::Text { max_bytes, .. } | ColumnType::Blob { max_bytes } => max_bytes,
         _ => 0,
     }
 }
@@ -518,6 +543,7 @@ pub fn encode_value(v: &Value, ty: &ColumnType, out: &mut Vec<u8>) -> Result<(),
             let Value::Bytes(b) = v else {
                 return Err(mismatch(v, ty));
             };
+            let b = &*to_charset(b, ty);
             if b.len() as u64 > u64::from(max_bytes(ty)) {
                 return Err(format!("{} bytes are too long for {ty}", b.len()));
             }
@@ -528,10 +554,11 @@ pub fn encode_value(v: &Value, ty: &ColumnType, out: &mut Vec<u8>) -> Result<(),
             }
             out.extend_from_slice(b);
         }
-        ColumnType::Text { max_bytes } | ColumnType::Blob { max_bytes } => {
+        ColumnType::Text { max_bytes, .. } | ColumnType::Blob { max_bytes } => {
             let Value::Bytes(b) = v else {
                 return Err(mismatch(v, ty));
             };
+            let b = &*to_charset(b, ty);
             let pack = usize::from(blob_pack_len(max_bytes));
             let limit: u64 = (1u64 << (8 * pack)) - 1;
             if b.len() as u64 > limit.min(u64::from(max_bytes)) {
@@ -660,7 +687,7 @@ pub fn decode_value(buf: &[u8], ty: &ColumnType) -> Result<(Value, usize), Strin
         | ColumnType::Text { .. }
         | ColumnType::Blob { .. } => {
             let pack = match *ty {
-                ColumnType::Text { max_bytes } | ColumnType::Blob { max_bytes } => {
+                ColumnType::Text { max_bytes, .. } | ColumnType::Blob { max_bytes } => {
                     usize::from(blob_pack_len(max_bytes))
                 }
                 _ => string_pack_len(ty),
@@ -672,7 +699,7 @@ pub fn decode_value(buf: &[u8], ty: &ColumnType) -> Result<(Value, usize), Strin
                 .map_err(|_| "string length overflows".to_string())?;
             let end = pack.checked_add(len).ok_or("string length overflows")?;
             let data = buf.get(pack..end).ok_or("string value is truncated")?;
-            Ok((Value::Bytes(data.to_vec()), end))
+            Ok((Value::Bytes(from_charset(data, ty)), end))
         }
         ColumnType::Date => {
             let b = take(buf, 3, "DATE")?;
