@@ -175,11 +175,12 @@ pub enum SubKind {
     /// `EXISTS (...)`: 1 or 0, never NULL.
     Exists,
     /// `x IN (SELECT ...)`: TRUE, FALSE or NULL by SQL's three-valued rules.
-    In,
+    /// Strings compare under the collation (None: bytes).
+    In(Option<Collation>),
     /// `x op ANY (SELECT ...)` / `x op SOME (...)`.
-    Any(Cmp),
+    Any(Cmp, Option<Collation>),
     /// `x op ALL (SELECT ...)`.
-    All(Cmp),
+    All(Cmp, Option<Collation>),
 }
 
 /// What binding a subquery produced (see `query::bind`).
@@ -889,6 +890,26 @@ impl Compiler<'_> {
             .first()
             .cloned()
             .unwrap_or(ColumnType::BigInt { unsigned: false });
+        // IN / ANY / ALL compare the left side with the subquery's column
+        // under the collation the two agree on.
+        let kind = match (&lhs, kind) {
+            (Some(x), SubKind::In(_) | SubKind::Any(..) | SubKind::All(..)) => {
+                let col = subquery_derivation(&ty);
+                let coll = match (self.derive(x), col) {
+                    (Some(a), Some(b)) => Some(aggregate(a, b, "IN")?),
+                    (a, b) => a.or(b),
+                }
+                .map(|d| d.coll)
+                .filter(|c| !c.is_plain_bytes());
+                match kind {
+                    SubKind::In(_) => SubKind::In(coll),
+                    SubKind::Any(op, _) => SubKind::Any(op, coll),
+                    SubKind::All(op, _) => SubKind::All(op, coll),
+                    other => other,
+                }
+            }
+            (_, k) => k,
+        };
         Ok(E::Subquery {
             id: bound.id,
             kind,
@@ -1291,7 +1312,7 @@ impl Compiler<'_> {
                 global: false,
             } => {
                 let x = self.compile(expr)?;
-                let e = self.subquery(q, SubKind::In, Some(x))?;
+                let e = self.subquery(q, SubKind::In(None), Some(x))?;
                 if *negated {
                     E::Not(Box::new(e))
                 } else {
@@ -1322,9 +1343,9 @@ impl Compiler<'_> {
                     other => return Err(EngineError::not_supported(format!("{other} ANY/ALL"))),
                 };
                 let kind = if matches!(e, Expr::AllOp { .. }) {
-                    SubKind::All(op)
+                    SubKind::All(op, None)
                 } else {
-                    SubKind::Any(op)
+                    SubKind::Any(op, None)
                 };
                 let x = self.compile(left)?;
                 self.subquery(q, kind, Some(x))?
@@ -3299,7 +3320,7 @@ pub(crate) fn derive(
         E::Lit(_) => None,
         E::Col(i) => cols.get(*i).and_then(|c| implicit(&c.ty)),
         E::Outer(_, ty) | E::Win(_, ty) => implicit(ty),
-        E::Subquery { ty, .. } => implicit(ty),
+        E::Subquery { ty, .. } => subquery_derivation(ty),
         E::Collate(_, c) => Some(Derivation::new(*c, Coercibility::Explicit)),
         // CAST(x AS CHAR) is in the connection's collation; AS BINARY
         // is `binary`.
@@ -3343,6 +3364,19 @@ pub(crate) fn derive(
         },
         _ => None,
     }
+}
+
+/// A subquery column's derivation from its type: a computed string (the
+/// legacy collation stands for "no column's") is only coercible.
+fn subquery_derivation(ty: &ColumnType) -> Option<Derivation> {
+    type_collation(ty).map(|c| {
+        let level = if c == ColumnType::LEGACY_COLLATION {
+            Coercibility::Coercible
+        } else {
+            Coercibility::Implicit
+        };
+        Derivation::new(c, level)
+    })
 }
 
 /// The derivations of `es` aggregated (1267 when they cannot agree).

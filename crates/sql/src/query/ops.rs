@@ -406,11 +406,11 @@ fn err_subquery_rows() -> EngineError {
     EngineError::new(1242, "21000", "Subquery returns more than 1 row")
 }
 
-fn cmp_holds(op: Cmp, a: &Value, b: &Value) -> Option<bool> {
+fn cmp_holds(op: Cmp, a: &Value, b: &Value, coll: Option<Collation>) -> Option<bool> {
     if a.is_null() || b.is_null() {
         return None;
     }
-    let o = compare(a, b)?;
+    let o = crate::expr::compare_in(a, b, coll)?;
     Some(match op {
         Cmp::Eq | Cmp::NullSafeEq => o == Ordering::Equal,
         Cmp::Ne => o != Ordering::Equal,
@@ -422,11 +422,17 @@ fn cmp_holds(op: Cmp, a: &Value, b: &Value) -> Option<bool> {
 }
 
 /// `x op ANY (rows)` (`all` false) or `x op ALL (rows)`, three-valued.
-fn quantified(op: Cmp, all: bool, x: &Value, rows: &[Vec<Value>]) -> Value {
+fn quantified(
+    op: Cmp,
+    all: bool,
+    x: &Value,
+    rows: &[Vec<Value>],
+    coll: Option<Collation>,
+) -> Value {
     let mut unknown = false;
     for r in rows {
         let v = r.first().unwrap_or(&Value::Null);
-        match cmp_holds(op, x, v) {
+        match cmp_holds(op, x, v, coll) {
             Some(true) if !all => return Value::Int(1),
             Some(false) if all => return Value::Int(0),
             None => unknown = true,
@@ -464,23 +470,27 @@ impl SubqueryRunner for Runner<'_, '_> {
                     1 => c.rows[0].first().cloned().unwrap_or(Value::Null),
                     _ => return Err(err_subquery_rows()),
                 },
-                SubKind::In => {
+                SubKind::In(coll) => {
                     if c.rows.is_empty() {
                         Value::Int(0)
                     } else if x.is_null() {
                         Value::Null
+                    } else if coll.is_some() {
+                        // The cached set holds bytes: compare under the
+                        // collation instead.
+                        quantified(Cmp::Eq, false, x, &c.rows, coll)
                     } else if c.set.contains(&key_part(x)) {
                         Value::Int(1)
                     } else if c.has_null || !hash_exact(x, &c.rows) {
                         // A NULL in the list, or values whose equality the
                         // hash key cannot decide (mixed types): compare.
-                        quantified(Cmp::Eq, false, x, &c.rows)
+                        quantified(Cmp::Eq, false, x, &c.rows, None)
                     } else {
                         Value::Int(0)
                     }
                 }
-                SubKind::Any(op) => quantified(op, false, x, &c.rows),
-                SubKind::All(op) => quantified(op, true, x, &c.rows),
+                SubKind::Any(op, coll) => quantified(op, false, x, &c.rows, coll),
+                SubKind::All(op, coll) => quantified(op, true, x, &c.rows, coll),
             });
         }
         Ok(match kind {
@@ -493,16 +503,16 @@ impl SubqueryRunner for Runner<'_, '_> {
                     _ => return Err(err_subquery_rows()),
                 }
             }
-            SubKind::In => {
+            SubKind::In(coll) => {
                 let rows = self.rows(id, outer, None)?;
                 if rows.is_empty() {
                     Value::Int(0)
                 } else {
-                    quantified(Cmp::Eq, false, x, &rows)
+                    quantified(Cmp::Eq, false, x, &rows, coll)
                 }
             }
-            SubKind::Any(op) => quantified(op, false, x, &self.rows(id, outer, None)?),
-            SubKind::All(op) => quantified(op, true, x, &self.rows(id, outer, None)?),
+            SubKind::Any(op, coll) => quantified(op, false, x, &self.rows(id, outer, None)?, coll),
+            SubKind::All(op, coll) => quantified(op, true, x, &self.rows(id, outer, None)?, coll),
         })
     }
 }
