@@ -856,6 +856,7 @@ PROFILES = {
             "case": "F-22: CASE WHEN .. THEN 1/3 ELSE <double> END gives 0.333333333 (the unrounded 9-digit quotient made DOUBLE; MySQL and MariaDB 0.3333)",
             "neg_const": "F-22: -(NULLIF(-3, 0)) is BIGINT in quire, DECIMAL in MariaDB; MySQL 8.0 not yet checked",
             "window": "F-21: window functions run; not yet compared at scale",
+            "padspace": "F-1 fixed (quire's utf8mb4_bin is PAD SPACE); the oracles still compare strings by bytes: 'a' and 'a ' are one DISTINCT/GROUP BY value whose representative (and their ORDER BY tie order) either server may pick, and TLP's distinct union counts them twice",
             "case_fold": "F-2: UPPER('ß') is 'SS' in quire, 'ß' in MySQL",
             "int_overflow": "F-3: an overflowing conjunct raises 1690 on the server that evaluates it; which rows reach it depends on each server's plan (quire raises 1690 like MySQL since F-3's fix)",
             "dml_strict": "F-10: no warnings, so no strict-mode errors in UPDATE/DELETE",

@@ -1544,14 +1544,20 @@ impl Compiler<'_> {
                 format!("Incorrect parameter count in the call to native function '{name}'"),
             ));
         }
+        // Partition and order keys group and sort strings by their
+        // collation's weights.
+        let conn = self.env.connection_collation();
         let mut partition = Vec::new();
         for e in &spec.partition_by {
-            partition.push(self.compile(e)?);
+            partition.push(weigh_key(self.compile(e)?, self.cols, &[], conn));
         }
         let mut order = Vec::new();
         for o in &spec.order_by {
             let desc = matches!(o.options.sort, Some(ast::OrderBySort::Desc));
-            order.push((self.compile(&o.expr)?, desc));
+            order.push((
+                weigh_key(self.compile(&o.expr)?, self.cols, &[], conn),
+                desc,
+            ));
         }
         let frame = match &spec.window_frame {
             None => None,

@@ -436,7 +436,12 @@ impl Env for Session {
         self.live.clone()
     }
     fn connection_collation(&self) -> Collation {
-        self.collation_var("collation_connection", Collation::Utf8mb4_0900AiCi)
+        // Read per compiled literal: the session map holds the canonical
+        // name (set_connection_collation), no sysvar lookup needed.
+        self.vars
+            .get("collation_connection")
+            .and_then(|v| Collation::ALL.into_iter().find(|c| c.name() == v))
+            .unwrap_or(Collation::Utf8mb4_0900AiCi)
     }
     fn row_count(&self) -> i64 {
         self.row_count

@@ -362,6 +362,18 @@ impl Collation {
             Method::Latin1Bytes => {
                 out.extend(text(s).chars().map(|c| cp1252_byte(c).unwrap_or(b'?')))
             }
+            Method::Icu(Strength::Primary) | Method::UnicodeCi if s.is_ascii() => {
+                let tab = ascii_primary();
+                out.reserve(s.len() * 2);
+                for &b in s {
+                    let (w, n) = tab[usize::from(b & 0x7F)];
+                    match n {
+                        1 => out.push(w[0]),
+                        2 => out.extend_from_slice(&w),
+                        _ => {}
+                    }
+                }
+            }
             Method::Icu(strength) => {
                 let _ = icu(strength).write_sort_key_to(&text(s), out);
             }
@@ -391,6 +403,9 @@ impl Collation {
         let (a, b) = (self.significant(a), self.significant(b));
         match self.method() {
             Method::Bytes => a.cmp(b),
+            Method::Icu(Strength::Primary) | Method::UnicodeCi if a.is_ascii() && b.is_ascii() => {
+                ascii_weights(a).cmp(ascii_weights(b))
+            }
             Method::Icu(strength) => icu(strength).compare_utf8(a, b),
             Method::UnicodeCi => {
                 let (a, b) = (text(a), text(b));
@@ -491,6 +506,49 @@ const CP1252_HIGH: [char; 32] = [
     '\u{0090}', '\u{2018}', '\u{2019}', '\u{201C}', '\u{201D}', '\u{2022}', '\u{2013}', '\u{2014}',
     '\u{02DC}', '\u{2122}', '\u{0161}', '\u{203A}', '\u{0153}', '\u{009D}', '\u{017E}', '\u{0178}',
 ];
+
+/// ICU's primary sort key of each ASCII character (0 to 2 bytes; control
+/// characters are ignorable), read from the collator once. At primary
+/// strength the sort key of an ASCII string is the concatenation of its
+/// characters' keys (ICU4X writes no level separators or compression for
+/// them; `collation_tests.rs` checks every string of up to two characters
+/// and long random ones), so ASCII text, most text in practice, is weighed
+/// and compared by table lookup instead of by the full algorithm.
+fn ascii_primary() -> &'static [([u8; 2], u8); 128] {
+    static TABLE: OnceLock<[([u8; 2], u8); 128]> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        let mut tab = [([0u8; 2], 0u8); 128];
+        for (b, slot) in tab.iter_mut().enumerate() {
+            let mut k = Vec::new();
+            let _ =
+                icu(Strength::Primary).write_sort_key_to(&char::from(b as u8).to_string(), &mut k);
+            // Every ASCII primary is at most two bytes (asserted by the
+            // tests); a longer one would be cut, so it falls back there.
+            let n = k.len().min(2);
+            slot.0[..n].copy_from_slice(&k[..n]);
+            slot.1 = n as u8;
+        }
+        tab
+    })
+}
+
+/// The primary weight bytes of an ASCII string, lazily ([`ascii_primary`]).
+fn ascii_weights(s: &[u8]) -> impl Iterator<Item = u8> + '_ {
+    let tab = ascii_primary();
+    s.iter().flat_map(move |&c| {
+        let (w, n) = &tab[usize::from(c & 0x7F)];
+        w[..usize::from(*n)].iter().copied()
+    })
+}
+
+/// ICU's own primary sort key of `s` (no ASCII table): what the table must
+/// reproduce.
+#[cfg(test)]
+pub(crate) fn icu_primary_key(s: &str) -> Vec<u8> {
+    let mut k = Vec::new();
+    let _ = icu(Strength::Primary).write_sort_key_to(s, &mut k);
+    k
+}
 
 /// The cp1252 byte of a character (MySQL's latin1), or None.
 pub fn cp1252_byte(c: char) -> Option<u8> {
