@@ -98,10 +98,7 @@ from django.test.utils import CaptureQueriesContext  # noqa: E402
 from djshop.models import Author, Book, Publisher, Review  # noqa: E402
 
 # check name -> why it cannot pass on quire yet (only consulted on quire).
-PENDING = {
-    "case_insensitive_lookups": "strings compare as utf8mb4_bin; MySQL 8.0's default collation "
-    "utf8mb4_0900_ai_ci is case-insensitive (Django's icontains/iexact are LIKE on it)",
-}
+PENDING: dict[str, str] = {}
 
 
 def raw_connect(database=None):

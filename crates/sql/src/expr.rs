@@ -458,6 +458,20 @@ impl Compiler<'_> {
         }
     }
 
+    /// [`Self::collation_of`] when every one of `es` is a string (a
+    /// mixed list compares by the engine's conversions instead).
+    fn all_strings_collation<'e>(
+        &self,
+        es: impl Iterator<Item = &'e E> + Clone,
+        op: &str,
+    ) -> SqlResult<Option<Collation>> {
+        if es.clone().all(|e| self.derive(e).is_some()) {
+            self.collation_of(es, op)
+        } else {
+            Ok(None)
+        }
+    }
+
     /// A comparison node, under the collation its operands agree on.
     fn cmp_node(&self, op: Cmp, l: Box<E>, r: Box<E>, name: &str) -> SqlResult<E> {
         let coll = self.collation_of([&*l, &*r], name)?;
@@ -1214,7 +1228,16 @@ impl Compiler<'_> {
                     Some(x) => Some(Box::new(self.compile(x)?)),
                     None => None,
                 };
-                E::Case(op, whens, els)
+                // `CASE x WHEN v ...` compares x with each v: strings under
+                // the collation they agree on.
+                let coll = match &op {
+                    Some(o) => self.all_strings_collation(
+                        std::iter::once(&**o).chain(whens.iter().map(|(w, _)| w)),
+                        "case",
+                    )?,
+                    None => None,
+                };
+                collated(coll, E::Case(op, whens, els))
             }
             Expr::Cast {
                 expr,
@@ -2089,6 +2112,17 @@ impl Compiler<'_> {
         if fun == F::Length && args.first().is_some_and(single_byte) {
             return Ok(E::Func(F::CharLength, args));
         }
+        // NULLIF, GREATEST and LEAST compare their string arguments under
+        // the collation they agree on.
+        if matches!(fun, F::NullIf | F::Greatest | F::Least) {
+            let name = match fun {
+                F::NullIf => "nullif",
+                F::Greatest => "greatest",
+                _ => "least",
+            };
+            let coll = self.all_strings_collation(args.iter(), name)?;
+            return Ok(collated(coll, E::Func(fun, args)));
+        }
         Ok(E::Func(fun, args))
     }
 
@@ -2142,8 +2176,10 @@ impl Compiler<'_> {
                         | E::Between(..)
                         | E::InList(..)
                         | E::Like(..)
-                        | E::Collated(..)
-                ) {
+                ) || matches!(a, E::Collated(_, x) if matches!(
+                    **x,
+                    E::Cmp(..) | E::Between(..) | E::InList(..) | E::Like(..)
+                )) {
                     let inner = std::mem::replace(a, E::Lit(Value::Null));
                     *a = lib(Func::JsonBool, vec![inner]);
                 }
@@ -2927,6 +2963,46 @@ impl E {
                     like_in(&bytes_of(&v), &bytes_of(&pv), *esc, coll) != *neg,
                 ))
             }
+            E::Case(Some(op), whens, els) => {
+                let base = op.eval(r)?;
+                for (c, res) in whens {
+                    if compare_in(&base, &c.eval(r)?, coll) == Some(Ordering::Equal) {
+                        return res.eval(r);
+                    }
+                }
+                match els {
+                    Some(e) => e.eval(r)?,
+                    None => Value::Null,
+                }
+            }
+            E::Func(F::NullIf, args) if args.len() == 2 => {
+                let a = args[0].eval(r)?;
+                if compare_in(&a, &args[1].eval(r)?, coll) == Some(Ordering::Equal) {
+                    Value::Null
+                } else {
+                    a
+                }
+            }
+            E::Func(f @ (F::Greatest | F::Least), args) if !args.is_empty() => {
+                let mut best = Value::Null;
+                for (i, a) in args.iter().enumerate() {
+                    let v = a.eval(r)?;
+                    if v.is_null() {
+                        return Ok(Value::Null);
+                    }
+                    let o = compare_in(&v, &best, coll);
+                    let better = i == 0
+                        || if *f == F::Greatest {
+                            o == Some(Ordering::Greater)
+                        } else {
+                            o == Some(Ordering::Less)
+                        };
+                    if better {
+                        best = v;
+                    }
+                }
+                best
+            }
             other => other.eval(r)?,
         })
     }
@@ -3328,6 +3404,7 @@ pub(crate) fn derive(
         E::Outer(_, ty) | E::Win(_, ty) => implicit(ty),
         E::Subquery { ty, .. } => subquery_derivation(ty),
         E::Collate(_, c) => Some(Derivation::new(*c, Coercibility::Explicit)),
+        E::Collated(_, x) => derive(x, cols, aggs, conn),
         // CAST(x AS CHAR) is in the connection's collation; AS BINARY
         // is `binary`.
         E::Cast(_, ty) => type_collation(ty).map(|c| {
@@ -3619,7 +3696,7 @@ fn infer_inner(e: &E, cols: &[ColInfo], aggs: &[AggSpec]) -> ColumnType {
         }
         E::EnumNum(..) => ColumnType::BigInt { unsigned: true },
         E::Collate(x, c) => infer(x, cols, aggs).with_collation(*c),
-        E::Collated(..) => int,
+        E::Collated(_, x) => infer(x, cols, aggs),
         E::Weigh(_, x) => infer(x, cols, aggs),
         E::Neg(x) => {
             let t = infer(x, cols, aggs);

@@ -357,6 +357,19 @@ fn client_charset(name: &str) -> SqlResult<quire_engine::types::Charset> {
     }
 }
 
+/// The collation a `SET` of a collation (`charset`: false) or character
+/// set variable names: DEFAULT is MySQL 8.0's utf8mb4_0900_ai_ci, a
+/// character set its default collation; 1115 / 1273 for unknown names.
+fn collation_value(v: &Value, text: &str, charset: bool) -> SqlResult<Collation> {
+    if is_default(v, text) {
+        Ok(Collation::Utf8mb4_0900AiCi)
+    } else if charset {
+        Ok(crate::collate::charset(text)?.default_collation())
+    } else {
+        crate::collate::collation(text)
+    }
+}
+
 fn var_value(s: &str) -> Value {
     if let Ok(i) = s.parse::<i64>() {
         return Value::Int(i);
@@ -1741,47 +1754,26 @@ impl Session {
                 Ok(())
             }
             "character_set_connection" => {
-                let c = if is_default(v, &text) {
-                    Collation::Utf8mb4_0900AiCi
-                } else {
-                    crate::collate::charset(&text)?.default_collation()
-                };
+                let c = collation_value(v, &text, true)?;
                 self.set_connection_collation(c);
                 Ok(())
             }
             "collation_connection" => {
-                let c = if is_default(v, &text) {
-                    Collation::Utf8mb4_0900AiCi
-                } else {
-                    crate::collate::collation(&text)?
-                };
+                let c = collation_value(v, &text, false)?;
                 self.set_connection_collation(c);
                 Ok(())
             }
-            "collation_server" | "collation_database" => {
-                let c = if is_default(v, &text) {
-                    Collation::Utf8mb4_0900AiCi
-                } else {
-                    crate::collate::collation(&text)?
-                };
-                if lname == "collation_database" {
-                    return Err(EngineError::not_supported(
-                        "SET collation_database (use ALTER DATABASE)",
-                    ));
-                }
-                self.vars.insert(lname.to_string(), c.name().to_string());
-                Ok(())
-            }
-            "character_set_server" => {
-                let c = if is_default(v, &text) {
-                    Collation::Utf8mb4_0900AiCi
-                } else {
-                    crate::collate::charset(&text)?.default_collation()
-                };
+            "collation_database" => Err(EngineError::not_supported(
+                "SET collation_database (use ALTER DATABASE)",
+            )),
+            "collation_server" | "character_set_server" => {
+                let c = collation_value(v, &text, lname == "character_set_server")?;
                 self.vars
                     .insert("collation_server".to_string(), c.name().to_string());
-                self.vars
-                    .insert(lname.to_string(), c.charset().name().to_string());
+                self.vars.insert(
+                    "character_set_server".to_string(),
+                    c.charset().name().to_string(),
+                );
                 Ok(())
             }
             _ if SESSION_VARS.iter().any(|(k, _)| *k == lname) => {
