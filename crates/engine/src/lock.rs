@@ -1277,19 +1277,7 @@ mod tests {
         assert!(format!("{m:?}").contains("LockManager"));
     }
 
-    /// xorshift64*: deterministic, dependency-free randomness for tests.
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 >> 12;
-            self.0 ^= self.0 << 25;
-            self.0 ^= self.0 >> 27;
-            self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-        }
-        fn below(&mut self, n: u64) -> u64 {
-            self.next() % n
-        }
-    }
+    use crate::types::testutil::Rng;
 
     #[test]
     fn lock_stress_random() {

@@ -485,15 +485,9 @@ impl Compiler<'_> {
         es: impl IntoIterator<Item = &'e E>,
         op: &str,
     ) -> SqlResult<Option<Collation>> {
-        let mut acc: Option<Derivation> = None;
-        for e in es {
-            let Some(d) = self.derive(e) else { continue };
-            acc = Some(match acc {
-                None => d,
-                Some(a) => aggregate(a, d, op)?,
-            });
-        }
-        Ok(acc.map(|d| d.coll))
+        let conn = self.env.connection_collation();
+        let d = derive_all(&mut es.into_iter(), self.cols, &[], conn, op)?;
+        Ok(d.map(|d| d.coll))
     }
 
     /// An expression's collation and coercibility if it is (or may be) a
@@ -3396,7 +3390,9 @@ pub(crate) fn derive(
 ) -> Option<Derivation> {
     let implicit =
         |ty: &ColumnType| type_collation(ty).map(|c| Derivation::new(c, Coercibility::Implicit));
-    let all = |es: &mut dyn Iterator<Item = &E>| derive_all(es, cols, aggs, conn).ok().flatten();
+    let all = |es: &mut dyn Iterator<Item = &E>, op: &str| {
+        derive_all(es, cols, aggs, conn, op).ok().flatten()
+    };
     match e {
         E::Lit(Value::Bytes(_)) => Some(Derivation::new(conn, Coercibility::Coercible)),
         E::Lit(_) => None,
@@ -3421,12 +3417,18 @@ pub(crate) fn derive(
                 _ => None,
             }
         }
-        E::Case(_, whens, els) => all(&mut whens.iter().map(|(_, r)| r).chain(els.as_deref())),
+        E::Case(_, whens, els) => all(
+            &mut whens.iter().map(|(_, r)| r).chain(els.as_deref()),
+            "case",
+        ),
         E::Func(f, args) => match f {
-            F::Concat | F::ConcatWs | F::Coalesce | F::IfNull | F::Greatest | F::Least => {
-                all(&mut args.iter())
-            }
-            F::If => all(&mut args.iter().skip(1)),
+            F::Concat => all(&mut args.iter(), "concat"),
+            F::ConcatWs => all(&mut args.iter(), "concat_ws"),
+            F::Coalesce => all(&mut args.iter(), "coalesce"),
+            F::IfNull => all(&mut args.iter(), "ifnull"),
+            F::Greatest => all(&mut args.iter(), "greatest"),
+            F::Least => all(&mut args.iter(), "least"),
+            F::If => all(&mut args.iter().skip(1), "if"),
             F::NullIf
             | F::Upper
             | F::Lower
@@ -3462,19 +3464,21 @@ fn subquery_derivation(ty: &ColumnType) -> Option<Derivation> {
     })
 }
 
-/// The derivations of `es` aggregated (1267 when they cannot agree).
+/// The derivations of `es` aggregated (1267 naming `op` when they cannot
+/// agree); None when none of them is a string.
 fn derive_all(
     es: &mut dyn Iterator<Item = &E>,
     cols: &[ColInfo],
     aggs: &[AggSpec],
     conn: Collation,
+    op: &str,
 ) -> SqlResult<Option<Derivation>> {
     let mut acc: Option<Derivation> = None;
     for e in es {
         if let Some(d) = derive(e, cols, aggs, conn) {
             acc = Some(match acc {
                 None => d,
-                Some(a) => aggregate(a, d, "concat")?,
+                Some(a) => aggregate(a, d, op)?,
             });
         }
     }

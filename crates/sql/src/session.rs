@@ -731,16 +731,6 @@ impl Session {
         self.db.as_deref()
     }
 
-    /// A collation-valued variable (session, then global), or `fallback`.
-    fn collation_var(&self, name: &str, fallback: Collation) -> Collation {
-        match self.sysvar(name, Scope::Session) {
-            Ok(Value::Bytes(b)) => {
-                Collation::by_name(&String::from_utf8_lossy(&b)).unwrap_or(fallback)
-            }
-            _ => fallback,
-        }
-    }
-
     /// The collation a client named in its handshake (MySQL's
     /// `character_set_client`, `_connection`, `_results` and
     /// `collation_connection`). One quire does not exchange (latin1) or
@@ -767,9 +757,16 @@ impl Session {
             .insert("character_set_connection".into(), c.charset().name().into());
     }
 
-    /// `collation_server`: the default of a database created without one.
+    /// `collation_server` (session, then global): the default of a
+    /// database created without one.
     pub(crate) fn server_collation(&self) -> Collation {
-        self.collation_var("collation_server", Collation::Utf8mb4_0900AiCi)
+        let fallback = Collation::Utf8mb4_0900AiCi;
+        match self.sysvar("collation_server", Scope::Session) {
+            Ok(Value::Bytes(b)) => {
+                Collation::by_name(&String::from_utf8_lossy(&b)).unwrap_or(fallback)
+            }
+            _ => fallback,
+        }
     }
 
     /// A database's default collation: its own, or the server's for one
@@ -1586,6 +1583,11 @@ impl Session {
                                 value
                             }
                             None => text,
+                        };
+                        // `= DEFAULT`: the registry's compiled-in default.
+                        let text = match quire_config::var_info(&lname) {
+                            Some(info) if is_default(&v, &text) => info.default.to_string(),
+                            _ => text,
                         };
                         match self.engine.set_global(&lname, &text) {
                             Ok(()) => Ok(()),

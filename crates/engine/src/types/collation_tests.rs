@@ -28,6 +28,7 @@
 use std::cmp::Ordering;
 
 use super::*;
+use crate::types::testutil::Rng;
 
 /// The strings whose weights are golden, in `GOLDEN` order.
 const GOLDEN_STRINGS: [&str; 15] = [
@@ -193,22 +194,6 @@ fn golden_weights() {
     }
 }
 
-/// A small deterministic generator (xorshift64*).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
-
 /// Characters collations disagree about: case, accents (precomposed and
 /// combining), expansions, characters below space, ignorables, the
 /// Swedish letters and their ASCII look-alikes, scripts, supplementary
@@ -222,7 +207,7 @@ const ALPHABET: &[char] = &[
 fn random_string(rng: &mut Rng) -> Vec<u8> {
     let mut s = String::new();
     for _ in 0..rng.below(6) {
-        s.push(ALPHABET[rng.below(ALPHABET.len())]);
+        s.push(*rng.pick(ALPHABET));
     }
     let mut b = s.into_bytes();
     if rng.below(20) == 0 {

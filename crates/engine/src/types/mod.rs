@@ -70,7 +70,7 @@ pub mod keycodec;
 pub mod rowcodec;
 pub(crate) mod store_err;
 #[cfg(test)]
-mod testutil;
+pub(crate) mod testutil;
 pub mod time;
 pub mod value;
 

@@ -18,7 +18,14 @@ impl Rng {
         self.next() % n
     }
     pub(crate) fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[self.below(items.len() as u64) as usize]
+        &items[self.index(items.len())]
+    }
+    /// A position in a slice of `len` (> 0) items.
+    pub(crate) fn index(&mut self, len: usize) -> usize {
+        self.below(len as u64) as usize
+    }
+    pub(crate) fn bytes(&mut self, n: usize) -> Vec<u8> {
+        (0..n).map(|_| self.next() as u8).collect()
     }
 }
 

@@ -1111,19 +1111,7 @@ fn truncated_tail_cuts_back_to_the_last_complete_transaction() {
     }
 }
 
-/// xorshift64*: a deterministic stream of pseudo-random bytes.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn bytes(&mut self, n: usize) -> Vec<u8> {
-        (0..n).map(|_| self.next() as u8).collect()
-    }
-}
+use crate::types::testutil::Rng;
 
 #[test]
 fn garbage_never_panics() {
