@@ -345,6 +345,15 @@ pub struct Config {
     /// 4096 .. 1073741824, a multiple of 4096. Dynamic.
     pub max_binlog_size: u64,
 
+    /// `binlog_cache_size`: bytes of a transaction's binlog events held
+    /// in memory before the rest goes to a temporary file. Default 32768.
+    /// Range 4096 .. 2^64 - 4096, a multiple of 4096. Dynamic.
+    pub binlog_cache_size: u64,
+
+    /// `max_binlog_cache_size`: a transaction needing more binlog bytes
+    /// fails with 1197. Default and maximum 2^64 - 4096. Dynamic.
+    pub max_binlog_cache_size: u64,
+
     /// `binlog_checksum`: CRC32 (default, true) or NONE. Dynamic.
     pub binlog_checksum: bool,
 
@@ -457,6 +466,8 @@ impl Default for Config {
             binlog_group_commit_sync_delay: 0,
             binlog_group_commit_sync_no_delay_count: 0,
             max_binlog_size: 1_073_741_824,
+            binlog_cache_size: 32_768,
+            max_binlog_cache_size: 18_446_744_073_709_547_520,
             binlog_checksum: true,
             server_id: 1,
             quire_prepare_flush_per_trx: false,

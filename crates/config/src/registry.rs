@@ -159,6 +159,10 @@ const fn uint(min: u64, max: u64) -> VarKind {
     }
 }
 
+/// The largest `binlog_cache_size` / `max_binlog_cache_size` (MySQL's
+/// 64-bit maximum, the largest multiple of 4096).
+const MAX_CACHE_BYTES: u64 = 18_446_744_073_709_547_520;
+
 const fn bytes(min: u64, max: u64, multiple_of: u64) -> VarKind {
     VarKind::Uint {
         min,
@@ -239,6 +243,15 @@ pub static REGISTRY: &[VarInfo] = &[
                 c.bind_address = p.to_string_lossy().into_owned();
             }
         },
+    },
+    VarInfo {
+        name: "binlog_cache_size",
+        kind: bytes(4096, MAX_CACHE_BYTES, 4096),
+        default: "32768",
+        dynamic: true,
+        help: "Bytes of a transaction's binary log events kept in memory; the rest goes to a temporary file (Binlog_cache_disk_use).",
+        get: |c| Value::Uint(c.binlog_cache_size),
+        set: |c, v| c.binlog_cache_size = v.as_u64(),
     },
     VarInfo {
         name: "binlog_checksum",
@@ -634,6 +647,15 @@ pub static REGISTRY: &[VarInfo] = &[
         help: "Largest packet or statement a client may send.",
         get: |c| Value::Uint(c.max_allowed_packet),
         set: |c, v| c.max_allowed_packet = v.as_u64(),
+    },
+    VarInfo {
+        name: "max_binlog_cache_size",
+        kind: bytes(4096, MAX_CACHE_BYTES, 4096),
+        default: "18446744073709547520",
+        dynamic: true,
+        help: "A transaction whose binary log events need more bytes fails with error 1197.",
+        get: |c| Value::Uint(c.max_binlog_cache_size),
+        set: |c, v| c.max_binlog_cache_size = v.as_u64(),
     },
     VarInfo {
         name: "max_binlog_size",

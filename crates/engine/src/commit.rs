@@ -65,6 +65,7 @@
 //! released only once it is applied and marked, so a checkpoint never
 //! passes a prepare whose outcome is undecided.
 
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -72,8 +73,9 @@ use std::time::{Duration, Instant};
 use parking_lot::{Condvar, Mutex, MutexGuard};
 use quire_storage::CheckpointPin;
 
-use crate::binlog::format::{RowImage, RowsKind};
-use crate::binlog::Binlog;
+use crate::binlog::cache::{CacheLimits, TrxCache};
+use crate::binlog::format::{EventWriter, RowImage, RowsKind};
+use crate::binlog::{Active, Binlog};
 use crate::catalog::TableDef;
 use crate::engine::{ApplyWrite, BigCommit, Inner, RecWrite};
 use crate::error::{EngineError, Result};
@@ -103,6 +105,8 @@ pub(crate) struct Ticket {
     xid: u64,
     prepare_lsn: u64,
     writes: Vec<TxWrite>,
+    /// Its events up to the XID event (taken by the flush stage).
+    cache: Mutex<Option<TrxCache>>,
     apply: Vec<ApplyWrite>,
     /// A large transaction's id (its record is in a side file, bigtrx.rs).
     big: Option<u64>,
@@ -168,11 +172,17 @@ pub struct BinlogCounters {
     pub trigger_count: AtomicU64,
     pub trigger_timeout: AtomicU64,
     pub trigger_lock_wait: AtomicU64,
+    /// Transactions that went through the binlog cache, and those of
+    /// them that spilled to its temporary file (MySQL's names).
+    pub cache_use: AtomicU64,
+    pub cache_disk_use: AtomicU64,
 }
 
 /// Group commit state.
 pub(crate) struct Pipeline {
     pub binlog: Binlog,
+    /// Where binlog caches spill (`<datadir>/#tmp`).
+    cache_dir: PathBuf,
     flush: Stage,
     sync: Stage,
     pub(crate) commit: Stage,
@@ -311,10 +321,16 @@ pub(crate) fn decode_markers(b: &[u8]) -> std::result::Result<Vec<u64>, String> 
 }
 
 impl Pipeline {
-    pub(crate) fn new(binlog: Binlog, first_csn: u64, redo_syncer: RedoSyncer) -> Pipeline {
+    pub(crate) fn new(
+        binlog: Binlog,
+        cache_dir: PathBuf,
+        first_csn: u64,
+        redo_syncer: RedoSyncer,
+    ) -> Pipeline {
         Pipeline {
             redo_syncer,
             binlog,
+            cache_dir,
             flush: Stage::default(),
             sync: Stage::default(),
             commit: Stage::default(),
@@ -328,27 +344,33 @@ impl Pipeline {
     }
 }
 
-/// Encodes one transaction's events at `pos` of a file whose events carry
-/// CRC32 when `checksum`.
-fn encode_events(b: &Binlog, pos: u64, checksum: bool, t: &Ticket) -> Result<Vec<u8>> {
-    let w = b.writer_for(checksum);
+/// The flush stage writes a group's events to the file once they pass
+/// this size (a spilled binlog cache streams through it).
+const FLUSH_CHUNK_BYTES: usize = 4 << 20;
+
+/// Rows per rows-event batch handed to the encoder, so that a table's
+/// million changed rows are never all encoded in one buffer.
+const ENCODE_ROWS_BATCH: usize = 4096;
+
+/// Encodes a transaction's events, BEGIN through its last rows event, into
+/// `cache` at positions counted from 0 (the flush stage relocates them and
+/// adds the XID event, whose xid is known only once the PREPARE is logged).
+fn encode_events(w: &EventWriter, writes: &[TxWrite], cache: &mut TrxCache) -> Result<()> {
     let ts = now_s();
-    let mut out = Vec::new();
-    let mut at = pos;
-    let push = |ev: Vec<u8>, out: &mut Vec<u8>, at: &mut u64| {
+    let mut at = 0u64;
+    let mut push = |ev: &[u8], at: &mut u64| -> Result<()> {
+        cache.push(ev)?;
         *at += ev.len() as u64;
-        out.extend(ev);
+        Ok(())
     };
-    let db = t
-        .writes
+    let db = writes
         .first()
         .map(|x| x.table.db.clone())
         .unwrap_or_default();
-    let ev = w.query(at, ts, 1, &db, "BEGIN");
-    push(ev, &mut out, &mut at);
+    push(&w.query(at, ts, 1, &db, "BEGIN"), &mut at)?;
     // Group by table, in order of first appearance.
     let mut tables: Vec<&Arc<TableDef>> = Vec::new();
-    for x in &t.writes {
+    for x in writes {
         if !tables.iter().any(|t2| t2.id == x.table.id) {
             tables.push(&x.table);
         }
@@ -366,65 +388,59 @@ fn encode_events(b: &Binlog, pos: u64, checksum: bool, t: &Ticket) -> Result<Vec
             &types,
             &nullable,
         );
-        push(ev, &mut out, &mut at);
-        let mine: Vec<&TxWrite> = t.writes.iter().filter(|x| x.table.id == tdef.id).collect();
-        let mut groups: Vec<(RowsKind, Vec<RowImage<'_>>)> = Vec::new();
-        let ins: Vec<RowImage<'_>> = mine
-            .iter()
-            .filter_map(|x| match (&x.before, &x.after) {
-                (None, Some(a)) => Some(RowImage::Row(a)),
-                _ => None,
-            })
-            .collect();
-        let upd: Vec<RowImage<'_>> = mine
-            .iter()
-            .filter_map(|x| match (&x.before, &x.after) {
-                (Some(b), Some(a)) => Some(RowImage::Update {
-                    before: b,
-                    after: a,
-                }),
-                _ => None,
-            })
-            .collect();
-        let del: Vec<RowImage<'_>> = mine
-            .iter()
-            .filter_map(|x| match (&x.before, &x.after) {
-                (Some(b), None) => Some(RowImage::Row(b)),
-                _ => None,
-            })
-            .collect();
-        for (k, v) in [
-            (RowsKind::Write, ins),
-            (RowsKind::Update, upd),
-            (RowsKind::Delete, del),
-        ] {
-            if !v.is_empty() {
-                groups.push((k, v));
-            }
-        }
+        push(&ev, &mut at)?;
+        let groups = row_groups(writes, tdef.id);
         let ng = groups.len();
         for (gi, (kind, rows)) in groups.into_iter().enumerate() {
-            let last = ti + 1 == n_tables && gi + 1 == ng;
-            let evs = w
-                .rows_events(
-                    at,
-                    ts,
-                    kind,
-                    tdef.id as u64,
-                    &types,
-                    &rows,
-                    last,
-                    crate::binlog::format::DEFAULT_ROWS_EVENT_MAX_SIZE,
-                )
-                .map_err(|e| EngineError::internal(format!("encoding binlog rows: {e}")))?;
-            for ev in evs {
-                push(ev, &mut out, &mut at);
+            let last_group = ti + 1 == n_tables && gi + 1 == ng;
+            let n_batches = rows.len().div_ceil(ENCODE_ROWS_BATCH);
+            for (bi, batch) in rows.chunks(ENCODE_ROWS_BATCH).enumerate() {
+                let last = last_group && bi + 1 == n_batches;
+                let evs = w
+                    .rows_events(
+                        at,
+                        ts,
+                        kind,
+                        tdef.id as u64,
+                        &types,
+                        batch,
+                        last,
+                        crate::binlog::format::DEFAULT_ROWS_EVENT_MAX_SIZE,
+                    )
+                    .map_err(|e| EngineError::internal(format!("encoding binlog rows: {e}")))?;
+                for ev in evs {
+                    push(&ev, &mut at)?;
+                }
             }
         }
     }
-    let ev = w.xid(at, ts, t.xid);
-    push(ev, &mut out, &mut at);
-    Ok(out)
+    Ok(())
+}
+
+/// A table's changes as rows events want them: inserts, updates, deletes.
+fn row_groups(writes: &[TxWrite], table_id: u32) -> Vec<(RowsKind, Vec<RowImage<'_>>)> {
+    let mut ins = Vec::new();
+    let mut upd = Vec::new();
+    let mut del = Vec::new();
+    for x in writes.iter().filter(|x| x.table.id == table_id) {
+        match (&x.before, &x.after) {
+            (None, Some(a)) => ins.push(RowImage::Row(a)),
+            (Some(b), Some(a)) => upd.push(RowImage::Update {
+                before: b,
+                after: a,
+            }),
+            (Some(b), None) => del.push(RowImage::Row(b)),
+            (None, None) => {}
+        }
+    }
+    [
+        (RowsKind::Write, ins),
+        (RowsKind::Update, upd),
+        (RowsKind::Delete, del),
+    ]
+    .into_iter()
+    .filter(|(_, v)| !v.is_empty())
+    .collect()
 }
 
 impl Inner {
@@ -447,6 +463,12 @@ impl Inner {
                 return (None, Err(e));
             }
         }
+        // The binlog cache, filled before anything is logged: a
+        // transaction past max_binlog_cache_size (1197) leaves no trace.
+        let cache = match self.fill_binlog_cache(p, trx_id, &writes) {
+            Ok(c) => c,
+            Err(e) => return (None, Err(e)),
+        };
         let mut staged = Vec::new();
         let mut bodies = Vec::with_capacity(writes.len());
         for w in &writes {
@@ -515,6 +537,7 @@ impl Inner {
             xid: prepare_lsn,
             prepare_lsn,
             writes,
+            cache: Mutex::new(Some(cache)),
             apply,
             big: big.then_some(trx_id),
             pin: Mutex::new(Some(pin)),
@@ -537,6 +560,67 @@ impl Inner {
             }
         }
         (Some(prepare_lsn), ticket.wait())
+    }
+
+    /// Encodes the transaction's events into a binlog cache (cache.rs),
+    /// counted in `Binlog_cache_use` / `Binlog_cache_disk_use`.
+    fn fill_binlog_cache(&self, p: &Pipeline, trx_id: u64, writes: &[TxWrite]) -> Result<TrxCache> {
+        let w = p.binlog.encoder();
+        let mut cache = TrxCache::new(self.cache_limits(p, format!("trx{trx_id}")), w.checksum);
+        encode_events(&w, writes, &mut cache)?;
+        p.counters.cache_use.fetch_add(1, Ordering::Relaxed);
+        if cache.spilled() {
+            p.counters.cache_disk_use.fetch_add(1, Ordering::Relaxed);
+        }
+        Ok(cache)
+    }
+
+    /// The limits of a cache whose file would be `#tmp/binlog_cache_<name>`.
+    fn cache_limits(&self, p: &Pipeline, name: String) -> CacheLimits {
+        CacheLimits {
+            vfs: p.binlog.vfs(),
+            path: p.cache_dir.join(format!("binlog_cache_{name}")),
+            mem_limit_bytes: self.settings.binlog_cache_size.load(Ordering::Relaxed),
+            max_bytes: self.settings.max_binlog_cache_size.load(Ordering::Relaxed),
+        }
+    }
+
+    /// The flush stage's part of the binlog cache: the transaction's
+    /// events moved to the end of `bytes` (what follows the active file's
+    /// end), then its XID event. A cache encoded under another checksum
+    /// setting than the active file's (a rotation came between) is encoded
+    /// again. Past [`FLUSH_CHUNK_BYTES`] the bytes go to the file at once,
+    /// so a spilled cache is never all in memory.
+    fn copy_binlog_cache(
+        &self,
+        p: &Pipeline,
+        a: &mut Active,
+        bytes: &mut Vec<u8>,
+        t: &Ticket,
+    ) -> Result<()> {
+        let mut cache = match t.cache.lock().take() {
+            Some(c) if c.checksum == a.checksum => c,
+            _ => {
+                let w = p.binlog.writer_for(a.checksum);
+                let mut limits = self.cache_limits(p, format!("xid{}", t.xid));
+                limits.max_bytes = u64::MAX;
+                let mut c = TrxCache::new(limits, a.checksum);
+                encode_events(&w, &t.writes, &mut c)?;
+                c
+            }
+        };
+        let start = a.pos + bytes.len() as u64;
+        cache.drain_to(start, &mut |events| {
+            bytes.extend_from_slice(events);
+            if bytes.len() >= FLUSH_CHUNK_BYTES {
+                p.binlog.append_locked(a, bytes)?;
+                bytes.clear();
+            }
+            Ok(())
+        })?;
+        let w = p.binlog.writer_for(a.checksum);
+        bytes.extend(w.xid(a.pos + bytes.len() as u64, now_s(), t.xid));
+        Ok(())
     }
 
     fn flush_redo_for_commit(&self, lsn: u64) -> Result<()> {
@@ -591,8 +675,7 @@ impl Inner {
         drop(g);
         let mut bytes = Vec::new();
         for t in batch {
-            let ev = encode_events(&p.binlog, a.pos + bytes.len() as u64, a.checksum, t)?;
-            bytes.extend(ev);
+            self.copy_binlog_cache(p, &mut a, &mut bytes, t)?;
             *t.binlog_end.lock() = (a.seq, a.pos + bytes.len() as u64);
         }
         p.binlog.append_locked(&mut a, &bytes)?;

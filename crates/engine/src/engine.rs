@@ -99,6 +99,9 @@ pub struct Settings {
     pub sync_delay_us: AtomicU64,
     pub sync_no_delay_count: AtomicU64,
     pub max_binlog_size: AtomicU64,
+    /// `binlog_cache_size`, `max_binlog_cache_size` (binlog/cache.rs).
+    pub binlog_cache_size: AtomicU64,
+    pub max_binlog_cache_size: AtomicU64,
     pub prepare_flush_per_trx: AtomicBool,
     /// `innodb_stats_persistent`, `innodb_stats_auto_recalc`,
     /// `innodb_stats_persistent_sample_pages` (stats.rs).
@@ -307,6 +310,8 @@ impl Engine {
                 sync_delay_us: AtomicU64::new(cfg.binlog_group_commit_sync_delay),
                 sync_no_delay_count: AtomicU64::new(cfg.binlog_group_commit_sync_no_delay_count),
                 max_binlog_size: AtomicU64::new(cfg.max_binlog_size),
+                binlog_cache_size: AtomicU64::new(cfg.binlog_cache_size),
+                max_binlog_cache_size: AtomicU64::new(cfg.max_binlog_cache_size),
                 prepare_flush_per_trx: AtomicBool::new(cfg.quire_prepare_flush_per_trx),
                 stats_persistent: AtomicBool::new(cfg.innodb_stats_persistent),
                 stats_auto_recalc: AtomicBool::new(cfg.innodb_stats_auto_recalc),
@@ -485,6 +490,7 @@ impl Engine {
                 .ok_or_else(|| EngineError::internal("engine shared during recovery"))?
                 .pipeline = Some(Pipeline::new(
                 b,
+                tmpdir(&cfg.datadir),
                 csn_start,
                 crate::syncer::RedoSyncer::start(inner.store.log().clone())?,
             ));
@@ -593,6 +599,10 @@ impl Engine {
         );
         s.max_binlog_size
             .store(next.max_binlog_size, Ordering::Release);
+        s.binlog_cache_size
+            .store(next.binlog_cache_size, Ordering::Release);
+        s.max_binlog_cache_size
+            .store(next.max_binlog_cache_size, Ordering::Release);
         s.prepare_flush_per_trx
             .store(next.quire_prepare_flush_per_trx, Ordering::Release);
         s.stats_persistent
@@ -1051,6 +1061,8 @@ impl Engine {
                     &c.trigger_lock_wait,
                 ),
                 ("Binlog_bytes_written", &p.binlog.bytes_written),
+                ("Binlog_cache_use", &c.cache_use),
+                ("Binlog_cache_disk_use", &c.cache_disk_use),
                 ("Quire_binlog_fsyncs", &p.binlog.fsyncs),
             ] {
                 v.push((k.to_string(), a.load(Ordering::Relaxed)));

@@ -1759,3 +1759,106 @@ fn create_index_larger_than_the_redo_log_while_others_commit() {
         .expect("index scan");
     assert_eq!(through.len() as i64, rows);
 }
+
+/// Every row the binlog files hold for table `t`, decoded: (xid count,
+/// after images of WRITE_ROWS events).
+fn binlog_inserted_rows(sim: &SimFs, t: &TableDef) -> Vec<Vec<Value>> {
+    let idx = sim
+        .file_bytes(&cfg().datadir.join("binlog.index"))
+        .expect("index");
+    let mut out = Vec::new();
+    for line in String::from_utf8_lossy(&idx).lines() {
+        let name = line.trim().trim_start_matches("./");
+        let Some(b) = sim.file_bytes(&cfg().datadir.join(name)) else {
+            continue;
+        };
+        for ev in crate::binlog::format::parse_events(&b).events {
+            if let crate::binlog::format::EventData::Rows(r) = ev.data {
+                if r.table_id == u64::from(t.id) {
+                    for row in r.decode(&t.types()).expect("rows decode") {
+                        out.extend(row.after);
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+fn status_of(e: &Engine, name: &str) -> u64 {
+    e.status()
+        .into_iter()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v)
+        .unwrap_or_else(|| panic!("no status {name}"))
+}
+
+/// The binlog cache (binlog/cache.rs): a transaction whose events outgrow
+/// binlog_cache_size continues in a temporary file (Binlog_cache_disk_use)
+/// and reaches the binlog whole and in order, the file gone afterwards;
+/// one past max_binlog_cache_size fails with 1197 and leaves no row and
+/// no binlog event; commits go on, and power loss keeps what was acked.
+#[test]
+fn binlog_cache_spills_past_its_size_and_refuses_past_its_maximum() {
+    let sim = SimFs::new(FlushMethod::Fsync);
+    let row = |id: i64| -> Vec<Value> {
+        vec![
+            Value::Int(id),
+            s(&format!("owner-{id:05}-{}", "x".repeat(12))[..20]),
+            Value::Int(id * 7),
+        ]
+    };
+    let insert_all = |e: &Engine, t: &TableDef, ids: std::ops::Range<i64>| {
+        let mut tx = e.begin(Isolation::RepeatableRead, false);
+        for id in ids {
+            tx.insert(t, row(id).into_iter().map(Some).collect())
+                .expect("insert");
+        }
+        tx.commit()
+    };
+    {
+        let e = open(&sim);
+        let t = accounts(&e);
+        e.set_global("binlog_cache_size", "4096").expect("set");
+        let (use0, disk0) = (
+            status_of(&e, "Binlog_cache_use"),
+            status_of(&e, "Binlog_cache_disk_use"),
+        );
+        insert_all(&e, &t, 0..10).expect("small commit");
+        assert_eq!(status_of(&e, "Binlog_cache_disk_use"), disk0, "fits");
+        insert_all(&e, &t, 10..1010).expect("large commit");
+        assert_eq!(status_of(&e, "Binlog_cache_use"), use0 + 2);
+        assert_eq!(status_of(&e, "Binlog_cache_disk_use"), disk0 + 1);
+        let tmp = crate::engine::tmpdir(&cfg().datadir);
+        let left: Vec<String> = Vfs::list_dir(&sim, &tmp)
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|n| n.starts_with("binlog_cache_"))
+            .collect();
+        assert!(left.is_empty(), "cache files left: {left:?}");
+        let want: Vec<Vec<Value>> = (0..1010).map(row).collect();
+        assert_eq!(binlog_inserted_rows(&sim, &t), want);
+
+        e.set_global("max_binlog_cache_size", "8192").expect("set");
+        let xids = binlog_xids(&sim);
+        let err = insert_all(&e, &t, 2000..2300).expect_err("past the maximum");
+        assert_eq!((err.code, err.sqlstate), (1197, "HY000"), "{err}");
+        assert_eq!(binlog_xids(&sim), xids, "nothing of it in the binlog");
+        let mut tx = e.begin(Isolation::RepeatableRead, false);
+        assert!(tx.get(&t, &[Value::Int(2000)]).expect("get").is_none());
+        drop(tx);
+        insert_all(&e, &t, 3000..3001).expect("commits go on");
+        let _ = e.close(false);
+    }
+    sim.crash(CrashMode::Power { sector: 512 }, 11);
+    let e = open(&sim);
+    let t = e.table("bank", "accounts").expect("table");
+    let mut tx = e.begin(Isolation::RepeatableRead, false);
+    for id in [0, 9, 10, 1009, 3000] {
+        assert!(
+            tx.get(&t, &[Value::Int(id)]).expect("get").is_some(),
+            "{id}"
+        );
+    }
+    assert!(tx.get(&t, &[Value::Int(2000)]).expect("get").is_none());
+}

@@ -25,11 +25,12 @@
 //!   is decided in the redo log (see `commit.rs`, rotation), so recovery
 //!   needs the last file only.
 
+pub(crate) mod cache;
 pub mod format;
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
@@ -97,6 +98,8 @@ pub struct Binlog {
     /// `active`, so the sync stage never waits for the flush stage that is
     /// encoding the next group.
     written: Mutex<(Arc<dyn File>, u32, u64)>,
+    /// `Active::checksum`, readable without the file lock.
+    active_checksum: AtomicBool,
     /// Everything below is durable in the active file.
     synced_pos: AtomicU64,
     /// Sequence number of the active file (so a synced position is
@@ -367,6 +370,7 @@ impl Binlog {
                 alloc: pos,
                 checksum,
             }),
+            active_checksum: AtomicBool::new(checksum),
             synced_pos: AtomicU64::new(pos),
             synced_seq: AtomicU64::new(seq as u64),
             bytes_written: AtomicU64::new(pos),
@@ -456,6 +460,19 @@ impl Binlog {
 
     /// The event writer for a file whose checksum setting is known (callers
     /// holding the `active` lock use this).
+    /// The file system the log is on.
+    pub(crate) fn vfs(&self) -> Arc<dyn Vfs> {
+        self.vfs.clone()
+    }
+
+    /// A writer for events encoded before their file is known: with the
+    /// active file's checksum setting (the flush stage re-encodes in the
+    /// rare case a rotation changed it meanwhile).
+    pub(crate) fn encoder(&self) -> EventWriter {
+        let checksum = self.active_checksum.load(Ordering::Acquire);
+        EventWriter::new(self.cfg.lock().server_id, checksum)
+    }
+
     pub(crate) fn writer_for(&self, checksum: bool) -> EventWriter {
         EventWriter::new(self.cfg.lock().server_id, checksum)
     }
@@ -559,6 +576,7 @@ impl Binlog {
             alloc: npos,
             checksum: cfg.checksum,
         };
+        self.active_checksum.store(cfg.checksum, Ordering::Release);
         *self.written.lock() = (a.file.clone(), a.seq, npos);
         self.synced_pos.store(npos, Ordering::Release);
         self.synced_seq.store(a.seq as u64, Ordering::Release);
