@@ -220,6 +220,20 @@ pub struct EngineRecovery {
     pub storage: quire_storage::RecoveryReport,
 }
 
+/// A failed `SET GLOBAL innodb_redo_log_capacity`: the log stays as it
+/// was (ER_WRONG_VALUE_FOR_VAR when the new size cannot hold the redo
+/// after the checkpoint, else the storage error).
+fn redo_resize_error(e: quire_storage::StorageError) -> EngineError {
+    match e {
+        quire_storage::StorageError::Config(m) => EngineError::new(
+            1231,
+            "42000",
+            format!("Variable 'innodb_redo_log_capacity' can't be set to the value: {m}"),
+        ),
+        other => other.into(),
+    }
+}
+
 /// Where the SQL layer puts the temporary files of sorts and hash
 /// tables that outgrow their memory limits: `<datadir>/#tmp`.
 pub fn tmpdir(datadir: &std::path::Path) -> std::path::PathBuf {
@@ -475,7 +489,9 @@ impl Engine {
         // (storage invariant 7): a crash during the replay above replays
         // it all again. Now the replay goes to disk and the checkpoint
         // moves past the records, which are never read again.
-        inner.store.finish_recovery()?;
+        if let Some(note) = inner.store.finish_recovery()? {
+            rec.storage.notes.push(note);
+        }
         inner.side.remove_all()?;
         // Chains a crash left unowned (offpage.rs): no snapshot reads them.
         rec.offpage_orphans_freed = quire_storage::lob::reclaim_orphans(inner.store.shared())?;
@@ -561,13 +577,6 @@ impl Engine {
     /// checked by the configuration registry (MySQL names, ranges, error
     /// 1193/1231/1238), then applied to the running engine.
     pub fn set_global(&self, name: &str, value: &str) -> Result<()> {
-        if name.eq_ignore_ascii_case("innodb_redo_log_capacity") {
-            // MySQL 8.0.30+ resizes the redo log online; quire does not
-            // yet, and accepting the value without acting on it would lie.
-            return Err(EngineError::not_supported(
-                "SET GLOBAL innodb_redo_log_capacity (resizing the redo log online)",
-            ));
-        }
         let mut cfg = self.inner.config.lock();
         let mut next = cfg.clone();
         next.set_global(name, value).map_err(|e| {
@@ -614,6 +623,15 @@ impl Engine {
         if let Some(p) = &self.inner.pipeline {
             p.binlog.set_checksum(next.binlog_checksum);
             p.binlog.set_server_id(next.server_id);
+        }
+        if next.innodb_redo_log_capacity != cfg.innodb_redo_log_capacity {
+            // MySQL 8.0.30+: the log moves to files of the new size while
+            // commits go on (redo/resize.rs). The config lock is held, so
+            // two resizes never overlap.
+            self.inner
+                .store
+                .resize_redo(next.innodb_redo_log_capacity)
+                .map_err(redo_resize_error)?;
         }
         *cfg = next;
         Ok(())

@@ -234,6 +234,8 @@ pub trait Vfs: Send + Sync + fmt::Debug {
     fn is_dir(&self, path: &Path) -> Result<bool>;
     fn create_dir_all(&self, path: &Path) -> Result<()>;
     fn remove_file(&self, path: &Path) -> Result<()>;
+    /// Removes an empty directory.
+    fn remove_dir(&self, path: &Path) -> Result<()>;
     fn rename(&self, from: &Path, to: &Path) -> Result<()>;
     /// File names (not paths) directly inside `dir`, sorted.
     fn list_dir(&self, dir: &Path) -> Result<Vec<String>>;

@@ -259,6 +259,10 @@ impl Vfs for OsFs {
         fs::remove_file(path).map_err(|e| map_err("unlink", path, e))
     }
 
+    fn remove_dir(&self, path: &Path) -> Result<()> {
+        fs::remove_dir(path).map_err(|e| map_err("rmdir", path, e))
+    }
+
     fn rename(&self, from: &Path, to: &Path) -> Result<()> {
         fs::rename(from, to).map_err(|e| map_err("rename", from, e))
     }

@@ -141,6 +141,7 @@ const ENOSPC: i32 = 28;
 const EEXIST: i32 = 17;
 const ENOTDIR: i32 = 20;
 const EISDIR: i32 = 21;
+const ENOTEMPTY: i32 = 39;
 const EINVAL: i32 = 22;
 const EFBIG: i32 = 27;
 
@@ -927,6 +928,23 @@ impl Vfs for SimFs {
                 path: path.to_path_buf(),
             }),
         }
+    }
+
+    fn remove_dir(&self, path: &Path) -> Result<()> {
+        self.shared.check_up("rmdir", path)?;
+        let mut ns = self.shared.ns.lock();
+        if !ns.dirs.contains(path) {
+            return Err(IoError::NotFound {
+                path: path.to_path_buf(),
+            });
+        }
+        let busy = ns.files.keys().any(|f| f.starts_with(path))
+            || ns.dirs.iter().any(|d| d != path && d.starts_with(path));
+        if busy {
+            return Err(os_err("rmdir", path, ENOTEMPTY, "directory not empty"));
+        }
+        ns.dirs.remove(path);
+        Ok(())
     }
 
     fn rename(&self, from: &Path, to: &Path) -> Result<()> {

@@ -31,6 +31,9 @@ counters! {
     /// Times a writer waited: for log buffer space, or at the checkpoint
     /// sync point (checkpoint age past the sync flush point).
     innodb_log_waits => "Innodb_log_waits",
+    /// Redo log resizes done (SET GLOBAL innodb_redo_log_capacity, or a
+    /// start with another capacity than the files').
+    innodb_redo_log_resizes => "Quire_redo_log_resizes",
     /// fsync-class calls on data and doublewrite files.
     innodb_data_fsyncs => "Innodb_data_fsyncs",
     /// Page writes to data files (in place).

@@ -691,14 +691,36 @@ impl Store {
     /// handed it. Releases the pin that held the checkpoint at the first
     /// of them, writes every page and checkpoints at the end of the log;
     /// from here on the frames before it are never read again.
-    pub fn finish_recovery(&self) -> Result<()> {
+    ///
+    /// A log whose files have another size than `innodb_redo_log_capacity`
+    /// is resized here, with nothing after the checkpoint left to copy;
+    /// the line for the error log is returned.
+    pub fn finish_recovery(&self) -> Result<Option<String>> {
         drop(self.recovery_pin.lock().take());
         self.shared.replaying.store(false, Ordering::Release);
         self.checkpoint()?;
         if self.stepped_recovery.swap(false, Ordering::AcqRel) {
             self.shared.cleaner.paused.store(false, Ordering::Release);
         }
-        Ok(())
+        let wanted = self.shared.cfg.innodb_redo_log_capacity;
+        Ok(self.resize_redo(wanted)?.map(|r| {
+            format!(
+                "resized the redo log from {} to {} bytes (innodb_redo_log_capacity = {wanted})",
+                r.from_bytes, r.to_bytes
+            )
+        }))
+    }
+
+    /// `SET GLOBAL innodb_redo_log_capacity` (redo/resize.rs): when the
+    /// log after the checkpoint would fill much of the new size, every
+    /// dirty page is written first so that the checkpoint comes near the
+    /// end of the log. None when the size does not change.
+    pub fn resize_redo(&self, capacity_bytes: u64) -> Result<Option<crate::redo::Resized>> {
+        let log = &self.shared.log;
+        if self.shared.checkpoint_age() > capacity_bytes / 8 {
+            self.checkpoint()?;
+        }
+        log.resize(capacity_bytes)
     }
 
     pub fn report(&self) -> &RecoveryReport {

@@ -31,7 +31,8 @@
 //! ## Files
 //!
 //! `innodb_redo_log_capacity` is split over [`N_FILES`] = 32 files
-//! `#innodb_redo/#ib_redo0 .. #ib_redo31` (as in MySQL 8.0.30+):
+//! `#innodb_redo/#ib_redo0 .. #ib_redo31` (as in MySQL 8.0.30+; a new
+//! capacity moves the log to new files, online: `resize.rs`):
 //!
 //! ```text
 //!  #ib_redoK:
@@ -182,6 +183,7 @@
 //!    `lsn()`, both frame boundaries).
 
 mod format;
+mod resize;
 mod scan;
 #[cfg(test)]
 mod tests;
@@ -191,7 +193,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
-use parking_lot::{Condvar, Mutex, MutexGuard};
+use parking_lot::{Condvar, Mutex, MutexGuard, RwLock};
 use quire_io::{AlignedBuf, File, FileKind, IoError, OpenOptions, Vfs};
 
 use crate::error::{Result, StorageError};
@@ -202,6 +204,7 @@ use format::{
     block_crc_ok, payload, BlockHeader, CheckpointRecord, FileHeader, Geometry, OFF_PAYLOAD,
 };
 pub use format::{BLOCK_BYTES, N_FILES, PAYLOAD};
+pub use resize::{settle as settle_resize, Resized, REDO_OLD_DIR, REDO_TMP_DIR};
 pub use scan::FRAME_HEADER_BYTES;
 
 /// The LSN a new log starts at.
@@ -327,15 +330,28 @@ struct FlushState {
     leader_active: bool,
 }
 
+/// The redo files in use and how blocks map onto them.
+struct Circle {
+    geo: Geometry,
+    files: Vec<Arc<dyn File>>,
+}
+
 /// The redo log. Shared via `Arc`; every method takes `&self`.
 ///
 /// Dropping it writes nothing: what was appended but not flushed is lost,
 /// as in a crash. A clean shutdown calls `flush_to(lsn())` (and usually a
 /// final checkpoint) first.
 pub struct RedoLog {
+    vfs: Arc<dyn Vfs>,
     dir: PathBuf,
-    geo: Geometry,
-    files: Vec<Arc<dyn File>>,
+    /// The files and their geometry; replaced only by [`RedoLog::resize`],
+    /// which holds the writer and checkpoint locks while it does, so a
+    /// holder of either reads a stable circle.
+    circle: RwLock<Arc<Circle>>,
+    /// `circle.geo.capacity_lsn()` and `total_bytes()`, readable without
+    /// the lock (every append checks the frame limit).
+    capacity_lsn_now: AtomicU64,
+    capacity_bytes_now: AtomicU64,
     stats: Arc<Stats>,
     write_ahead_bytes: u64,
     /// Epoch of this incarnation, stamped on every block it writes.
@@ -391,52 +407,16 @@ impl RedoLog {
         cfg.validate()?;
         let geo = Geometry::for_capacity(cfg.capacity_bytes, cfg.write_ahead_bytes)?;
         let dir = datadir.join(REDO_DIR);
-        vfs.create_dir_all(&dir)?;
         let ckpt = CheckpointRecord {
             checkpoint_no: 1,
             checkpoint_lsn: START_LSN,
             epoch: 1,
         };
-        let mut files = Vec::with_capacity(N_FILES as usize);
-        for index in 0..N_FILES {
-            let path = dir.join(file_name(index));
-            let opts = OpenOptions {
-                kind: FileKind::Log,
-                create: true,
-                create_new: true,
-            };
-            let file = vfs.open(&path, opts)?;
-            // Written out, not sparse (as MySQL does): a write into a hole
-            // allocates blocks, and the fsync after it then commits file
-            // system metadata too. Measured with fio on this machine: 4 KiB
-            // write + fdatasync ~6.3k/s into new space, ~11.4k/s overwriting.
-            let zeros = vec![0u8; 1 << 20];
-            let mut off = 0u64;
-            while off < geo.file_bytes() {
-                let n = (geo.file_bytes() - off).min(zeros.len() as u64) as usize;
-                file.write_at(&zeros[..n], off)?;
-                off += n as u64;
-            }
-            let mut head = AlignedBuf::new(geo.data_start_bytes as usize, BUF_ALIGN_BYTES);
-            let header = FileHeader {
-                file_index: index,
-                geometry: geo,
-                write_ahead_bytes: cfg.write_ahead_bytes,
-            };
-            head[..BLOCK_BYTES].copy_from_slice(&header.encode());
-            if index == 0 {
-                let off = ckpt.slot_offset() as usize;
-                head[off..off + BLOCK_BYTES].copy_from_slice(&ckpt.encode());
-            }
-            file.write_at(&head, 0)?;
-            if file.sync()? {
-                Stats::inc(&stats.innodb_os_log_fsyncs);
-            }
-            files.push(file);
-        }
-        vfs.sync_dir(&dir)?;
+        let files = resize::make_files(vfs.as_ref(), &dir, &geo, cfg.write_ahead_bytes, &stats)?;
+        write_checkpoint(files[0].as_ref(), &ckpt, &stats)?;
         vfs.sync_dir(datadir)?;
         Ok(RedoLog::assemble(
+            vfs,
             dir,
             geo,
             files,
@@ -469,6 +449,7 @@ impl RedoLog {
         apply: &mut ApplyFn<'_>,
     ) -> Result<(Arc<RedoLog>, RecoveredLog)> {
         cfg.validate()?;
+        let settled = resize::settle(vfs.as_ref(), datadir)?;
         let dir = datadir.join(REDO_DIR);
         if !vfs.is_dir(&dir)? {
             return Err(StorageError::BadDatadir(format!(
@@ -480,13 +461,13 @@ impl RedoLog {
         let geo = read_geometry(&files)?;
         let ckpt = read_checkpoint(files[0].as_ref())?;
 
-        let mut note = None;
+        let mut note = settled;
         match Geometry::for_capacity(cfg.capacity_bytes, cfg.write_ahead_bytes) {
             Ok(wanted) if wanted == geo => {}
             _ => {
                 note = Some(format!(
                     "innodb_redo_log_capacity = {} but the redo files in {} hold {} bytes \
-                     ({N_FILES} files of {}); using the files as they are",
+                     ({N_FILES} files of {}); recovering from the files as they are",
                     cfg.capacity_bytes,
                     dir.display(),
                     geo.total_bytes(),
@@ -525,12 +506,13 @@ impl RedoLog {
             epoch,
             note,
         };
-        let log = RedoLog::assemble(dir, geo, files, stats, cfg, new_ckpt, end_lsn, &tail);
+        let log = RedoLog::assemble(vfs, dir, geo, files, stats, cfg, new_ckpt, end_lsn, &tail);
         Ok((log, recovered))
     }
 
     #[allow(clippy::too_many_arguments)]
     fn assemble(
+        vfs: Arc<dyn Vfs>,
         dir: PathBuf,
         geo: Geometry,
         files: Vec<Arc<dyn File>>,
@@ -551,9 +533,11 @@ impl RedoLog {
         let mut blocks = AlignedBuf::new(half_bytes, BUF_ALIGN_BYTES);
         blocks[OFF_PAYLOAD..OFF_PAYLOAD + tail.len()].copy_from_slice(tail);
         Arc::new(RedoLog {
+            vfs,
             dir,
-            geo,
-            files,
+            capacity_lsn_now: AtomicU64::new(geo.capacity_lsn()),
+            capacity_bytes_now: AtomicU64::new(geo.total_bytes()),
+            circle: RwLock::new(Arc::new(Circle { geo, files })),
             stats,
             write_ahead_bytes: u64::from(cfg.write_ahead_bytes),
             epoch: ckpt.epoch,
@@ -712,13 +696,14 @@ impl RedoLog {
     /// file written since the previous leader took the dirty set. Only
     /// then does `flushed_lsn` move, to what was written before the fsync.
     fn lead_flush(&self) -> Result<()> {
-        let (target_lsn, dirty) = {
+        let (target_lsn, dirty, circle) = {
             let mut w = self.writer.lock();
             self.check_poison()?;
             let target_lsn = self.write_locked(&mut w)?;
-            (target_lsn, std::mem::take(&mut w.dirty_files))
+            let circle = self.circle.read().clone();
+            (target_lsn, std::mem::take(&mut w.dirty_files), circle)
         };
-        for (index, file) in self.files.iter().enumerate() {
+        for (index, file) in circle.files.iter().enumerate() {
             if dirty & (1u64 << index) == 0 {
                 continue;
             }
@@ -735,6 +720,8 @@ impl RedoLog {
     /// Writes everything appended so far (caller holds the writer lock).
     /// Returns the new `written_lsn`.
     fn write_locked(&self, w: &mut Writer) -> Result<Lsn> {
+        let circle = self.circle.read().clone();
+        let (geo, files) = (&circle.geo, &circle.files);
         let written_lsn = self.written_lsn.load(Ordering::Acquire);
         // Swap halves under the buffer lock: appenders continue in the
         // other half right away, starting with the partial last block.
@@ -784,14 +771,14 @@ impl RedoLog {
         // Pad with zero blocks to the next write-ahead boundary of the file
         // (never past the end of its data area).
         let end_block = last_block + 1;
-        let end_idx = self.geo.index_in_file(end_block);
+        let end_idx = geo.index_in_file(end_block);
         let pad_blocks = if end_idx == 0 {
             0 // the write ends exactly at the end of a file's data area
         } else {
-            let end_offset = self.geo.data_start_bytes + end_idx * BLOCK_U64;
+            let end_offset = geo.data_start_bytes + end_idx * BLOCK_U64;
             let pad_bytes = (self.write_ahead_bytes - end_offset % self.write_ahead_bytes)
                 % self.write_ahead_bytes;
-            (pad_bytes / BLOCK_U64).min(self.geo.blocks_per_file() - end_idx)
+            (pad_bytes / BLOCK_U64).min(geo.blocks_per_file() - end_idx)
         };
         let total_blocks = n_blocks + pad_blocks;
         w.spare[n_blocks as usize * BLOCK_BYTES..total_blocks as usize * BLOCK_BYTES].fill(0);
@@ -800,19 +787,19 @@ impl RedoLog {
         // of the previous lap.
         let checkpoint_lsn = self.checkpoint_lsn.load(Ordering::Acquire);
         let highest_lsn = (first_block + total_blocks) * PAYLOAD_U64 - 1;
-        if highest_lsn >= checkpoint_lsn + self.capacity_lsn() {
+        if highest_lsn >= checkpoint_lsn + geo.capacity_lsn() {
             return Err(self.poison(StorageError::Poisoned(format!(
                 "redo log full: writing up to LSN {highest_lsn} would overwrite redo after the \
                  checkpoint at LSN {checkpoint_lsn} (capacity {} LSN); the checkpoint did not \
                  keep up",
-                self.capacity_lsn()
+                geo.capacity_lsn()
             ))));
         }
 
         let mut i = 0u64;
         while i < total_blocks {
             let block_no = first_block + i;
-            let run = self.geo.run_in_file(block_no).min(total_blocks - i);
+            let run = geo.run_in_file(block_no).min(total_blocks - i);
             let bytes = &w.spare[i as usize * BLOCK_BYTES..(i + run) as usize * BLOCK_BYTES];
             for (j, block) in bytes.chunks_exact(BLOCK_BYTES).enumerate() {
                 check_before_write(
@@ -822,8 +809,8 @@ impl RedoLog {
                     i + (j as u64) < n_blocks,
                 );
             }
-            let (file, offset) = self.geo.locate(block_no);
-            if let Err(e) = self.files[file].write_at(bytes, offset) {
+            let (file, offset) = geo.locate(block_no);
+            if let Err(e) = files[file].write_at(bytes, offset) {
                 return Err(self.poison(e.into()));
             }
             w.dirty_files |= 1u64 << file;
@@ -868,7 +855,9 @@ impl RedoLog {
             checkpoint_lsn: lsn,
             epoch: self.epoch,
         };
-        write_checkpoint(self.files[0].as_ref(), &next, &self.stats).map_err(|e| self.poison(e))?;
+        let circle = self.circle.read().clone();
+        write_checkpoint(circle.files[0].as_ref(), &next, &self.stats)
+            .map_err(|e| self.poison(e))?;
         *c = next;
         self.checkpoint_lsn.store(lsn, Ordering::Release);
         Ok(())
@@ -896,12 +885,12 @@ impl RedoLog {
 
     /// Usable circle size in LSN units (payload bytes that fit).
     pub fn capacity_lsn(&self) -> u64 {
-        self.geo.capacity_lsn()
+        self.capacity_lsn_now.load(Ordering::Acquire)
     }
 
     /// Total bytes of the redo files on disk.
     pub fn capacity_bytes(&self) -> u64 {
-        self.geo.total_bytes()
+        self.capacity_bytes_now.load(Ordering::Acquire)
     }
 
     /// Epoch of this incarnation.

@@ -212,6 +212,9 @@ impl Vfs for SlowVfs {
     fn remove_file(&self, path: &Path) -> quire_io::Result<()> {
         self.inner.remove_file(path)
     }
+    fn remove_dir(&self, path: &Path) -> quire_io::Result<()> {
+        self.inner.remove_dir(path)
+    }
     fn rename(&self, from: &Path, to: &Path) -> quire_io::Result<()> {
         self.inner.rename(from, to)
     }
@@ -620,7 +623,7 @@ fn a_torn_unsynced_tail_is_ignored() {
     let (sim, vfs) = new_sim();
     let c = cfg(8 << 20, 64 << 10, 512);
     let log = create(&vfs, &c);
-    let geo = log.geo;
+    let geo = log.circle.read().geo;
     let mut m = Model::default();
     for i in 0..50 {
         m.append(&log, 100 + i * 10).expect("append");
@@ -689,7 +692,7 @@ fn a_damaged_synced_block_before_later_synced_blocks_is_corruption() {
     let (sim, vfs) = new_sim();
     let c = small_cfg();
     let log = create(&vfs, &c);
-    let geo = log.geo;
+    let geo = log.circle.read().geo;
     let mut m = Model::default();
     for i in 0..40 {
         m.append(&log, 300 + i).expect("append");
@@ -722,7 +725,7 @@ fn a_frame_with_a_bad_checksum_inside_intact_blocks_is_corruption() {
     let (sim, vfs) = new_sim();
     let c = small_cfg();
     let log = create(&vfs, &c);
-    let geo = log.geo;
+    let geo = log.circle.read().geo;
     let mut m = Model::default();
     for _ in 0..10 {
         m.append(&log, 100).expect("append");
@@ -767,7 +770,7 @@ fn a_torn_frame_after_a_mid_frame_flush_is_not_corruption() {
         let slow = SlowVfs::wrap_with(vfs.clone(), Duration::ZERO, Duration::from_micros(200));
         let c = cfg(8 << 20, 4096, 512);
         let log = RedoLog::create(slow, datadir(), &c, Arc::new(Stats::default())).expect("create");
-        let geo = log.geo;
+        let geo = log.circle.read().geo;
         let mut m = Model::default();
         for _ in 0..5 {
             m.append(&log, 200).expect("append");
@@ -982,7 +985,7 @@ fn stale_blocks_of_an_earlier_incarnation_are_never_replayed() {
     let (sim, vfs) = new_sim();
     let c = cfg(8 << 20, 64 << 10, 512);
     let log = create(&vfs, &c);
-    let geo = log.geo;
+    let geo = log.circle.read().geo;
     let p = PAYLOAD as u64;
     let mut m = Model::default();
     for _ in 0..10 {
@@ -1046,7 +1049,7 @@ fn recovery_truncates_the_end_block_so_old_torn_bytes_never_join_new_ones() {
     let (sim, vfs) = new_sim();
     let c = cfg(8 << 20, 64 << 10, 512);
     let log = create(&vfs, &c);
-    let geo = log.geo;
+    let geo = log.circle.read().geo;
     let p = PAYLOAD as u64;
     let mut m = Model::default();
     for _ in 0..6 {
@@ -1114,7 +1117,7 @@ fn on_disk_geometry_wins_over_the_configured_capacity() {
         .rec
         .note
         .as_deref()
-        .is_some_and(|n| n.contains("using the files")));
+        .is_some_and(|n| n.contains("recovering from the files")));
     m.check(&r);
 }
 
@@ -1214,4 +1217,241 @@ fn o_dsync_log_files_need_no_fsync_and_keep_acknowledged_frames() {
     sim.crash(CrashMode::Power { sector: 512 }, 11);
     let r = recover(&vfs, &c).expect("recover");
     m.check(&r);
+}
+
+// ------------------------------------------------------------ resize
+
+fn redo_dirs(vfs: &Arc<dyn Vfs>) -> (bool, bool, bool) {
+    let d = datadir();
+    (
+        vfs.is_dir(&d.join(REDO_DIR)).expect("is_dir"),
+        vfs.is_dir(&d.join(REDO_TMP_DIR)).expect("is_dir"),
+        vfs.is_dir(&d.join(REDO_OLD_DIR)).expect("is_dir"),
+    )
+}
+
+/// Resizing up and down while frames keep coming: every frame before and
+/// after each resize recovers (after a power loss), the files on disk
+/// have the new geometry, nothing of the old or temporary files is left,
+/// and the log wraps around its new circle afterwards.
+#[test]
+fn resize_up_and_down_keeps_every_frame() {
+    let (sim, vfs) = new_sim();
+    let c = cfg(8 << 20, 32 << 10, 4096);
+    let mut log = create(&vfs, &c);
+    let mut m = Model::default();
+    let mut rng = Rng::new(7);
+    for (round, cap) in [
+        (0u64, 16u64 << 20),
+        (1, 8 << 20),
+        (2, 12 << 20),
+        (3, 8 << 20),
+    ] {
+        random_workload(&log, &mut m, &mut rng, 1500);
+        // Some frames only written, some only appended: both must move.
+        m.append(&log, 300).expect("append");
+        log.write_to(log.lsn()).expect("write");
+        m.append(&log, 200).expect("append");
+        let lsn = log.lsn();
+        m.flush(&log).expect("flush");
+        log.checkpoint(lsn.min(log.flushed_lsn()))
+            .expect("checkpoint");
+        random_workload(&log, &mut m, &mut rng, 50);
+        let before = log.capacity_bytes();
+        let r = log.resize(cap).expect("resize").expect("a new size");
+        assert_eq!(r.from_bytes, before);
+        assert_eq!(log.capacity_bytes(), r.to_bytes);
+        assert!(
+            log.resize(cap).expect("again").is_none(),
+            "same size: no-op"
+        );
+        assert_eq!(redo_dirs(&vfs), (true, false, false), "round {round}");
+        random_workload(&log, &mut m, &mut rng, 1500);
+        m.flush(&log).expect("flush");
+        drop(log);
+        sim.crash(CrashMode::Power { sector: 512 }, round);
+        // The configured size does not matter to recovery: the files say.
+        let r = recover(&vfs, &c).expect("recover");
+        assert_eq!(r.log.capacity_bytes(), log_capacity_on_disk(&vfs));
+        m.check(&r);
+        log = r.log;
+    }
+    assert!(log.lsn() > START_LSN + log.capacity_lsn(), "wrapped");
+}
+
+fn log_capacity_on_disk(vfs: &Arc<dyn Vfs>) -> u64 {
+    let files = open_files(vfs.as_ref(), &datadir().join(REDO_DIR)).expect("files");
+    read_geometry(&files).expect("geometry").total_bytes()
+}
+
+/// A shrink that cannot hold the redo after the checkpoint is refused
+/// with a Config error, and the log goes on in its old files.
+#[test]
+fn a_shrink_below_the_checkpoint_age_is_refused_and_changes_nothing() {
+    let (_sim, vfs) = new_sim();
+    let c = cfg(32 << 20, 64 << 10, 4096);
+    let log = create(&vfs, &c);
+    let mut m = Model::default();
+    while log.lsn() - log.checkpoint_lsn() < 6 << 20 {
+        m.append(&log, 20_000).expect("append");
+    }
+    m.flush(&log).expect("flush");
+    let e = log.resize(8 << 20).expect_err("window too large");
+    assert!(matches!(e, StorageError::Config(_)), "{e}");
+    assert_eq!(log.capacity_bytes(), log_capacity_on_disk(&vfs));
+    assert_eq!(redo_dirs(&vfs), (true, false, false));
+    m.append(&log, 100).expect("the log goes on");
+    m.flush(&log).expect("flush");
+}
+
+/// Power off at every I/O of a resize (building the files, copying,
+/// syncing, the checkpoint, the directory sync), sometimes again inside
+/// the recovery after it: the recovered log holds every acknowledged
+/// frame, from the old files or the new ones, and a later resize works.
+#[test]
+fn power_off_at_every_io_of_a_resize() {
+    let mut points = 0u64;
+    let mut completed = 0;
+    for k in 0..seeds(400) {
+        let (sim, vfs) = new_sim();
+        let c = cfg(8 << 20, 16 << 10, 4096);
+        let log = create(&vfs, &c);
+        let mut m = Model::default();
+        let mut rng = Rng::new(k);
+        random_workload(&log, &mut m, &mut rng, 300);
+        m.flush(&log).expect("flush");
+        m.append(&log, 700).expect("append");
+        log.write_to(log.lsn()).expect("write");
+        let ops_before = sim.stats().ops;
+        sim.arm_crash_after(k);
+        let resized = log.resize(if k % 2 == 0 { 9 << 20 } else { 10 << 20 });
+        if resized.is_ok() {
+            // Appends after it reach the new files until the power goes.
+            let _ = m.append(&log, 100).and_then(|_| m.flush(&log));
+        }
+        let done = resized.is_ok() && sim.stats().ops - ops_before < k;
+        drop(log);
+        sim.crash(CrashMode::Power { sector: 512 }, k);
+        if k % 3 == 0 {
+            sim.arm_crash_after(k % 17);
+            if let Ok(r) = recover(&vfs, &c) {
+                m.check(&r);
+            }
+            sim.crash(CrashMode::Power { sector: 512 }, k + 1000);
+        }
+        let r = recover(&vfs, &c).unwrap_or_else(|e| panic!("k {k}: recovery failed: {e}"));
+        m.check(&r);
+        assert_eq!(redo_dirs(&vfs), (true, false, false), "k {k}");
+        assert_eq!(r.log.capacity_bytes(), log_capacity_on_disk(&vfs));
+        r.log.resize(11 << 20).expect("a later resize");
+        points += 1;
+        if done {
+            completed += 1;
+            if completed > 3 {
+                break;
+            }
+        }
+    }
+    eprintln!("resize crash points: {points}, completed resizes: {completed}");
+    assert!(points > 50, "too few crash points: {points}");
+}
+
+/// A crash between the two renames leaves only `#innodb_redo_tmp` (and
+/// `_old`): the next open finishes the move and recovers from it.
+#[test]
+fn a_crash_between_the_renames_is_finished_at_open() {
+    let (_sim, vfs) = new_sim();
+    let c = cfg(8 << 20, 16 << 10, 4096);
+    let log = create(&vfs, &c);
+    let mut m = Model::default();
+    let mut rng = Rng::new(3);
+    random_workload(&log, &mut m, &mut rng, 200);
+    m.flush(&log).expect("flush");
+    drop(log);
+    // A complete copy as the new files would be, then rename 1 only.
+    let d = datadir();
+    vfs.create_dir_all(&d.join(REDO_TMP_DIR)).expect("mkdir");
+    for i in 0..N_FILES {
+        let src = vfs
+            .open(
+                &d.join(REDO_DIR).join(file_name(i)),
+                OpenOptions::existing(FileKind::Log),
+            )
+            .expect("open");
+        let dst = vfs
+            .open(
+                &d.join(REDO_TMP_DIR).join(file_name(i)),
+                OpenOptions::create(FileKind::Log),
+            )
+            .expect("create");
+        let mut buf = vec![0u8; src.len().expect("len") as usize];
+        src.read_at(&mut buf, 0).expect("read");
+        dst.write_at(&buf, 0).expect("write");
+        dst.sync().expect("sync");
+    }
+    vfs.rename(&d.join(REDO_DIR), &d.join(REDO_OLD_DIR))
+        .expect("rename 1");
+    let r = recover(&vfs, &c).expect("recover");
+    assert!(r.rec.note.is_some());
+    m.check(&r);
+    assert_eq!(redo_dirs(&vfs), (true, false, false));
+}
+
+/// Appenders and flushers keep going on other threads while the log is
+/// resized back and forth; every acknowledged frame recovers.
+#[test]
+fn resize_while_others_append_and_flush() {
+    let (sim, vfs) = new_sim();
+    let c = cfg(8 << 20, 32 << 10, 4096);
+    let log = create(&vfs, &c);
+    let acked = Arc::new(Mutex::new(Vec::<Frame>::new()));
+    let stop = Arc::new(AtomicBool::new(false));
+    let workers: Vec<_> = (0..3u64)
+        .map(|t| {
+            let log = log.clone();
+            let acked = acked.clone();
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                let mut seq = t << 40;
+                while !stop.load(Ordering::Relaxed) {
+                    seq += 1;
+                    let p = make_payload(seq, 100 + (seq % 700) as usize);
+                    let (s, e) = log.append(&p, |_, _| {}).expect("append");
+                    log.flush_to(e).expect("flush");
+                    acked.lock().push(Frame {
+                        start: s,
+                        end: e,
+                        payload: p,
+                    });
+                }
+            })
+        })
+        .collect();
+    for cap in [12u64 << 20, 9 << 20, 16 << 20, 10 << 20] {
+        std::thread::sleep(Duration::from_millis(20));
+        // The only checkpointer: lsn() is a frame boundary.
+        let lsn = log.lsn();
+        log.flush_to(lsn).expect("flush");
+        log.checkpoint(lsn).expect("checkpoint");
+        log.resize(cap).expect("resize under load");
+    }
+    stop.store(true, Ordering::Relaxed);
+    for w in workers {
+        w.join().expect("worker");
+    }
+    drop(log);
+    sim.crash(CrashMode::Power { sector: 512 }, 9);
+    let r = recover(&vfs, &c).expect("recover");
+    let got: std::collections::HashMap<Lsn, &Frame> =
+        r.frames.iter().map(|f| (f.start, f)).collect();
+    let acked = acked.lock();
+    assert!(acked.len() > 100, "workers ran: {}", acked.len());
+    let after_ckpt: Vec<&Frame> = acked
+        .iter()
+        .filter(|f| f.start >= r.rec.checkpoint_lsn)
+        .collect();
+    assert!(!after_ckpt.is_empty());
+    for f in after_ckpt {
+        assert_eq!(got.get(&f.start), Some(&f), "acknowledged frame lost");
+    }
 }
