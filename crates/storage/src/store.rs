@@ -715,12 +715,25 @@ impl Store {
     /// log after the checkpoint would fill much of the new size, every
     /// dirty page is written first so that the checkpoint comes near the
     /// end of the log. None when the size does not change.
+    ///
+    /// Under heavy writes the log may grow past half the new size while
+    /// the new files are built; the resize then gives up, the old log
+    /// goes on, and this tries again after another checkpoint (three
+    /// times in all) before the error reaches the caller.
     pub fn resize_redo(&self, capacity_bytes: u64) -> Result<Option<crate::redo::Resized>> {
+        const TRIES: usize = 3;
         let log = &self.shared.log;
-        if self.shared.checkpoint_age() > capacity_bytes / 8 {
-            self.checkpoint()?;
+        let mut tries = 0;
+        loop {
+            if self.shared.checkpoint_age() > capacity_bytes / 8 {
+                self.checkpoint()?;
+            }
+            tries += 1;
+            match log.resize(capacity_bytes) {
+                Err(StorageError::Config(_)) if tries < TRIES => continue,
+                other => return other,
+            }
         }
-        log.resize(capacity_bytes)
     }
 
     pub fn report(&self) -> &RecoveryReport {
