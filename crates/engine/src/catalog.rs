@@ -290,6 +290,9 @@ pub struct TableDef {
     /// a column added without one gets. Tables made before collations
     /// existed have [`ColumnType::LEGACY_COLLATION`].
     pub collation: Collation,
+    /// A session's temporary table (temp_table.rs): never in the catalog
+    /// tree nor the name map, never in the binary log.
+    pub temporary: bool,
 }
 
 impl PartialEq for TableDef {
@@ -306,6 +309,7 @@ impl PartialEq for TableDef {
             rebuilt_csn,
             building: _,
             collation,
+            temporary,
         } = self;
         *id == o.id
             && *db == o.db
@@ -317,6 +321,7 @@ impl PartialEq for TableDef {
             && *foreign_keys == o.foreign_keys
             && *rebuilt_csn == o.rebuilt_csn
             && *collation == o.collation
+            && *temporary == o.temporary
     }
 }
 
@@ -434,7 +439,8 @@ impl TableDef {
             _ => String::new(),
         };
         format!(
-            "CREATE TABLE `{}` (\n{}\n) ENGINE=InnoDB{autoinc} {}",
+            "CREATE {}TABLE `{}` (\n{}\n) ENGINE=InnoDB{autoinc} {}",
+            if self.temporary { "TEMPORARY " } else { "" },
             self.name,
             parts.join(",\n"),
             table_charset_sql(self.collation)
@@ -710,6 +716,7 @@ impl TableDef {
             rebuilt_csn,
             building: None,
             collation,
+            temporary: false,
         })
     }
 }
@@ -873,6 +880,7 @@ mod tests {
             rebuilt_csn: 0,
             building: None,
             collation: ColumnType::LEGACY_COLLATION,
+            temporary: false,
         }
     }
 

@@ -356,6 +356,12 @@ const ENCODE_ROWS_BATCH: usize = 4096;
 /// `cache` at positions counted from 0 (the flush stage relocates them and
 /// adds the XID event, whose xid is known only once the PREPARE is logged).
 fn encode_events(w: &EventWriter, writes: &[TxWrite], cache: &mut TrxCache) -> Result<()> {
+    // Temporary tables are not logged (binlog_format=ROW); a transaction
+    // that wrote only them logs nothing at all (temp_table.rs).
+    let writes: Vec<&TxWrite> = writes.iter().filter(|w| !w.table.temporary).collect();
+    if writes.is_empty() {
+        return Ok(());
+    }
     let ts = now_s();
     let mut at = 0u64;
     let mut push = |ev: &[u8], at: &mut u64| -> Result<()> {
@@ -370,7 +376,7 @@ fn encode_events(w: &EventWriter, writes: &[TxWrite], cache: &mut TrxCache) -> R
     push(&w.query(at, ts, 1, &db, "BEGIN"), &mut at)?;
     // Group by table, in order of first appearance.
     let mut tables: Vec<&Arc<TableDef>> = Vec::new();
-    for x in writes {
+    for x in &writes {
         if !tables.iter().any(|t2| t2.id == x.table.id) {
             tables.push(&x.table);
         }
@@ -389,7 +395,7 @@ fn encode_events(w: &EventWriter, writes: &[TxWrite], cache: &mut TrxCache) -> R
             &nullable,
         );
         push(&ev, &mut at)?;
-        let groups = row_groups(writes, tdef.id);
+        let groups = row_groups(&writes, tdef.id);
         let ng = groups.len();
         for (gi, (kind, rows)) in groups.into_iter().enumerate() {
             let last_group = ti + 1 == n_tables && gi + 1 == ng;
@@ -418,11 +424,11 @@ fn encode_events(w: &EventWriter, writes: &[TxWrite], cache: &mut TrxCache) -> R
 }
 
 /// A table's changes as rows events want them: inserts, updates, deletes.
-fn row_groups(writes: &[TxWrite], table_id: u32) -> Vec<(RowsKind, Vec<RowImage<'_>>)> {
+fn row_groups<'a>(writes: &[&'a TxWrite], table_id: u32) -> Vec<(RowsKind, Vec<RowImage<'a>>)> {
     let mut ins = Vec::new();
     let mut upd = Vec::new();
     let mut del = Vec::new();
-    for x in writes.iter().filter(|x| x.table.id == table_id) {
+    for x in writes.iter().copied().filter(|x| x.table.id == table_id) {
         match (&x.before, &x.after) {
             (None, Some(a)) => ins.push(RowImage::Row(a)),
             (Some(b), Some(a)) => upd.push(RowImage::Update {
@@ -568,6 +574,9 @@ impl Inner {
         let w = p.binlog.encoder();
         let mut cache = TrxCache::new(self.cache_limits(p, format!("trx{trx_id}")), w.checksum);
         encode_events(&w, writes, &mut cache)?;
+        if cache.is_empty() {
+            return Ok(cache);
+        }
         p.counters.cache_use.fetch_add(1, Ordering::Relaxed);
         if cache.spilled() {
             p.counters.cache_disk_use.fetch_add(1, Ordering::Relaxed);
@@ -601,7 +610,8 @@ impl Inner {
         let mut cache = match t.cache.lock().take() {
             Some(c) if c.checksum == a.checksum => c,
             _ => {
-                let w = p.binlog.writer_for(a.checksum);
+                let w =
+                    EventWriter::unplaced(p.binlog.writer_for(a.checksum).server_id, a.checksum);
                 let mut limits = self.cache_limits(p, format!("xid{}", t.xid));
                 limits.max_bytes = u64::MAX;
                 let mut c = TrxCache::new(limits, a.checksum);
@@ -609,6 +619,10 @@ impl Inner {
                 c
             }
         };
+        if cache.is_empty() {
+            // Only temporary tables: nothing to log, not even the XID.
+            return Ok(());
+        }
         let start = a.pos + bytes.len() as u64;
         cache.drain_to(start, &mut |events| {
             bytes.extend_from_slice(events);

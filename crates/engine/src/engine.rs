@@ -220,6 +220,33 @@ pub struct EngineRecovery {
     pub storage: quire_storage::RecoveryReport,
 }
 
+/// The checks every new table's definition passes (CREATE TABLE and
+/// CREATE TEMPORARY TABLE): column and key types, key columns that exist.
+pub(crate) fn check_new_table(
+    columns: &[ColumnDef],
+    primary: &[usize],
+    indexes: &[(String, bool, Vec<usize>)],
+) -> Result<()> {
+    validate_columns(columns, primary)?;
+    check_key_types(columns, primary)?;
+    for (name, _, key) in indexes {
+        check_key_types(columns, key)?;
+        if key.is_empty() || key.iter().any(|&c| c >= columns.len()) {
+            return Err(EngineError::new(
+                1072,
+                "42000",
+                format!("Key column for index '{name}' doesn't exist in table"),
+            ));
+        }
+    }
+    if columns.iter().any(|c| c.instant.is_some()) {
+        return Err(EngineError::internal(
+            "a new table's column has an instant value",
+        ));
+    }
+    Ok(())
+}
+
 /// A failed `SET GLOBAL innodb_redo_log_capacity`: the log stays as it
 /// was (ER_WRONG_VALUE_FOR_VAR when the new size cannot hold the redo
 /// after the checkpoint, else the storage error).
@@ -803,16 +830,7 @@ impl Engine {
                     format!("Table '{name}' already exists"),
                 ));
             }
-            validate_columns(&columns, &primary)?;
-            check_key_types(&columns, &primary)?;
-            for (_, _, key) in &indexes {
-                check_key_types(&columns, key)?;
-            }
-            if columns.iter().any(|c| c.instant.is_some()) {
-                return Err(EngineError::internal(
-                    "a new table's column has an instant value",
-                ));
-            }
+            check_new_table(&columns, &primary, &indexes)?;
             let id = cat.next_table_id.max(1);
             let idx: Vec<IndexDef> = indexes
                 .into_iter()
@@ -825,15 +843,6 @@ impl Engine {
                     created_csn: 0,
                 })
                 .collect();
-            for i in &idx {
-                if i.columns.is_empty() || i.columns.iter().any(|&c| c >= columns.len()) {
-                    return Err(EngineError::new(
-                        1072,
-                        "42000",
-                        format!("Key column for index '{}' doesn't exist in table", i.name),
-                    ));
-                }
-            }
             let def = TableDef {
                 id,
                 db: db.to_string(),
@@ -846,6 +855,7 @@ impl Engine {
                 rebuilt_csn: 0,
                 building: None,
                 collation: collation.unwrap_or(ColumnType::LEGACY_COLLATION),
+                temporary: false,
             };
             crate::fk_ddl::validate(&def, &cat, !skip_fk_checks)?;
             (id, def)
@@ -889,6 +899,14 @@ impl Engine {
         if_not_exists: bool,
     ) -> Result<Arc<TableDef>> {
         let def = self.table(src_db, src)?;
+        let spec = Engine::like_spec(&def, name);
+        drop(def);
+        self.create_table_with(db, name, spec, if_not_exists)
+    }
+
+    /// What CREATE TABLE `name` LIKE `def` creates: the columns, primary
+    /// key, indexes and CHECKs (renamed `name_chk_N`), no foreign keys.
+    pub fn like_spec(def: &TableDef, name: &str) -> NewTable {
         // MySQL generates every CHECK name of the copy: name_chk_1, ...
         let checks = def
             .checks
@@ -907,7 +925,7 @@ impl Engine {
                 ..c.clone()
             })
             .collect();
-        let spec = NewTable {
+        NewTable {
             columns,
             primary: def.primary.clone(),
             indexes: def
@@ -918,9 +936,7 @@ impl Engine {
             checks,
             collation: Some(def.collation),
             ..NewTable::default()
-        };
-        drop(def);
-        self.create_table_with(db, name, spec, if_not_exists)
+        }
     }
 
     /// The value the next auto-increment insert into `table` would get

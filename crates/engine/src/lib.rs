@@ -25,6 +25,7 @@ pub mod rebuild;
 mod sizes;
 mod stats;
 mod syncer;
+mod temp_table;
 pub mod tszone;
 pub mod txn;
 pub mod types;

@@ -62,9 +62,7 @@ pub(crate) fn check(
             }
             continue;
         }
-        let res = engine
-            .table(&d, &t)
-            .and_then(|def| engine.check_table(&def));
+        let res = s.table_def(&d, &t).and_then(|def| engine.check_table(&def));
         match res {
             Ok(problems) if problems.is_empty() => rows.push(row(&name, "status", "OK")),
             Ok(problems) => {

@@ -49,6 +49,9 @@ pub(crate) fn run(s: &mut Session, cmd: &AlterCmd) -> SqlResult<Output> {
         } => {
             check_algorithm(specs, *algorithm, *lock)?;
             let (db, t) = crate::show::table_db(s, name, None)?;
+            if s.temps().contains(&db, &t) {
+                return Err(crate::temp::refused("ALTER TABLE"));
+            }
             match alter(s, &db, &t, specs, *lock)? {
                 None => Ok(done(RECORDS)),
                 // A rebuild reports the rows it copied, as MySQL's COPY.
@@ -66,6 +69,11 @@ pub(crate) fn run(s: &mut Session, cmd: &AlterCmd) -> SqlResult<Output> {
 fn rename(s: &mut Session, pairs: &[(ast::ObjectName, ast::ObjectName)]) -> SqlResult<Output> {
     let mut out = Vec::new();
     for (from, to) in pairs {
+        let (db, t) = crate::show::table_db(s, from, None)?;
+        if s.temps().contains(&db, &t) {
+            // MySQL too: ALTER TABLE ... RENAME renames a temporary table.
+            return Err(crate::temp::refused("RENAME TABLE"));
+        }
         out.push(RenamePair {
             from: crate::show::table_db(s, from, None)?,
             to: crate::show::table_db(s, to, None)?,

@@ -56,6 +56,10 @@ pub(crate) struct Target<'a> {
     /// How many views deep the check is (a view inside itself is the
     /// binder's 1462; the check stops looking).
     pub depth: usize,
+    /// The session's temporary tables: its own, used without further
+    /// privileges once created (None inside a view, which never names
+    /// one).
+    pub temps: Option<&'a crate::temp::TempTables>,
 }
 
 fn is_open_schema(db: &str) -> bool {
@@ -63,6 +67,11 @@ fn is_open_schema(db: &str) -> bool {
 }
 
 impl Target<'_> {
+    /// Whether `db.t` is one of the session's temporary tables.
+    fn is_temp(&self, db: &str, t: &str) -> bool {
+        self.temps.is_some_and(|m| m.contains(db, t))
+    }
+
     /// (db, table) of a name, `None` when unqualified without a current
     /// database (the statement then fails with 1046 on its own).
     fn resolve(&self, n: &ObjectName) -> SqlResult<Option<(String, String)>> {
@@ -82,7 +91,7 @@ impl Target<'_> {
         need: Privs,
         cols: impl FnOnce(&Engine) -> Vec<String>,
     ) -> SqlResult<()> {
-        if need.is_empty() || (need == Privs::SELECT && is_open_schema(db)) {
+        if need.is_empty() || (need == Privs::SELECT && is_open_schema(db)) || self.is_temp(db, t) {
             return Ok(());
         }
         if self.ck.needs_columns(db, t, need) {
@@ -97,6 +106,9 @@ impl Target<'_> {
     fn table(&self, n: &ObjectName, need: Privs) -> SqlResult<()> {
         if let Some((db, t)) = self.resolve(n)? {
             if need == Privs::SELECT && is_open_schema(&db) {
+                return Ok(());
+            }
+            if self.is_temp(&db, &t) {
                 return Ok(());
             }
             self.ck.table(&db, &t, need)?;
@@ -132,7 +144,7 @@ impl Reads<'_, '_> {
         let Some((db, t)) = self.tg.resolve(name)? else {
             return Ok(());
         };
-        if is_open_schema(&db) {
+        if is_open_schema(&db) || self.tg.is_temp(&db, &t) {
             return Ok(());
         }
         if self.tg.ck.needs_columns(&db, &t, Privs::SELECT) {
@@ -190,6 +202,7 @@ fn view_body(tg: &Target, v: &quire_engine::ViewDef, write: Privs) -> SqlResult<
         share_lock: false,
         definer: tg.definer,
         depth: tg.depth + 1,
+        temps: None,
     };
     let r = check_reads(&inner, &q, &|m| mentions_in(m, &q)).and_then(|_| {
         if write.is_empty() {
@@ -674,6 +687,24 @@ fn check_sql(tg: &Target, stmt: &Statement) -> SqlResult<()> {
         Statement::CreateSchema { schema_name, .. } => {
             let name = schema_name.to_string().trim_matches('`').to_string();
             ck.db(&name, Privs::CREATE)
+        }
+        Statement::CreateTable(ct) if ct.temporary => {
+            // CREATE TEMPORARY TABLES on the database; the new table is
+            // the session's own from then on (an INSERT of ... SELECT
+            // needs nothing more). LIKE and SELECT read their sources.
+            if let Some((db, _)) = tg.resolve(&ct.name)? {
+                ck.db(&db, Privs::CREATE_TMP)?;
+            }
+            if let Some(
+                ast::CreateTableLikeKind::Plain(l) | ast::CreateTableLikeKind::Parenthesized(l),
+            ) = &ct.like
+            {
+                tg.table(&l.name, Privs::SELECT)?;
+            }
+            if let Some(q) = &ct.query {
+                check_reads(tg, &**q, &|m| mentions_in(m, &**q))?;
+            }
+            Ok(())
         }
         Statement::CreateTable(ct) => {
             tg.table(&ct.name, Privs::CREATE)?;

@@ -85,7 +85,7 @@ pub(crate) fn run(s: &mut Session, ct: &ast::CreateTable) -> SqlResult<Output> {
     let inserted = crate::parse::parse(&sql).and_then(|p| s.run_nested(&p));
     if let Err(e) = inserted {
         // The statement fails as a whole: the table it made goes too.
-        let _ = s.engine().drop_table(&db, &name, None);
+        s.drop_created(&db, &name, ct.temporary);
         return Err(e);
     }
     inserted

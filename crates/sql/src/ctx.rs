@@ -31,6 +31,8 @@ pub struct Ctx<'a> {
     /// A write through a view WITH CHECK OPTION (`view_dml.rs`): what
     /// every row it writes must satisfy.
     pub view_check: Option<&'a ViewCheck>,
+    /// The session's temporary tables, which shadow the catalog's.
+    pub temps: &'a crate::temp::TempTables,
 }
 
 /// The CHECK OPTION conditions of a write through a view: each
@@ -74,6 +76,9 @@ impl Ctx<'_> {
             Some(d) => d,
             None => self.db.ok_or_else(no_db)?.to_string(),
         };
+        if let Some(def) = self.temps.get(&db, &t) {
+            return Ok(def.clone());
+        }
         self.engine.table(&db, &t)
     }
 

@@ -198,6 +198,8 @@ pub struct TableSpec {
     pub foreign_keys: Vec<quire_engine::ForeignKeyDef>,
     /// The table's default collation.
     pub collation: Collation,
+    /// CREATE TEMPORARY TABLE (temp.rs).
+    pub temporary: bool,
 }
 
 /// Table options: every table is InnoDB, so `ENGINE=` names InnoDB or is
@@ -736,9 +738,6 @@ pub(crate) fn table_spec_with(
     if ct.like.is_some() {
         return Err(EngineError::not_supported("CREATE TABLE ... LIKE"));
     }
-    if ct.temporary {
-        return Err(EngineError::not_supported("temporary tables"));
-    }
     // PostgreSQL's INHERITS, which sqlparser 0.64 reads in every dialect.
     if ct.inherits.is_some() {
         return Err(crate::parse::syntax_error("INHERITS"));
@@ -913,5 +912,6 @@ pub(crate) fn table_spec_with(
         checks,
         foreign_keys,
         collation,
+        temporary: ct.temporary,
     })
 }

@@ -490,6 +490,7 @@ fn shape(db: &str, table: &str, columns: &[ColumnDef]) -> TableDef {
         rebuilt_csn: 0,
         building: None,
         collation: quire_engine::ColumnType::LEGACY_COLLATION,
+        temporary: false,
     }
 }
 

@@ -49,6 +49,7 @@ mod show;
 mod sort;
 pub mod spill;
 pub mod stack;
+pub mod temp;
 pub(crate) mod tz;
 mod uservars;
 mod view;

@@ -31,7 +31,9 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
 use quire_engine::types::Collation;
-use quire_engine::{ColumnType, Engine, EngineError, Interrupt, Isolation, LockMode, Txn, Value};
+use quire_engine::{
+    ColumnType, Engine, EngineError, Interrupt, Isolation, LockMode, TableDef, Txn, Value,
+};
 use sqlparser::ast::{self, Expr, FlushType, ObjectType, Statement};
 
 use crate::account::{self, AccountStore};
@@ -268,6 +270,8 @@ pub struct Session {
     next_isolation: Option<Isolation>,
     next_read_only: Option<bool>,
     vars: HashMap<String, String>,
+    /// CREATE TEMPORARY TABLE's tables (temp.rs).
+    temps: crate::temp::TempTables,
     /// User variables and LAST_INSERT_ID (`uservars.rs`).
     live: crate::uservars::Live,
     /// `ROW_COUNT()`: the last statement's affected rows, -1 after a
@@ -534,6 +538,7 @@ impl Session {
             next_isolation: None,
             next_read_only: None,
             vars,
+            temps: crate::temp::TempTables::default(),
             live: Default::default(),
             row_count: -1,
             found_rows: 0,
@@ -680,6 +685,7 @@ impl Session {
             share_lock: p.share_lock,
             definer: &definer,
             depth: 0,
+            temps: Some(&self.temps),
         };
         crate::authorize::check(&tg, &p.cmd)
     }
@@ -946,6 +952,51 @@ impl Session {
         if let Some(t) = self.txn.take() {
             t.rollback();
         }
+        // A failure leaves trees the next start's orphan sweep drops.
+        for def in self.temps.take_all() {
+            let _ = self.engine.drop_temporary_table(def);
+        }
+    }
+
+    /// Drops a table this statement created and then failed to fill
+    /// (CREATE TABLE ... SELECT); errors leave it to the orphan sweep.
+    pub(crate) fn drop_created(&mut self, db: &str, name: &str, temporary: bool) {
+        if temporary {
+            if let Some(def) = self.temps.remove(db, name) {
+                let _ = self.engine.drop_temporary_table(def);
+            }
+        } else {
+            let _ = self.engine.drop_table(db, name, None);
+        }
+    }
+
+    /// TRUNCATE of a temporary table: an empty one of the same definition
+    /// takes its place (the counter restarts, as in MySQL). False when
+    /// `db.t` is no temporary table.
+    fn truncate_temporary(&mut self, db: &str, t: &str) -> SqlResult<bool> {
+        let Some(old) = self.temps.get(db, t).cloned() else {
+            return Ok(false);
+        };
+        let mut spec = Engine::like_spec(&old, &old.name);
+        spec.checks = old.checks.clone();
+        let new = self.engine.create_temporary_table(db, &old.name, spec)?;
+        self.temps.insert(new);
+        self.engine.drop_temporary_table(old)?;
+        Ok(true)
+    }
+
+    /// This session's temporary tables (temp.rs).
+    pub(crate) fn temps(&self) -> &crate::temp::TempTables {
+        &self.temps
+    }
+
+    /// A table by name as this session sees it: its temporary table of
+    /// that name, else the catalog's.
+    pub(crate) fn table_def(&self, db: &str, name: &str) -> SqlResult<Arc<TableDef>> {
+        match self.temps.get(db, name) {
+            Some(def) => Ok(def.clone()),
+            None => self.engine.table(db, name),
+        }
     }
 
     /// Whether a transaction is open (BEGIN or autocommit=0).
@@ -1035,6 +1086,7 @@ impl Session {
                 virt: &virt,
                 describe: true,
                 view_check: None,
+                temps: &self.temps,
             };
             exec::select(&cx, &mut txn, q, None)
         };
@@ -1159,6 +1211,7 @@ impl Session {
                 virt: &virt,
                 describe: false,
                 view_check: s.view_check.as_ref(),
+                temps: &s.temps,
             };
             f(&cx, txn)
         })
@@ -1178,7 +1231,11 @@ impl Session {
             Some(d) => d,
             None => self.current_db_or_err()?,
         };
-        let existed = self.engine.table(&db, &spec.name).is_ok();
+        let existed = if spec.temporary {
+            self.temps.contains(&db, &spec.name)
+        } else {
+            self.engine.table(&db, &spec.name).is_ok()
+        };
         // Generated columns and DEFAULT expressions compile (an unknown
         // function fails the CREATE, not the first INSERT).
         if !existed {
@@ -1197,8 +1254,22 @@ impl Session {
             skip_fk_checks: !self.fk_checks(),
             collation: Some(spec.collation),
         };
-        self.engine
-            .create_table_with(&db, &spec.name, new, spec.if_not_exists)?;
+        if spec.temporary {
+            if existed && !spec.if_not_exists {
+                return Err(EngineError::new(
+                    1050,
+                    "42S01",
+                    format!("Table '{}' already exists", spec.name),
+                ));
+            }
+            if !existed {
+                let def = self.engine.create_temporary_table(&db, &spec.name, new)?;
+                self.temps.insert(def);
+            }
+        } else {
+            self.engine
+                .create_table_with(&db, &spec.name, new, spec.if_not_exists)?;
+        }
         if existed {
             self.warnings.push((
                 "Note".into(),
@@ -1217,6 +1288,46 @@ impl Session {
         self.run_with_func_warnings(p, &[], None)
     }
 
+    /// CREATE [TEMPORARY] TABLE ... LIKE where the new table or its
+    /// source is temporary: the source as this session sees it.
+    fn create_temporary_like(
+        &mut self,
+        ct: &ast::CreateTable,
+        (db, name): (&str, &str),
+        (src_db, src): (&str, &str),
+    ) -> SqlResult<Output> {
+        let existed = if ct.temporary {
+            self.temps.contains(db, name)
+        } else {
+            self.engine.table(db, name).is_ok()
+        };
+        if existed && !ct.if_not_exists {
+            return Err(EngineError::new(
+                1050,
+                "42S01",
+                format!("Table '{name}' already exists"),
+            ));
+        }
+        if existed {
+            self.warnings.push((
+                "Note".into(),
+                1050,
+                format!("Table '{name}' already exists"),
+            ));
+            return Ok(done(0, 0, 1, String::new()));
+        }
+        let def = self.table_def(src_db, src)?;
+        let spec = Engine::like_spec(&def, name);
+        drop(def);
+        if ct.temporary {
+            let def = self.engine.create_temporary_table(db, name, spec)?;
+            self.temps.insert(def);
+        } else {
+            self.engine.create_table_with(db, name, spec, false)?;
+        }
+        Ok(done(0, 0, 0, String::new()))
+    }
+
     fn create_table_like(&mut self, ct: &ast::CreateTable) -> SqlResult<Output> {
         let like = match &ct.like {
             Some(
@@ -1230,11 +1341,11 @@ impl Session {
         if !ct.columns.is_empty() || !ct.constraints.is_empty() || ct.query.is_some() {
             return Err(parse::syntax_error("LIKE"));
         }
-        if ct.temporary {
-            return Err(EngineError::not_supported("temporary tables"));
-        }
         let (db, name) = crate::show::table_db(self, &ct.name, None)?;
         let (src_db, src) = crate::show::table_db(self, &like.name, None)?;
+        if ct.temporary || self.temps.contains(&src_db, &src) {
+            return self.create_temporary_like(ct, (&db, &name), (&src_db, &src));
+        }
         if self.engine.view(&src_db, &src).is_some() {
             return Err(quire_engine::view::err_wrong_object(
                 &src_db,
@@ -2115,16 +2226,23 @@ impl Session {
                     .create_database_collated(&name, *if_not_exists, coll)?;
                 Ok(done(1, 0, 0, String::new()))
             }
+            // CREATE TEMPORARY TABLE commits nothing (MySQL).
             Statement::CreateTable(ct) if ct.like.is_some() => {
-                self.implicit_commit()?;
+                if !ct.temporary {
+                    self.implicit_commit()?;
+                }
                 self.create_table_like(ct)
             }
             Statement::CreateTable(ct) if ct.query.is_some() => {
-                self.implicit_commit()?;
+                if !ct.temporary {
+                    self.implicit_commit()?;
+                }
                 crate::create_select::run(self, ct)
             }
             Statement::CreateTable(ct) => {
-                self.implicit_commit()?;
+                if !ct.temporary {
+                    self.implicit_commit()?;
+                }
                 let default = self.table_default_collation(&ct.name)?;
                 let spec = crate::ddl::table_spec(ct, self.db.as_deref(), default)?;
                 let created = self.create_from_spec(spec)?;
@@ -2137,6 +2255,9 @@ impl Session {
                     Some(d) => d,
                     None => self.current_db_or_err()?,
                 };
+                if self.temps.contains(&db, &t) {
+                    return Err(crate::temp::refused("CREATE INDEX"));
+                }
                 let def = self.engine.table(&db, &t)?;
                 let Some(name) = &ci.name else {
                     return Err(parse::syntax_error("ON"));
@@ -2169,8 +2290,9 @@ impl Session {
                 object_type,
                 if_exists,
                 names,
+                temporary,
                 ..
-            } => self.drop(*object_type, *if_exists, names),
+            } => self.drop(*object_type, *if_exists, *temporary, names),
             Statement::Truncate(tr) => {
                 // `TRUNCATE TABLE IF EXISTS` and PostgreSQL's `name *` are
                 // not MySQL syntax; sqlparser 0.64 reads them, 0.55 did not.
@@ -2187,6 +2309,9 @@ impl Session {
                         Some(d) => d,
                         None => self.current_db_or_err()?,
                     };
+                    if self.truncate_temporary(&db, &t)? {
+                        continue;
+                    }
                     if self.fk_checks() {
                         self.engine.check_truncate(&db, &t)?;
                     }
@@ -2340,6 +2465,7 @@ impl Session {
             virt: &virt,
             describe: true,
             view_check: None,
+            temps: &self.temps,
         };
         crate::query::plan(&cx, q, None).map(|(plan, _)| plan.columns)
     }
@@ -2409,9 +2535,16 @@ impl Session {
         &mut self,
         ot: ObjectType,
         if_exists: bool,
+        temporary: bool,
         names: &[ast::ObjectName],
     ) -> SqlResult<Output> {
-        self.implicit_commit()?;
+        if temporary && ot != ObjectType::Table {
+            return Err(parse::syntax_error("TEMPORARY"));
+        }
+        // DROP TEMPORARY TABLE commits nothing (MySQL).
+        if !temporary {
+            self.implicit_commit()?;
+        }
         match ot {
             ObjectType::Table => {
                 let mut missing = Vec::new();
@@ -2426,15 +2559,21 @@ impl Session {
                 }
                 if self.fk_checks() {
                     for (db, t) in &listed {
-                        self.engine.check_drop(db, t, &listed)?;
+                        if !temporary && !self.temps.contains(db, t) {
+                            self.engine.check_drop(db, t, &listed)?;
+                        }
                     }
                 }
-                for n in names {
-                    let (db, t) = exec::split_name(n)?;
-                    let db = match db {
-                        Some(d) => d,
-                        None => self.current_db_or_err()?,
-                    };
+                for (db, t) in listed {
+                    // A temporary table first: it shadows the catalog's.
+                    if let Some(def) = self.temps.remove(&db, &t) {
+                        self.engine.drop_temporary_table(def)?;
+                        continue;
+                    }
+                    if temporary {
+                        missing.push(format!("{db}.{t}"));
+                        continue;
+                    }
                     // (Only whether it exists: a definition held across
                     // the drop would hold its trees up.)
                     let exists = self.engine.table(&db, &t).map(|_| ());

@@ -259,14 +259,16 @@ pub(crate) fn analyze(s: &mut Session, tables: &[ObjectName], local: bool) -> Sq
         let (d, t) = table_db(s, n, None)?;
         let name = format!("{d}.{t}");
         let res = s
-            .engine()
-            .table(&d, &t)
+            .table_def(&d, &t)
             .and_then(|def| s.engine().analyze_table(&def));
-        names.push(format!(
-            "`{}`.`{}`",
-            d.replace('`', "``"),
-            t.replace('`', "``")
-        ));
+        // A temporary table is this session's: replicas never see it.
+        if !s.temps().contains(&d, &t) {
+            names.push(format!(
+                "`{}`.`{}`",
+                d.replace('`', "``"),
+                t.replace('`', "``")
+            ));
+        }
         match res {
             Ok(_) => {
                 any_ok = true;
@@ -297,7 +299,7 @@ pub(crate) fn analyze(s: &mut Session, tables: &[ObjectName], local: bool) -> Sq
             }
         }
     }
-    if any_ok && !local {
+    if any_ok && !local && !names.is_empty() {
         let db = s.current_db().unwrap_or_default().to_string();
         s.engine()
             .binlog_analyze(&db, &format!("ANALYZE TABLE {}", names.join(", ")))?;
@@ -323,7 +325,7 @@ fn columns(
     if let Some(v) = s.engine().view(&d, &t) {
         return view_columns(s, &v, full, f);
     }
-    let def = s.engine().table(&d, &t)?;
+    let def = s.table_def(&d, &t)?;
     let rows = crate::info_schema::full_columns(s, &def);
     short_or_full(s, rows, full, f)
 }
@@ -553,7 +555,7 @@ pub fn show(s: &mut Session, sh: &Show) -> SqlResult<Output> {
             if let Some(v) = engine.view(&d, &t) {
                 return Ok(crate::view::show_create(s, &v));
             }
-            let def = engine.table(&d, &t)?;
+            let def = s.table_def(&d, &t)?;
             // MySQL shows the next auto-increment value once it is past 1.
             let next = match def.auto_increment_column() {
                 Some(_) => Some(engine.peek_auto_increment(def.id)?),
@@ -675,7 +677,7 @@ pub fn show(s: &mut Session, sh: &Show) -> SqlResult<Output> {
         }
         Show::Index(n) => {
             let (d, t) = table_db(s, n, None)?;
-            let def = engine.table(&d, &t)?;
+            let def = s.table_def(&d, &t)?;
             // Cardinality: the optimizer statistics' distinct values of
             // each prefix (stats.rs; exact row counts, sampled distincts).
             let stats = engine.table_stats(&def);

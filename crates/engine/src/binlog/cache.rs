@@ -102,6 +102,11 @@ impl TrxCache {
         self.total_bytes
     }
 
+    /// Whether no event was put in.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.total_bytes == 0
+    }
+
     /// Whether part of the cache went to the temporary file.
     pub(crate) fn spilled(&self) -> bool {
         self.file.is_some()

@@ -368,6 +368,10 @@ pub struct EventWriter {
     pub server_id: u32,
     /// `binlog_checksum=CRC32` (true) or `NONE` (false).
     pub checksum: bool,
+    /// The CRC32 footer is left zero, for events whose position is not
+    /// known yet: [`relocate_events`] computes it once they are placed
+    /// (the binlog cache), instead of computing it twice.
+    pub crc_when_placed: bool,
 }
 
 impl EventWriter {
@@ -375,6 +379,15 @@ impl EventWriter {
         EventWriter {
             server_id,
             checksum,
+            crc_when_placed: false,
+        }
+    }
+
+    /// A writer for events [`relocate_events`] will place (zero CRCs).
+    pub fn unplaced(server_id: u32, checksum: bool) -> EventWriter {
+        EventWriter {
+            crc_when_placed: true,
+            ..EventWriter::new(server_id, checksum)
         }
     }
 
@@ -398,7 +411,11 @@ impl EventWriter {
         out.extend_from_slice(&flags.to_le_bytes());
         out.extend_from_slice(body);
         if with_crc {
-            let crc = event_crc(&out);
+            let crc = if self.crc_when_placed {
+                0
+            } else {
+                event_crc(&out)
+            };
             out.extend_from_slice(&crc.to_le_bytes());
         }
         out

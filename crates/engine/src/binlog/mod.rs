@@ -470,7 +470,7 @@ impl Binlog {
     /// rare case a rotation changed it meanwhile).
     pub(crate) fn encoder(&self) -> EventWriter {
         let checksum = self.active_checksum.load(Ordering::Acquire);
-        EventWriter::new(self.cfg.lock().server_id, checksum)
+        EventWriter::unplaced(self.cfg.lock().server_id, checksum)
     }
 
     pub(crate) fn writer_for(&self, checksum: bool) -> EventWriter {
