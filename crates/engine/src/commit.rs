@@ -65,7 +65,7 @@
 //! released only once it is applied and marked, so a checkpoint never
 //! passes a prepare whose outcome is undecided.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -182,7 +182,7 @@ pub struct BinlogCounters {
 pub(crate) struct Pipeline {
     pub binlog: Binlog,
     /// Where binlog caches spill (`<datadir>/#tmp`).
-    cache_dir: PathBuf,
+    cache_dir: Arc<Path>,
     flush: Stage,
     sync: Stage,
     pub(crate) commit: Stage,
@@ -330,7 +330,7 @@ impl Pipeline {
         Pipeline {
             redo_syncer,
             binlog,
-            cache_dir,
+            cache_dir: Arc::from(cache_dir.as_path()),
             flush: Stage::default(),
             sync: Stage::default(),
             commit: Stage::default(),
@@ -572,7 +572,7 @@ impl Inner {
     /// counted in `Binlog_cache_use` / `Binlog_cache_disk_use`.
     fn fill_binlog_cache(&self, p: &Pipeline, trx_id: u64, writes: &[TxWrite]) -> Result<TrxCache> {
         let w = p.binlog.encoder();
-        let mut cache = TrxCache::new(self.cache_limits(p, format!("trx{trx_id}")), w.checksum);
+        let mut cache = TrxCache::new(self.cache_limits(p, ("trx", trx_id)), w.checksum);
         encode_events(&w, writes, &mut cache)?;
         if cache.is_empty() {
             return Ok(cache);
@@ -585,10 +585,11 @@ impl Inner {
     }
 
     /// The limits of a cache whose file would be `#tmp/binlog_cache_<name>`.
-    fn cache_limits(&self, p: &Pipeline, name: String) -> CacheLimits {
+    fn cache_limits(&self, p: &Pipeline, name: (&'static str, u64)) -> CacheLimits {
         CacheLimits {
             vfs: p.binlog.vfs(),
-            path: p.cache_dir.join(format!("binlog_cache_{name}")),
+            dir: p.cache_dir.clone(),
+            name,
             mem_limit_bytes: self.settings.binlog_cache_size.load(Ordering::Relaxed),
             max_bytes: self.settings.max_binlog_cache_size.load(Ordering::Relaxed),
         }
@@ -612,7 +613,7 @@ impl Inner {
             _ => {
                 let w =
                     EventWriter::unplaced(p.binlog.writer_for(a.checksum).server_id, a.checksum);
-                let mut limits = self.cache_limits(p, format!("xid{}", t.xid));
+                let mut limits = self.cache_limits(p, ("xid", t.xid));
                 limits.max_bytes = u64::MAX;
                 let mut c = TrxCache::new(limits, a.checksum);
                 encode_events(&w, &t.writes, &mut c)?;

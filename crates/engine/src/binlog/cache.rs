@@ -38,7 +38,7 @@
 //! * the file is removed when the cache is dropped (a crash leaves it in
 //!   `#tmp`, which the next start empties).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use quire_io::{File, FileKind, OpenOptions, Vfs};
@@ -47,6 +47,8 @@ use crate::error::{EngineError, Result};
 
 /// How much of the file part is read back at once.
 const READ_CHUNK_BYTES: usize = 1 << 20;
+/// The memory part's first allocation.
+const FIRST_ALLOC_BYTES: u64 = 1024;
 /// Common event header length (the size field is at +9, 4 bytes LE).
 const HEADER_LEN: usize = 19;
 
@@ -54,12 +56,22 @@ const HEADER_LEN: usize = 19;
 #[derive(Clone)]
 pub(crate) struct CacheLimits {
     pub vfs: Arc<dyn Vfs>,
-    /// `<datadir>/#tmp/binlog_cache_<trx id>`.
-    pub path: PathBuf,
+    /// `<datadir>/#tmp`; the file is `binlog_cache_<name.0><name.1>`,
+    /// named only when it is made (most caches never are).
+    pub dir: Arc<Path>,
+    pub name: (&'static str, u64),
     /// `binlog_cache_size` (never above `max_bytes`, as MySQL clamps it).
     pub mem_limit_bytes: u64,
     /// `max_binlog_cache_size`.
     pub max_bytes: u64,
+}
+
+impl CacheLimits {
+    /// The temporary file's path.
+    pub(crate) fn path(&self) -> PathBuf {
+        self.dir
+            .join(format!("binlog_cache_{}{}", self.name.0, self.name.1))
+    }
 }
 
 /// One transaction's events (BEGIN through its last rows event).
@@ -86,9 +98,11 @@ pub(crate) fn cache_full() -> EngineError {
 
 impl TrxCache {
     pub(crate) fn new(limits: CacheLimits, checksum: bool) -> TrxCache {
+        // Most transactions' events fit in this from the start.
+        let first = limits.mem_limit_bytes.min(FIRST_ALLOC_BYTES) as usize;
         TrxCache {
             limits,
-            mem: Vec::new(),
+            mem: Vec::with_capacity(first),
             file: None,
             file_bytes: 0,
             total_bytes: 0,
@@ -159,16 +173,14 @@ impl TrxCache {
     }
 
     fn create_file(&self) -> Result<Arc<dyn File>> {
-        let path = &self.limits.path;
-        if let Some(dir) = path.parent() {
-            self.limits
-                .vfs
-                .create_dir_all(dir)
-                .map_err(|e| self.io_err("creating the directory of", e))?;
-        }
+        let path = self.limits.path();
         self.limits
             .vfs
-            .open(path, OpenOptions::create(FileKind::Other))
+            .create_dir_all(&self.limits.dir)
+            .map_err(|e| self.io_err("creating the directory of", e))?;
+        self.limits
+            .vfs
+            .open(&path, OpenOptions::create(FileKind::Other))
             .map_err(|e| self.io_err("creating", e))
     }
 
@@ -179,7 +191,7 @@ impl TrxCache {
             "HY000",
             format!(
                 "Error {what} the binlog cache file '{}': {e}",
-                self.limits.path.display()
+                self.limits.path().display()
             ),
         )
     }
@@ -214,7 +226,7 @@ impl TrxCache {
             if !buf.is_empty() {
                 return Err(EngineError::internal(format!(
                     "the binlog cache file '{}' ends inside an event",
-                    self.limits.path.display()
+                    self.limits.path().display()
                 )));
             }
         }
@@ -246,7 +258,7 @@ impl Drop for TrxCache {
     fn drop(&mut self) {
         if self.file.take().is_some() {
             // A file left behind is removed by the next start (#tmp).
-            let _ = self.limits.vfs.remove_file(&self.limits.path);
+            let _ = self.limits.vfs.remove_file(&self.limits.path());
         }
     }
 }
@@ -261,7 +273,8 @@ mod tests {
     fn limits(vfs: &Arc<dyn Vfs>, mem: u64, max: u64) -> CacheLimits {
         CacheLimits {
             vfs: vfs.clone(),
-            path: PathBuf::from("/d/#tmp/binlog_cache_trx1"),
+            dir: Arc::from(Path::new("/d/#tmp")),
+            name: ("trx", 1),
             mem_limit_bytes: mem,
             max_bytes: max,
         }
