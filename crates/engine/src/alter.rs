@@ -397,11 +397,7 @@ pub(crate) fn check_names(def: &TableDef) -> Result<()> {
 /// table or view has the name (1049, 1050).
 fn rename_target_free(cat: &Catalog, t: &TableDef, db: &str, name: &str) -> Result<()> {
     if !cat.has_db(db) {
-        return Err(EngineError::new(
-            1049,
-            "42000",
-            format!("Unknown database '{db}'"),
-        ));
+        return Err(EngineError::unknown_database(db));
     }
     let key = Catalog::key(db, name);
     if cat.views.contains_key(&key) {

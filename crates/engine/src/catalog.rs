@@ -794,11 +794,7 @@ impl Catalog {
     }
     pub fn table(&self, db: &str, table: &str) -> Result<Arc<TableDef>> {
         if !self.has_db(db) {
-            return Err(EngineError::new(
-                1049,
-                "42000",
-                format!("Unknown database '{db}'"),
-            ));
+            return Err(EngineError::unknown_database(db));
         }
         self.tables
             .get(&Catalog::key(db, table))

@@ -220,6 +220,44 @@ pub struct EngineRecovery {
     pub storage: quire_storage::RecoveryReport,
 }
 
+/// A new table's definition from its CREATE TABLE parts (indexes get
+/// ids 1, 2, ... in order). `auto_increment` and `skip_fk_checks` are the
+/// caller's to act on.
+pub(crate) fn new_table_def(
+    id: u32,
+    db: &str,
+    name: &str,
+    spec: NewTable,
+    temporary: bool,
+) -> TableDef {
+    let indexes = spec
+        .indexes
+        .into_iter()
+        .enumerate()
+        .map(|(i, (iname, unique, cols))| IndexDef {
+            id: i as u32 + 1,
+            name: iname,
+            unique,
+            columns: cols,
+            created_csn: 0,
+        })
+        .collect();
+    TableDef {
+        id,
+        db: db.to_string(),
+        name: name.to_string(),
+        columns: spec.columns,
+        primary: spec.primary,
+        indexes,
+        checks: spec.checks,
+        foreign_keys: spec.foreign_keys,
+        rebuilt_csn: 0,
+        building: None,
+        collation: spec.collation.unwrap_or(ColumnType::LEGACY_COLLATION),
+        temporary,
+    }
+}
+
 /// The checks every new table's definition passes (CREATE TABLE and
 /// CREATE TEMPORARY TABLE): column and key types, key columns that exist.
 pub(crate) fn check_new_table(
@@ -746,11 +784,7 @@ impl Engine {
     pub fn tables(&self, db: &str) -> Result<Vec<Arc<TableDef>>> {
         let cat = self.inner.catalog.read();
         if !cat.has_db(db) {
-            return Err(EngineError::new(
-                1049,
-                "42000",
-                format!("Unknown database '{db}'"),
-            ));
+            return Err(EngineError::unknown_database(db));
         }
         let dbl = db.to_ascii_lowercase();
         Ok(cat
@@ -793,25 +827,12 @@ impl Engine {
         spec: NewTable,
         if_not_exists: bool,
     ) -> Result<Arc<TableDef>> {
-        let NewTable {
-            columns,
-            primary,
-            indexes,
-            auto_increment,
-            checks,
-            foreign_keys,
-            skip_fk_checks,
-            collation,
-        } = spec;
+        let (auto_increment, skip_fk_checks) = (spec.auto_increment, spec.skip_fk_checks);
         let mut ddl = self.inner.commit.lock();
         let (id, def) = {
             let cat = self.inner.catalog.read();
             if !cat.has_db(db) {
-                return Err(EngineError::new(
-                    1049,
-                    "42000",
-                    format!("Unknown database '{db}'"),
-                ));
+                return Err(EngineError::unknown_database(db));
             }
             if cat.views.contains_key(&Catalog::key(db, name)) {
                 return Err(EngineError::new(
@@ -830,33 +851,9 @@ impl Engine {
                     format!("Table '{name}' already exists"),
                 ));
             }
-            check_new_table(&columns, &primary, &indexes)?;
+            check_new_table(&spec.columns, &spec.primary, &spec.indexes)?;
             let id = cat.next_table_id.max(1);
-            let idx: Vec<IndexDef> = indexes
-                .into_iter()
-                .enumerate()
-                .map(|(i, (iname, unique, cols))| IndexDef {
-                    id: i as u32 + 1,
-                    name: iname,
-                    unique,
-                    columns: cols,
-                    created_csn: 0,
-                })
-                .collect();
-            let def = TableDef {
-                id,
-                db: db.to_string(),
-                name: name.to_string(),
-                columns,
-                primary,
-                indexes: idx,
-                checks,
-                foreign_keys,
-                rebuilt_csn: 0,
-                building: None,
-                collation: collation.unwrap_or(ColumnType::LEGACY_COLLATION),
-                temporary: false,
-            };
+            let def = new_table_def(id, db, name, spec, false);
             crate::fk_ddl::validate(&def, &cat, !skip_fk_checks)?;
             (id, def)
         };

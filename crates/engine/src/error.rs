@@ -34,6 +34,10 @@ impl EngineError {
             ),
         )
     }
+    /// ER_BAD_DB_ERROR (1049).
+    pub fn unknown_database(db: &str) -> Self {
+        EngineError::new(1049, "42000", format!("Unknown database '{db}'"))
+    }
     /// ER_UNKNOWN_ERROR-style internal failure (1105) wrapping a storage error.
     pub fn internal(e: impl std::fmt::Display) -> Self {
         EngineError::new(1105, "HY000", e.to_string())

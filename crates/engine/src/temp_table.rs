@@ -27,10 +27,9 @@
 
 use std::sync::Arc;
 
-use crate::catalog::{IndexDef, NewTable, TableDef};
-use crate::engine::{check_new_table, Engine, OldTrees, CATALOG_TREE};
+use crate::catalog::{NewTable, TableDef};
+use crate::engine::{check_new_table, new_table_def, Engine, OldTrees, CATALOG_TREE};
 use crate::error::{EngineError, Result};
-use crate::types::ColumnType;
 
 impl Engine {
     /// CREATE TEMPORARY TABLE `db`.`name`: the definition, which the caller
@@ -42,59 +41,22 @@ impl Engine {
         name: &str,
         spec: NewTable,
     ) -> Result<Arc<TableDef>> {
-        let NewTable {
-            columns,
-            primary,
-            indexes,
-            auto_increment,
-            checks,
-            foreign_keys,
-            skip_fk_checks: _,
-            collation,
-        } = spec;
-        if !foreign_keys.is_empty() {
+        if !spec.foreign_keys.is_empty() {
             return Err(EngineError::not_supported(
                 "FOREIGN KEY on a temporary table",
             ));
         }
+        let auto_increment = spec.auto_increment;
         let mut ddl = self.inner.commit.lock();
         let id = {
             let cat = self.inner.catalog.read();
             if !cat.has_db(db) {
-                return Err(EngineError::new(
-                    1049,
-                    "42000",
-                    format!("Unknown database '{db}'"),
-                ));
+                return Err(EngineError::unknown_database(db));
             }
             cat.next_table_id.max(1)
         };
-        check_new_table(&columns, &primary, &indexes)?;
-        let idx: Vec<IndexDef> = indexes
-            .into_iter()
-            .enumerate()
-            .map(|(i, (iname, unique, cols))| IndexDef {
-                id: i as u32 + 1,
-                name: iname,
-                unique,
-                columns: cols,
-                created_csn: 0,
-            })
-            .collect();
-        let def = TableDef {
-            id,
-            db: db.to_string(),
-            name: name.to_string(),
-            columns,
-            primary,
-            indexes: idx,
-            checks,
-            foreign_keys: Vec::new(),
-            rebuilt_csn: 0,
-            building: None,
-            collation: collation.unwrap_or(ColumnType::LEGACY_COLLATION),
-            temporary: true,
-        };
+        check_new_table(&spec.columns, &spec.primary, &spec.indexes)?;
+        let def = new_table_def(id, db, name, spec, true);
         // The id counter first, so a crash never hands this id out again
         // while its trees may still exist.
         self.inner
