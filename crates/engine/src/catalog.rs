@@ -39,7 +39,11 @@
 //! generated column's expression (`GENERATED ALWAYS AS (expr)`), a
 //! parenthesised DEFAULT expression (MySQL 8.0.13) and a column COMMENT.
 //! The SQL layer (`sql/src/generated.rs`) validates, prints and evaluates
-//! the expressions; the engine only keeps their text and prints it.
+//! the expressions; the engine only keeps their text and prints it. 8 is
+//! format 7 followed by the indexes' column prefix lengths (`KEY (c(10))`:
+//! u32 count, then per index with a prefix its position among the indexes
+//! u32 and one u32 per key part, 0 = the whole column), written only while
+//! an index has one; older formats read as indexes of whole columns.
 //!
 //! Creating a table creates its trees first (each its own mini-transaction)
 //! and then writes the catalog entry: a crash in between leaves empty trees
@@ -259,6 +263,85 @@ pub struct IndexDef {
     /// Snapshots older than this commit sequence cannot use the index
     /// (MySQL error 1412), since it holds no entries for older versions.
     pub created_csn: u64,
+    /// Column prefix lengths per key part (`KEY (c(10))`): characters for
+    /// a character column, bytes for a binary one; None = the whole
+    /// column. Empty when no part has one (kept so: [`IndexDef::new`]
+    /// and the catalog decoder normalize), so indexes without prefixes
+    /// compare and encode as before.
+    pub prefix: Vec<Option<u32>>,
+}
+
+impl IndexDef {
+    /// An index over whole columns.
+    pub fn new(id: u32, name: impl Into<String>, unique: bool, columns: Vec<usize>) -> IndexDef {
+        IndexDef {
+            id,
+            name: name.into(),
+            unique,
+            columns,
+            created_csn: 0,
+            prefix: Vec::new(),
+        }
+    }
+
+    /// `prefix` in its normal form: empty when no part has a length.
+    pub fn normal_prefix(prefix: Vec<Option<u32>>) -> Vec<Option<u32>> {
+        if prefix.iter().all(Option::is_none) {
+            Vec::new()
+        } else {
+            prefix
+        }
+    }
+
+    /// The prefix length of key part `part` (None: the whole column).
+    pub fn prefix_len(&self, part: usize) -> Option<u32> {
+        self.prefix.get(part).copied().flatten()
+    }
+
+    /// Whether any key part is a column prefix. Such an index is never
+    /// covering and gives no order from its first prefix part on.
+    pub fn has_prefix(&self) -> bool {
+        self.prefix.iter().any(Option::is_some)
+    }
+
+    /// The leading key columns whose order the index gives: all of them,
+    /// or those before the first prefix part (a prefix key orders rows
+    /// by their first N characters only).
+    pub fn ordered_columns(&self) -> &[usize] {
+        let n = (0..self.columns.len())
+            .find(|&p| self.prefix_len(p).is_some())
+            .unwrap_or(self.columns.len());
+        &self.columns[..n]
+    }
+
+    /// The key part values of `row` (a whole row of `t`): each indexed
+    /// column's value, cut to its prefix length.
+    pub fn key_values(&self, t: &TableDef, row: &[Value]) -> Vec<Value> {
+        self.columns
+            .iter()
+            .enumerate()
+            .map(|(p, &c)| {
+                let v = &row[c];
+                match self.prefix_len(p) {
+                    Some(n) => crate::types::key_prefix(v, &t.columns[c].ty, n),
+                    None => v.clone(),
+                }
+            })
+            .collect()
+    }
+
+    /// How SHOW CREATE TABLE lists the key parts: `` `c`(10),`d` ``.
+    pub fn parts_sql(&self, t: &TableDef) -> String {
+        self.columns
+            .iter()
+            .enumerate()
+            .map(|(p, &c)| match self.prefix_len(p) {
+                Some(n) => format!("`{}`({n})", t.columns[c].name),
+                None => format!("`{}`", t.columns[c].name),
+            })
+            .collect::<Vec<_>>()
+            .join(",")
+    }
 }
 
 /// A table.
@@ -423,7 +506,7 @@ impl TableDef {
                 "  {}KEY `{}` ({})",
                 if i.unique { "UNIQUE " } else { "" },
                 i.name,
-                cols(&i.columns)
+                i.parts_sql(self)
             ));
         }
         // MySQL 8.0 lists foreign keys after the keys, then CHECKs.
@@ -449,7 +532,8 @@ impl TableDef {
 
     pub fn encode(&self) -> Vec<u8> {
         let mut w = Vec::new();
-        let v7 = self.collation != ColumnType::LEGACY_COLLATION;
+        let v8 = self.indexes.iter().any(IndexDef::has_prefix);
+        let v7 = v8 || self.collation != ColumnType::LEGACY_COLLATION;
         let v6 = v7 || self.columns.iter().any(ColumnDef::has_extras);
         let v5 = v6 || self.columns.iter().any(|c| c.instant.is_some());
         let v4 = v5 || self.rebuilt_csn != 0;
@@ -459,7 +543,9 @@ impl TableDef {
                 .columns
                 .iter()
                 .any(|c| c.default_now.is_some() || c.on_update_now.is_some());
-        w.push(if v7 {
+        w.push(if v8 {
+            8u8
+        } else if v7 {
             7u8
         } else if v6 {
             6u8
@@ -574,13 +660,28 @@ impl TableDef {
         if v7 {
             w.extend_from_slice(&self.collation.id().to_le_bytes());
         }
+        if v8 {
+            let prefixed: Vec<(usize, &IndexDef)> = self
+                .indexes
+                .iter()
+                .enumerate()
+                .filter(|(_, i)| i.has_prefix())
+                .collect();
+            put_u32(&mut w, prefixed.len() as u32);
+            for (n, i) in prefixed {
+                put_u32(&mut w, n as u32);
+                for p in 0..i.columns.len() {
+                    put_u32(&mut w, i.prefix_len(p).unwrap_or(0));
+                }
+            }
+        }
         w
     }
 
     pub fn decode(b: &[u8]) -> std::result::Result<TableDef, String> {
         let mut r = b;
         let ver = take(&mut r, 1)?[0];
-        if !(1..=7).contains(&ver) {
+        if !(1..=8).contains(&ver) {
             return Err(format!("unknown table definition format {ver}"));
         }
         let id = get_u32(&mut r)?;
@@ -656,6 +757,7 @@ impl TableDef {
                 unique,
                 columns: cols,
                 created_csn,
+                prefix: Vec::new(),
             });
         }
         let (checks, foreign_keys) = if ver >= 3 {
@@ -704,6 +806,19 @@ impl TableDef {
         } else {
             ColumnType::LEGACY_COLLATION
         };
+        if ver >= 8 {
+            let n = get_u32(&mut r)? as usize;
+            for _ in 0..n {
+                let at = get_u32(&mut r)? as usize;
+                let ix = indexes.get_mut(at).ok_or("prefixed index out of range")?;
+                let mut prefix = Vec::with_capacity(ix.columns.len());
+                for _ in 0..ix.columns.len() {
+                    let len = get_u32(&mut r)?;
+                    prefix.push((len != 0).then_some(len));
+                }
+                ix.prefix = IndexDef::normal_prefix(prefix);
+            }
+        }
         Ok(TableDef {
             id,
             db,
@@ -828,13 +943,45 @@ impl Catalog {
     }
 }
 
+/// One secondary index of a CREATE TABLE.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct IndexSpec {
+    pub name: String,
+    pub unique: bool,
+    /// Column positions.
+    pub columns: Vec<usize>,
+    /// Per key part, the column prefix length (see [`IndexDef::prefix`];
+    /// empty or shorter than `columns`: whole columns).
+    pub prefix: Vec<Option<u32>>,
+}
+
+impl IndexSpec {
+    /// An index over whole columns.
+    pub fn whole(name: impl Into<String>, unique: bool, columns: Vec<usize>) -> IndexSpec {
+        IndexSpec {
+            name: name.into(),
+            unique,
+            columns,
+            prefix: Vec::new(),
+        }
+    }
+
+    /// The leading columns the index keys whole (see
+    /// [`IndexDef::ordered_columns`]).
+    pub fn ordered_columns(&self) -> &[usize] {
+        let n = (0..self.columns.len())
+            .find(|&p| self.prefix.get(p).copied().flatten().is_some())
+            .unwrap_or(self.columns.len());
+        &self.columns[..n]
+    }
+}
+
 /// What CREATE TABLE asks for besides the name.
 #[derive(Debug, Clone, Default)]
 pub struct NewTable {
     pub columns: Vec<ColumnDef>,
     pub primary: Vec<usize>,
-    /// (name, unique, column positions)
-    pub indexes: Vec<(String, bool, Vec<usize>)>,
+    pub indexes: Vec<IndexSpec>,
     /// The `AUTO_INCREMENT=n` table option: the first value handed out.
     pub auto_increment: Option<u64>,
     pub checks: Vec<CheckDef>,
@@ -1006,5 +1153,50 @@ mod tests {
         );
         assert!(t.column_unused_by_expressions("ts", &["g"]).is_ok());
         assert!(t.column_unused_by_expressions("d", &[]).is_ok());
+    }
+
+    /// Column prefix lengths are format 8, written only while an index
+    /// has one; a table whose indexes are whole keeps its older format and
+    /// its bytes, and decoding it gives indexes without prefixes.
+    #[test]
+    fn format_8_round_trips_prefixes_and_older_formats_stay() {
+        let mut t = def(false);
+        t.columns
+            .push(ColumnDef::new("s", ColumnType::varchar(20), true));
+        t.columns.push(ColumnDef::new(
+            "b",
+            ColumnType::Blob { max_bytes: 65535 },
+            true,
+        ));
+        t.indexes.push(IndexDef::new(1, "whole", true, vec![0]));
+        let old = t.encode();
+        assert_eq!(old[0], 1);
+        assert_eq!(TableDef::decode(&old).expect("decode"), t);
+        t.indexes.push(IndexDef {
+            prefix: vec![None, Some(7), Some(300)],
+            ..IndexDef::new(2, "pre", false, vec![0, 3, 4])
+        });
+        let b = t.encode();
+        assert_eq!(b[0], 8);
+        let back = TableDef::decode(&b).expect("decode");
+        assert_eq!(back, t);
+        assert_eq!(back.indexes[0].prefix, Vec::<Option<u32>>::new());
+        assert_eq!(back.indexes[1].prefix_len(1), Some(7));
+        assert_eq!(back.indexes[1].ordered_columns(), &[0]);
+        assert!(back
+            .create_sql()
+            .contains("KEY `pre` (`id`,`s`(7),`b`(300))"));
+        // Without the prefixed index the table is format 1 again.
+        t.indexes.pop();
+        assert_eq!(t.encode(), old);
+        // Every truncation is an error, never a panic; so is a prefixed
+        // index position past the indexes.
+        for n in 0..b.len() {
+            assert!(TableDef::decode(&b[..n]).is_err(), "{n}");
+        }
+        let mut bad = b.clone();
+        let at = bad.len() - 4 * 3 - 4;
+        bad[at..at + 4].copy_from_slice(&9u32.to_le_bytes());
+        assert!(TableDef::decode(&bad).is_err());
     }
 }

@@ -46,7 +46,7 @@ use std::collections::HashSet;
 
 use crate::bigtrx::{ExtRef, SideFiles, REC_COMMIT_EXT, REC_PREPARE_EXT};
 use crate::binlog::{Binlog, BinlogConfig};
-use crate::catalog::{Catalog, ColumnDef, IndexDef, NewTable, TableDef};
+use crate::catalog::{Catalog, ColumnDef, IndexDef, IndexSpec, NewTable, TableDef};
 use crate::commit::{
     decode_markers, decode_prepare, Pipeline, Prepared, REC_MARKERS, REC_PREPARE, REC_PREPARE_V1,
 };
@@ -234,12 +234,13 @@ pub(crate) fn new_table_def(
         .indexes
         .into_iter()
         .enumerate()
-        .map(|(i, (iname, unique, cols))| IndexDef {
+        .map(|(i, ix)| IndexDef {
             id: i as u32 + 1,
-            name: iname,
-            unique,
-            columns: cols,
+            name: ix.name,
+            unique: ix.unique,
+            columns: ix.columns,
             created_csn: 0,
+            prefix: IndexDef::normal_prefix(ix.prefix),
         })
         .collect();
     TableDef {
@@ -260,22 +261,25 @@ pub(crate) fn new_table_def(
 
 /// The checks every new table's definition passes (CREATE TABLE and
 /// CREATE TEMPORARY TABLE): column and key types, key columns that exist.
+/// The indexes' prefix lengths are put in normal form.
 pub(crate) fn check_new_table(
     columns: &[ColumnDef],
     primary: &[usize],
-    indexes: &[(String, bool, Vec<usize>)],
+    indexes: &mut [IndexSpec],
 ) -> Result<()> {
     validate_columns(columns, primary)?;
     check_key_types(columns, primary)?;
-    for (name, _, key) in indexes {
-        check_key_types(columns, key)?;
-        if key.is_empty() || key.iter().any(|&c| c >= columns.len()) {
+    check_key_parts(columns, primary, &[], true)?;
+    for ix in indexes.iter_mut() {
+        if ix.columns.is_empty() || ix.columns.iter().any(|&c| c >= columns.len()) {
             return Err(EngineError::new(
                 1072,
                 "42000",
-                format!("Key column for index '{name}' doesn't exist in table"),
+                format!("Key column for index '{}' doesn't exist in table", ix.name),
             ));
         }
+        check_key_types(columns, &ix.columns)?;
+        ix.prefix = check_key_parts(columns, &ix.columns, &ix.prefix, false)?;
     }
     if columns.iter().any(|c| c.instant.is_some()) {
         return Err(EngineError::internal(
@@ -813,7 +817,10 @@ impl Engine {
         let spec = NewTable {
             columns,
             primary,
-            indexes,
+            indexes: indexes
+                .into_iter()
+                .map(|(n, u, c)| IndexSpec::whole(n, u, c))
+                .collect(),
             ..NewTable::default()
         };
         self.create_table_with(db, name, spec, if_not_exists)
@@ -824,7 +831,7 @@ impl Engine {
         &self,
         db: &str,
         name: &str,
-        spec: NewTable,
+        mut spec: NewTable,
         if_not_exists: bool,
     ) -> Result<Arc<TableDef>> {
         let (auto_increment, skip_fk_checks) = (spec.auto_increment, spec.skip_fk_checks);
@@ -851,7 +858,7 @@ impl Engine {
                     format!("Table '{name}' already exists"),
                 ));
             }
-            check_new_table(&spec.columns, &spec.primary, &spec.indexes)?;
+            check_new_table(&spec.columns, &spec.primary, &mut spec.indexes)?;
             let id = cat.next_table_id.max(1);
             let def = new_table_def(id, db, name, spec, false);
             crate::fk_ddl::validate(&def, &cat, !skip_fk_checks)?;
@@ -928,7 +935,12 @@ impl Engine {
             indexes: def
                 .indexes
                 .iter()
-                .map(|i| (i.name.clone(), i.unique, i.columns.clone()))
+                .map(|i| IndexSpec {
+                    name: i.name.clone(),
+                    unique: i.unique,
+                    columns: i.columns.clone(),
+                    prefix: i.prefix.clone(),
+                })
                 .collect(),
             checks,
             collation: Some(def.collation),
@@ -1172,6 +1184,126 @@ pub(crate) fn check_key_types(columns: &[ColumnDef], key: &[usize]) -> Result<()
     Ok(())
 }
 
+/// MySQL's limit on a key (InnoDB, DYNAMIC rows): 3072 bytes.
+const MAX_KEY_BYTES: u64 = 3072;
+
+fn too_long_key() -> EngineError {
+    EngineError::new(
+        1071,
+        "42000",
+        format!("Specified key was too long; max key length is {MAX_KEY_BYTES} bytes"),
+    )
+}
+
+/// The bytes MySQL counts for a key part of a column of type `ty` (the
+/// whole column, or `prefix` characters / bytes of it).
+fn key_part_bytes(ty: &ColumnType, prefix: Option<u32>) -> u64 {
+    let chars = |n: u32, ty: &ColumnType| {
+        u64::from(n) * u64::from(ty.collation().map_or(1, |c| c.charset().max_len()))
+    };
+    match *ty {
+        ColumnType::Char { len, .. } | ColumnType::Varchar { len, .. } => {
+            chars(prefix.unwrap_or(len), ty)
+        }
+        ColumnType::Text { max_bytes, .. } => prefix.map_or(u64::from(max_bytes), |n| chars(n, ty)),
+        ColumnType::Binary { len } | ColumnType::VarBinary { len } => {
+            u64::from(prefix.unwrap_or(len))
+        }
+        ColumnType::Blob { max_bytes } => u64::from(prefix.unwrap_or(max_bytes)),
+        ColumnType::TinyInt { .. } | ColumnType::Year => 1,
+        ColumnType::SmallInt { .. } => 2,
+        ColumnType::MediumInt { .. } | ColumnType::Date => 3,
+        ColumnType::Int { .. } | ColumnType::Float => 4,
+        ColumnType::Decimal { precision, .. } => u64::from(precision) / 2 + 1,
+        ColumnType::Enum { .. } => 2,
+        _ => 8,
+    }
+}
+
+/// Checks one key's parts as MySQL 8.0 does and gives its prefix lengths
+/// in normal form (a prefix as long as a CHAR/VARCHAR/BINARY/VARBINARY
+/// column is the whole column, as MySQL keys it): 1391 for a zero
+/// length, 1089 for a prefix on a column that is not a string or longer
+/// than the column, 1170 for a TEXT/BLOB column without one, 1071 for a
+/// part or key over 3072 bytes; `primary`: a PRIMARY KEY, where a
+/// remaining prefix is refused (1235: the clustered key holds whole
+/// values). `prefix` shorter than `key` means whole columns for the rest.
+pub fn check_key_parts(
+    columns: &[ColumnDef],
+    key: &[usize],
+    prefix: &[Option<u32>],
+    primary: bool,
+) -> Result<Vec<Option<u32>>> {
+    let mut out = Vec::with_capacity(key.len());
+    let mut total = 0u64;
+    for (p, &c) in key.iter().enumerate() {
+        let Some(col) = columns.get(c) else {
+            return Err(EngineError::new(
+                1072,
+                "42000",
+                "Key column doesn't exist in table",
+            ));
+        };
+        let wrong = || {
+            EngineError::new(
+                1089,
+                "HY000",
+                "Incorrect prefix key; the used key part isn't a string, the used length is longer than the key part, or the storage engine doesn't support unique prefix keys",
+            )
+        };
+        let lob = matches!(col.ty, ColumnType::Text { .. } | ColumnType::Blob { .. });
+        let part = match prefix.get(p).copied().flatten() {
+            Some(0) => {
+                return Err(EngineError::new(
+                    1391,
+                    "HY000",
+                    format!("Key part '{}' length cannot be 0", col.name),
+                ))
+            }
+            Some(n) => match col.ty {
+                ColumnType::Char { len, .. }
+                | ColumnType::Varchar { len, .. }
+                | ColumnType::Binary { len }
+                | ColumnType::VarBinary { len } => match n.cmp(&len) {
+                    std::cmp::Ordering::Greater => return Err(wrong()),
+                    std::cmp::Ordering::Equal => None,
+                    std::cmp::Ordering::Less => Some(n),
+                },
+                ColumnType::Text { max_bytes, .. } | ColumnType::Blob { max_bytes } => {
+                    if n > max_bytes {
+                        return Err(wrong());
+                    }
+                    Some(n)
+                }
+                _ => return Err(wrong()),
+            },
+            None if lob => {
+                return Err(EngineError::new(
+                    1170,
+                    "42000",
+                    format!(
+                        "BLOB/TEXT column '{}' used in key specification without a key length",
+                        col.name
+                    ),
+                ))
+            }
+            None => None,
+        };
+        if primary && part.is_some() {
+            return Err(EngineError::not_supported(
+                "a column prefix length in a PRIMARY KEY",
+            ));
+        }
+        let bytes = key_part_bytes(&col.ty, part);
+        total += bytes;
+        if bytes > MAX_KEY_BYTES || total > MAX_KEY_BYTES {
+            return Err(too_long_key());
+        }
+        out.push(part);
+    }
+    Ok(IndexDef::normal_prefix(out))
+}
+
 pub(crate) fn validate_columns(columns: &[ColumnDef], primary: &[usize]) -> Result<()> {
     if columns.is_empty() {
         return Err(EngineError::new(
@@ -1207,7 +1339,7 @@ pub(crate) fn validate_columns(columns: &[ColumnDef], primary: &[usize]) -> Resu
 
 /// Secondary key bytes (without the primary key suffix).
 pub(crate) fn sec_key(t: &TableDef, idx: &IndexDef, row: &[Value]) -> Vec<u8> {
-    let vals: Vec<Value> = idx.columns.iter().map(|&c| row[c].clone()).collect();
+    let vals: Vec<Value> = idx.key_values(t, row);
     let tys: Vec<ColumnType> = idx
         .columns
         .iter()
@@ -1220,6 +1352,35 @@ pub(crate) fn sec_key(t: &TableDef, idx: &IndexDef, row: &[Value]) -> Vec<u8> {
 
 pub(crate) fn has_null(idx: &IndexDef, row: &[Value]) -> bool {
     idx.columns.iter().any(|&c| matches!(row[c], Value::Null))
+}
+
+/// The secondary key bytes of `row` in `idx` (without the primary key
+/// suffix): two rows conflict in a UNIQUE index when these are equal
+/// (column prefixes cut, strings weighed by their collations). None when
+/// a value does not fit its column.
+pub fn index_key(t: &TableDef, idx: &IndexDef, row: &[Value]) -> Option<Vec<u8>> {
+    if idx.columns.iter().any(|&c| c >= row.len()) {
+        return None;
+    }
+    let vals = idx.key_values(t, row);
+    let tys: Vec<ColumnType> = idx
+        .columns
+        .iter()
+        .map(|&c| t.columns[c].ty.clone())
+        .collect();
+    let mut out = Vec::new();
+    types::try_encode_key(&vals, &tys, &mut out).ok()?;
+    Some(out)
+}
+
+/// A key's values as MySQL's 1062 message shows them: the key parts of
+/// `row` (column prefixes cut, as MySQL prints a prefix key's entry).
+pub(crate) fn display_key(t: &TableDef, idx: &IndexDef, row: &[Value]) -> String {
+    idx.key_values(t, row)
+        .iter()
+        .map(|v| v.to_string())
+        .collect::<Vec<_>>()
+        .join("-")
 }
 
 pub(crate) fn display_vals(cols: &[usize], row: &[Value]) -> String {

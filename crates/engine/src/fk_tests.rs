@@ -36,7 +36,7 @@ fn setup(e: &Engine, on_delete: FkAction) {
             ColumnDef::new("pid", int(), true),
         ],
         primary: vec![0],
-        indexes: vec![("pid".into(), false, vec![1])],
+        indexes: vec![crate::IndexSpec::whole("pid", false, vec![1])],
         foreign_keys: vec![ForeignKeyDef {
             name: "c_ibfk_1".into(),
             columns: vec![1],

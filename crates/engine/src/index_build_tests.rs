@@ -307,9 +307,7 @@ fn a_unique_build_with_writers_held_finds_existing_duplicates() {
         .create_index_with(
             "ob",
             "held",
-            "uk",
-            true,
-            vec![1],
+            crate::IndexSpec::whole("uk", true, vec![1]),
             crate::BuildLock::Shared,
             None,
         )

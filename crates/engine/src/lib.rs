@@ -32,9 +32,9 @@ pub mod types;
 pub mod view;
 
 pub use alter::{RenamePair, TableChange};
-pub use catalog::{ColumnDef, Generated, IndexDef, NewTable, TableDef};
+pub use catalog::{ColumnDef, Generated, IndexDef, IndexSpec, NewTable, TableDef};
 pub use constraint::{CheckDef, FkAction, ForeignKeyDef};
-pub use engine::{tmpdir, Engine, EngineRecovery};
+pub use engine::{check_key_parts, index_key, tmpdir, Engine, EngineRecovery};
 pub use error::{EngineError, Result};
 pub use index_build::BuildLock;
 pub use interrupt::{Interrupt, Kill, Stage};

@@ -91,6 +91,8 @@ pub struct NewIndex {
     pub name: Option<String>,
     pub unique: bool,
     pub columns: Vec<String>,
+    /// Per key part, its column prefix length (empty: whole columns).
+    pub prefix: Vec<Option<u32>>,
 }
 
 /// Everything a rebuilding ALTER TABLE changes.
@@ -385,11 +387,35 @@ fn rekey(
     def.primary = primary;
     let mut indexes: Vec<IndexDef> = Vec::new();
     for ix in &def.indexes {
-        let cols = moved(&ix.columns);
+        // A dropped column leaves the index (MySQL), its prefix with it.
+        let (cols, prefix): (Vec<usize>, Vec<Option<u32>>) = ix
+            .columns
+            .iter()
+            .enumerate()
+            .filter_map(|(p, &c)| at[c].map(|n| (n, ix.prefix_len(p))))
+            .unzip();
+        // As MySQL's ALTER: a part whose column became a non-string or no
+        // longer than the prefix keys the whole column.
+        let prefix = cols
+            .iter()
+            .zip(prefix)
+            .map(|(&c, len)| {
+                let len = len?;
+                match def.columns[c].ty {
+                    ColumnType::Char { len: l, .. }
+                    | ColumnType::Varchar { len: l, .. }
+                    | ColumnType::Binary { len: l }
+                    | ColumnType::VarBinary { len: l } => (len < l).then_some(len),
+                    ColumnType::Text { .. } | ColumnType::Blob { .. } => Some(len),
+                    _ => None,
+                }
+            })
+            .collect();
         if !cols.is_empty() {
             indexes.push(IndexDef {
                 columns: cols,
                 created_csn: 0,
+                prefix: IndexDef::normal_prefix(prefix),
                 ..ix.clone()
             });
         }
@@ -402,7 +428,15 @@ fn rekey(
             None => generated_index_name(def, &def.columns[cols[0]].name),
         };
         let id = def.indexes.iter().map(|i| i.id).max().unwrap_or(0) + 1;
-        let names: Vec<String> = ni.columns.iter().map(|n| q(n)).collect();
+        let names: Vec<String> = ni
+            .columns
+            .iter()
+            .enumerate()
+            .map(|(p, n)| match ni.prefix.get(p).copied().flatten() {
+                Some(len) => format!("{}({len})", q(n)),
+                None => q(n),
+            })
+            .collect();
         sql.push(format!(
             "ADD {}INDEX {} ({})",
             if ni.unique { "UNIQUE " } else { "" },
@@ -415,6 +449,7 @@ fn rekey(
             unique: ni.unique,
             columns: cols,
             created_csn: 0,
+            prefix: IndexDef::normal_prefix(ni.prefix.clone()),
         });
     }
     for fk in def.foreign_keys.iter_mut() {
@@ -479,8 +514,11 @@ fn plan(old: &TableDef, rb: &Rebuild, cat: &Catalog, checks: &AlterChecks<'_>) -
     }
     rekey(old, &mut def, &at, rb, &mut sql)?;
     crate::engine::check_key_types(&def.columns, &def.primary)?;
-    for ix in &def.indexes {
+    crate::engine::check_key_parts(&def.columns, &def.primary, &[], true)?;
+    for ix in def.indexes.iter_mut() {
         crate::engine::check_key_types(&def.columns, &ix.columns)?;
+        // A changed column type may make a prefix the whole column.
+        ix.prefix = crate::engine::check_key_parts(&def.columns, &ix.columns, &ix.prefix, false)?;
     }
     auto_is_a_key(&def)?;
     crate::alter::check_names(&def)?;
@@ -854,7 +892,9 @@ impl Engine {
                 for ((ix, tree), seen) in new.indexes.iter().zip(&trees).zip(&mut unique) {
                     let sk = sec_key(new, ix, &vals);
                     if ix.unique && !has_null(ix, &vals) && !seen.insert(sk.clone()) {
-                        return Err(duplicate(new, &ix.name, &ix.columns, &vals));
+                        let parts: Vec<usize> = (0..ix.columns.len()).collect();
+                        let shown = ix.key_values(new, &vals);
+                        return Err(duplicate(new, &ix.name, &parts, &shown));
                     }
                     let mut ek = sk;
                     ek.extend_from_slice(&key);

@@ -261,6 +261,7 @@ fn errors_are_mysqls() {
         name: None,
         unique: false,
         columns: vec!["id".into()],
+        prefix: Vec::new(),
     });
     let err = run(&e, &repk).expect_err("duplicate");
     assert_eq!(err.code, 1062, "{err:?}");
@@ -274,6 +275,7 @@ fn errors_are_mysqls() {
             name: None,
             unique: true,
             columns: vec!["v".into()],
+            prefix: Vec::new(),
         }],
         ..Rebuild::default()
     };
@@ -366,7 +368,7 @@ fn keys_follow_and_guard_their_columns() {
             ColumnDef::new("tid", int(), true),
         ],
         primary: vec![0],
-        indexes: vec![("tid".into(), false, vec![1])],
+        indexes: vec![crate::IndexSpec::whole("tid", false, vec![1])],
         foreign_keys: vec![ForeignKeyDef {
             name: "c_ibfk_1".into(),
             columns: vec![1],
@@ -448,6 +450,7 @@ const REBUILD_COLUMNS: DdlCase = DdlCase {
                 name: Some("kx".into()),
                 unique: false,
                 columns: vec!["x".into()],
+                prefix: Vec::new(),
             }],
             ..Rebuild::default()
         };

@@ -39,7 +39,7 @@ impl Engine {
         &self,
         db: &str,
         name: &str,
-        spec: NewTable,
+        mut spec: NewTable,
     ) -> Result<Arc<TableDef>> {
         if !spec.foreign_keys.is_empty() {
             return Err(EngineError::not_supported(
@@ -55,7 +55,7 @@ impl Engine {
             }
             cat.next_table_id.max(1)
         };
-        check_new_table(&spec.columns, &spec.primary, &spec.indexes)?;
+        check_new_table(&spec.columns, &spec.primary, &mut spec.indexes)?;
         let def = new_table_def(id, db, name, spec, true);
         // The id counter first, so a crash never hands this id out again
         // while its trees may still exist.

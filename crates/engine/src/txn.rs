@@ -57,7 +57,7 @@ pub fn fk_serving_index(t: &TableDef, cols: &[usize]) -> Option<Option<String>> 
 
 use crate::catalog::{ColumnDef, IndexDef, TableDef};
 use crate::commit::TxWrite;
-use crate::engine::{display_vals, has_null, sec_key, Inner, RecWrite};
+use crate::engine::{display_key, display_vals, has_null, sec_key, Inner, RecWrite};
 use crate::error::{EngineError, Result};
 use crate::interrupt::{Interrupt, Stage};
 use crate::lock::LockMode;
@@ -280,13 +280,18 @@ impl Txn {
 
     /// A key's values for a 1062 message: TIMESTAMPs in session time, as
     /// MySQL prints them.
-    fn shown_key(&self, t: &TableDef, cols: &[usize], row: &[Value]) -> String {
+    /// `idx` None: the primary key.
+    fn shown_key(&self, t: &TableDef, idx: Option<&IndexDef>, row: &[Value]) -> String {
+        let show = |row: &[Value]| match idx {
+            Some(i) => display_key(t, i, row),
+            None => display_vals(&t.primary, row),
+        };
         let Some(z) = self.ts_zone.as_deref() else {
-            return display_vals(cols, row);
+            return show(row);
         };
         let mut local = row.to_vec();
         crate::tszone::row_to_local(z, &crate::tszone::timestamp_columns(&t.columns), &mut local);
-        display_vals(cols, &local)
+        show(&local)
     }
 
     /// A row read through the public interface, in session time.
@@ -823,7 +828,7 @@ impl Txn {
             let shown = if t.has_hidden_pk() {
                 String::new()
             } else {
-                self.shown_key(t, &t.primary, &row)
+                self.shown_key(t, None, &row)
             };
             return Err(EngineError::new(
                 1062,
@@ -881,7 +886,7 @@ impl Txn {
                     "23000",
                     format!(
                         "Duplicate entry '{}' for key '{}.{}'",
-                        self.shown_key(t, &idx.columns, row),
+                        self.shown_key(t, Some(idx), row),
                         t.name,
                         idx.name
                     ),
@@ -1083,6 +1088,10 @@ impl Txn {
         // (tszone.rs). In a zone with transitions the bound is widened and
         // cut after that column (`widened`): it then includes its key.
         let zone = self.ts_zone.clone();
+        // Both ends the same values: equalities only (a prefix part keys
+        // an equal value's first N characters in any collation).
+        let point =
+            matches!((&s.lower, &s.upper), (Bound::Included(a), Bound::Included(b)) if a == b);
         let enc = |vals: &[Value], lower: bool| -> Option<(Vec<u8>, bool)> {
             let mut out = Vec::new();
             if key_types.is_empty() {
@@ -1094,7 +1103,7 @@ impl Txn {
             let n = vals.len().min(key_types.len());
             let mut cv = Vec::with_capacity(n);
             let mut widened = false;
-            for (v, ty) in vals[..n].iter().zip(&key_types) {
+            for (p, (v, ty)) in vals[..n].iter().zip(&key_types).enumerate() {
                 if let (ColumnType::Timestamp { fsp }, Some(z), false) =
                     (ty, zone.as_deref(), v.is_null())
                 {
@@ -1110,7 +1119,24 @@ impl Txn {
                 if types::compare(&c, v) != Some(std::cmp::Ordering::Equal) && !v.is_null() {
                     return None; // rounded or clamped: not an exact bound
                 }
-                cv.push(c);
+                // A column prefix part keys the value's first N characters:
+                // an equality keeps its place (every equal value has that
+                // key), a range end is widened to include its key and cut
+                // there (`c > 'abcdef'` on c(3) must still read 'abcz').
+                // Under a multi-level collation a cut value does not order
+                // as the whole one: the range end is dropped there.
+                match idx.as_ref().and_then(|i| i.prefix_len(p)) {
+                    Some(len) if p + 1 == n => {
+                        widened = true;
+                        let ordered = ty.collation().is_none_or(|c| c.single_level());
+                        if ordered || point {
+                            cv.push(types::key_prefix(&c, ty, len));
+                        }
+                        break;
+                    }
+                    Some(len) => cv.push(types::key_prefix(&c, ty, len)),
+                    None => cv.push(c),
+                }
             }
             types::try_encode_key(&cv, &key_types[..cv.len()], &mut out).ok()?;
             Some((out, widened))

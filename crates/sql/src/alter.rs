@@ -64,6 +64,8 @@ pub enum Spec {
         name: Option<String>,
         unique: bool,
         columns: Vec<String>,
+        /// Per key part, its column prefix length (`c(10)`).
+        prefix: Vec<Option<u32>>,
     },
     AutoIncrement(u64),
     /// `ADD [CONSTRAINT [c]] FOREIGN KEY ... | CHECK (...)`.
@@ -85,8 +87,9 @@ pub enum Spec {
         column: Box<ast::ColumnDef>,
         at: Option<Place>,
     },
-    /// `ADD [CONSTRAINT [s]] PRIMARY KEY (cols)`.
-    AddPrimaryKey(Vec<String>),
+    /// `ADD [CONSTRAINT [s]] PRIMARY KEY (cols)`, with the key parts'
+    /// prefix lengths.
+    AddPrimaryKey(Vec<String>, Vec<Option<u32>>),
     /// `DROP PRIMARY KEY` (also `DROP {INDEX|KEY} PRIMARY`).
     DropPrimaryKey,
     /// `FORCE` or `ENGINE [=] InnoDB`: rebuild the table.
@@ -566,9 +569,9 @@ fn parse_add(p: &mut Parser) -> Result<Vec<Spec>, ParserError> {
     if eat(p, "PRIMARY") {
         p.expect_keyword(Keyword::KEY)?;
         index_type(p)?;
-        let columns = key_columns(p)?;
+        let (columns, prefix) = key_columns(p)?;
         index_options(p)?;
-        return Ok(vec![Spec::AddPrimaryKey(columns)]);
+        return Ok(vec![Spec::AddPrimaryKey(columns, prefix)]);
     }
     let unique = eat(p, "UNIQUE");
     let keyword = eat(p, "INDEX") || eat(p, "KEY");
@@ -594,12 +597,13 @@ fn parse_add(p: &mut Parser) -> Result<Vec<Spec>, ParserError> {
         name = symbol;
     }
     index_type(p)?;
-    let columns = key_columns(p)?;
+    let (columns, prefix) = key_columns(p)?;
     index_options(p)?;
     Ok(vec![Spec::AddIndex {
         name,
         unique,
         columns,
+        prefix,
     }])
 }
 
@@ -613,18 +617,35 @@ fn index_type(p: &mut Parser) -> Result<(), ParserError> {
     Ok(())
 }
 
-/// `(c1 [ASC], c2, ...)`: plain columns; prefixes, DESC and expressions
-/// refused.
-fn key_columns(p: &mut Parser) -> Result<Vec<String>, ParserError> {
+/// `(c1 [(n)] [ASC], c2, ...)`: columns and their prefix lengths (the
+/// engine checks them against the columns: 1089, 1170, 1391, 1071); DESC
+/// and expressions refused.
+#[allow(clippy::type_complexity)]
+fn key_columns(p: &mut Parser) -> Result<(Vec<String>, Vec<Option<u32>>), ParserError> {
     p.expect_token(&Token::LParen)?;
     let mut cols = Vec::new();
+    let mut prefix = Vec::new();
     loop {
         if p.peek_token().token == Token::LParen {
             return Err(refused("ADD INDEX on an expression"));
         }
         cols.push(ident(p)?);
-        if p.peek_token().token == Token::LParen {
-            return Err(refused("ADD INDEX with a column prefix length"));
+        if p.consume_token(&Token::LParen) {
+            let len = match p.next_token().token {
+                // Longer than any column: the engine's 1089.
+                Token::Number(n, _) if n.bytes().all(|b| b.is_ascii_digit()) => {
+                    n.parse::<u32>().unwrap_or(u32::MAX)
+                }
+                other => {
+                    return Err(ParserError::ParserError(format!(
+                        "Expected: a prefix length, found: {other}"
+                    )))
+                }
+            };
+            p.expect_token(&Token::RParen)?;
+            prefix.push(Some(len));
+        } else {
+            prefix.push(None);
         }
         let _ = eat(p, "ASC");
         if eat(p, "DESC") {
@@ -635,7 +656,7 @@ fn key_columns(p: &mut Parser) -> Result<Vec<String>, ParserError> {
         }
     }
     p.expect_token(&Token::RParen)?;
-    Ok(cols)
+    Ok((cols, prefix))
 }
 
 /// Index options after the columns: `USING BTREE` and `VISIBLE` are what

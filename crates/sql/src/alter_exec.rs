@@ -120,7 +120,7 @@ fn kind(spec: &Spec) -> Kind {
         Spec::AddConstraint(_) | Spec::EnforceCheck(_, true) => Kind::Build,
         Spec::DropColumn(_)
         | Spec::ModifyColumn { .. }
-        | Spec::AddPrimaryKey(_)
+        | Spec::AddPrimaryKey(..)
         | Spec::DropPrimaryKey
         | Spec::Force => Kind::Copy,
     }
@@ -238,8 +238,9 @@ fn alter_in_place(
                 name,
                 unique,
                 columns,
+                prefix,
             } => {
-                return add_index(s, def, name.as_deref(), *unique, columns, lock);
+                return add_index(s, def, name.as_deref(), *unique, columns, prefix, lock);
             }
             Spec::AutoIncrement(n) => {
                 return s
@@ -381,7 +382,7 @@ pub(crate) fn change(
         | Spec::AutoIncrement(_)
         | Spec::DropColumn(_)
         | Spec::ModifyColumn { .. }
-        | Spec::AddPrimaryKey(_)
+        | Spec::AddPrimaryKey(..)
         | Spec::DropPrimaryKey
         | Spec::Force => {
             return Err(EngineError::internal(
@@ -469,6 +470,7 @@ fn add_index(
     name: Option<&str>,
     unique: bool,
     columns: &[String],
+    prefix: &[Option<u32>],
     lock: BuildLock,
 ) -> SqlResult<()> {
     let mut cols = Vec::new();
@@ -493,14 +495,13 @@ fn add_index(
             format!("Incorrect index name '{name}'"),
         ));
     }
-    s.engine().create_index_with(
-        &def.db,
-        &def.name,
-        &name,
+    let spec = quire_engine::IndexSpec {
+        name,
         unique,
-        cols,
-        lock,
-        Some(s.interrupt()),
-    )?;
+        columns: cols,
+        prefix: prefix.to_vec(),
+    };
+    s.engine()
+        .create_index_with(&def.db, &def.name, spec, lock, Some(s.interrupt()))?;
     Ok(())
 }

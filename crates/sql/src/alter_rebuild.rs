@@ -46,7 +46,7 @@ pub(crate) fn rebuilds(spec: &Spec) -> bool {
         Spec::AddColumn(c, at) => instant_column(c, at, ColumnType::LEGACY_COLLATION).is_none(),
         Spec::DropColumn(_)
         | Spec::ModifyColumn { .. }
-        | Spec::AddPrimaryKey(_)
+        | Spec::AddPrimaryKey(..)
         | Spec::DropPrimaryKey
         | Spec::Force => true,
         _ => false,
@@ -119,6 +119,7 @@ fn column<'a>(
             name: None,
             unique: true,
             columns: vec![pc.def.name.clone()],
+            prefix: Vec::new(),
         });
     }
     // DEFAULT CURRENT_TIMESTAMP: existing rows get the statement's time,
@@ -155,6 +156,25 @@ fn refuse_zone_retype(def: &TableDef, from: &str, column: &ColumnDef) -> SqlResu
         ));
     }
     Ok(())
+}
+
+/// ADD PRIMARY KEY's prefix lengths: one as long as its column (of the
+/// table as it is) is the whole column, as MySQL keys it; any other is
+/// refused by name (1235), as are prefixes on columns the statement adds.
+fn primary_prefix(def: &TableDef, cols: &[String], prefix: &[Option<u32>]) -> SqlResult<()> {
+    if prefix.iter().all(Option::is_none) {
+        return Ok(());
+    }
+    let at: Option<Vec<usize>> = cols.iter().map(|c| def.column(c)).collect();
+    match at {
+        Some(at) => {
+            quire_engine::check_key_parts(&def.columns, &at, prefix, true)?;
+            Ok(())
+        }
+        None => Err(EngineError::not_supported(
+            "a column prefix length in a PRIMARY KEY",
+        )),
+    }
 }
 
 fn set_primary(rb: &mut Rebuild, cols: Vec<String>) -> SqlResult<()> {
@@ -212,17 +232,22 @@ fn plan(s: &Session, def: &TableDef, specs: &[Spec]) -> SqlResult<(Rebuild, Opti
                     at: at.clone(),
                 });
             }
-            Spec::AddPrimaryKey(cols) => set_primary(&mut rb, cols.clone())?,
+            Spec::AddPrimaryKey(cols, prefix) => {
+                primary_prefix(def, cols, prefix)?;
+                set_primary(&mut rb, cols.clone())?
+            }
             Spec::DropPrimaryKey => rb.drop_primary = true,
             Spec::Force => {}
             Spec::AddIndex {
                 name,
                 unique,
                 columns,
+                prefix,
             } => rb.add_indexes.push(NewIndex {
                 name: name.clone(),
                 unique: *unique,
                 columns: columns.clone(),
+                prefix: prefix.clone(),
             }),
             Spec::AutoIncrement(n) => auto_increment = Some(*n),
             Spec::AddConstraint(c) => match &**c {

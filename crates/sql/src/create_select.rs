@@ -131,8 +131,8 @@ fn order_columns(spec: &mut crate::ddl::TableSpec, result: &[crate::ColumnMeta])
     }
     let remap = |v: &mut Vec<usize>| v.iter_mut().for_each(|p| *p = moved[*p]);
     remap(&mut spec.primary);
-    for (_, _, cols) in &mut spec.indexes {
-        remap(cols);
+    for ix in &mut spec.indexes {
+        remap(&mut ix.columns);
     }
     for fk in &mut spec.foreign_keys {
         remap(&mut fk.columns);

@@ -16,7 +16,7 @@
 //! options: see [`check_table_options`].
 
 use quire_engine::types::{coerce, Collation};
-use quire_engine::{ColumnDef, ColumnType, EngineError, Value};
+use quire_engine::{ColumnDef, ColumnType, EngineError, IndexSpec, Value};
 use sqlparser::ast::{self, ColumnOption, CreateTable, TableConstraint};
 use sqlparser::tokenizer::Token;
 
@@ -190,7 +190,7 @@ pub struct TableSpec {
     pub db: Option<String>,
     pub columns: Vec<ColumnDef>,
     pub primary: Vec<usize>,
-    pub indexes: Vec<(String, bool, Vec<usize>)>,
+    pub indexes: Vec<IndexSpec>,
     pub if_not_exists: bool,
     /// `AUTO_INCREMENT=n`: the first value handed out.
     pub auto_increment: Option<u64>,
@@ -324,14 +324,15 @@ pub(crate) fn default_value(e: &ast::Expr) -> SqlResult<Value> {
 }
 
 /// The column named by one entry of a key's column list (CREATE TABLE's
-/// keys and CREATE INDEX). sqlparser 0.64 reads each entry as an ordered
-/// expression: a plain name, with or without ASC, is a key column; MySQL
-/// 8.0's prefix (`c(10)`), descending (`c DESC`) and functional
-/// (`(a + b)`) key parts are not in quire yet and get 1235 naming them
-/// (never an index that quietly differs: a UNIQUE prefix key would let
-/// through rows MySQL refuses); anything else MySQL does not parse
-/// either is a syntax error.
-pub(crate) fn key_column_name(ic: &ast::IndexColumn) -> SqlResult<&str> {
+/// keys and CREATE INDEX) and its prefix length (`c(10)`: the first 10
+/// characters, or bytes of a binary column; the engine checks it against
+/// the column, engine.rs `check_key_parts`). sqlparser 0.64 reads each
+/// entry as an ordered expression: a plain name or a prefix, with or
+/// without ASC, is a key part; MySQL 8.0's descending (`c DESC`) and
+/// functional (`(a + b)`) key parts are not in quire yet and get 1235
+/// naming them (never an index that quietly differs); anything else
+/// MySQL does not parse either is a syntax error.
+pub(crate) fn key_part(ic: &ast::IndexColumn) -> SqlResult<(&str, Option<u32>)> {
     let col = &ic.column;
     if col.options.nulls_first.is_some() || col.with_fill.is_some() || ic.operator_class.is_some() {
         return Err(crate::parse::syntax_error(&ic.to_string()));
@@ -349,22 +350,39 @@ pub(crate) fn key_column_name(ic: &ast::IndexColumn) -> SqlResult<&str> {
         }
     }
     match &col.expr {
-        ast::Expr::Identifier(i) => Ok(&i.value),
-        ast::Expr::Function(f) if is_prefix_length(f) => refused("a column prefix length"),
+        ast::Expr::Identifier(i) => Ok((&i.value, None)),
+        ast::Expr::Function(f) => match prefix_length(f) {
+            Some((name, len)) => Ok((name, Some(len))),
+            None => refused("an expression key part"),
+        },
         _ => refused("an expression key part"),
     }
 }
 
-/// `c(10)` as sqlparser reads it: a call of `c` with one integer.
-fn is_prefix_length(f: &ast::Function) -> bool {
+/// `c(10)` as sqlparser reads it: a call of `c` with one integer. A
+/// length beyond u32 is kept as u32::MAX (longer than any column: 1089).
+fn prefix_length(f: &ast::Function) -> Option<(&str, u32)> {
     let ast::FunctionArguments::List(l) = &f.args else {
-        return false;
+        return None;
     };
-    matches!(
-        l.args.as_slice(),
-        [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(ast::Expr::Value(v)))]
-            if matches!(v.value, ast::Value::Number(..))
-    )
+    if l.duplicate_treatment.is_some() || !l.clauses.is_empty() || f.name.0.len() != 1 {
+        return None;
+    }
+    let name = f.name.0[0].as_ident()?;
+    if name.quote_style.is_some_and(|q| q != '`') {
+        return None;
+    }
+    match l.args.as_slice() {
+        [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(ast::Expr::Value(v)))] => {
+            match &v.value {
+                ast::Value::Number(n, _) if n.bytes().all(|b| b.is_ascii_digit()) => {
+                    Some((&name.value, n.parse::<u32>().unwrap_or(u32::MAX)))
+                }
+                _ => None,
+            }
+        }
+        _ => None,
+    }
 }
 
 /// Bytes a column takes in MySQL's row-definition count (the in-row
@@ -747,7 +765,7 @@ pub(crate) fn table_spec_with(
     let (db, name) = crate::exec::split_name(&ct.name)?;
     let mut columns = Vec::new();
     let mut primary: Vec<usize> = Vec::new();
-    let mut indexes: Vec<(String, bool, Vec<usize>)> = Vec::new();
+    let mut indexes: Vec<IndexSpec> = Vec::new();
     // Column-level CHECKs: (clause, column name), named after the columns.
     let mut column_checks: Vec<(&ast::CheckConstraint, String)> = Vec::new();
     for c in &ct.columns {
@@ -766,18 +784,23 @@ pub(crate) fn table_spec_with(
             primary = vec![columns.len()];
         }
         if pc.unique {
-            indexes.push((pc.def.name.clone(), true, vec![columns.len()]));
+            indexes.push(IndexSpec::whole(
+                pc.def.name.clone(),
+                true,
+                vec![columns.len()],
+            ));
         }
         for cc in pc.checks {
             column_checks.push((cc, pc.def.name.clone()));
         }
         columns.push(pc.def);
     }
-    let pos = |cols: &[ast::IndexColumn]| -> SqlResult<Vec<usize>> {
+    // Key parts: column positions and prefix lengths.
+    let pos = |cols: &[ast::IndexColumn]| -> SqlResult<(Vec<usize>, Vec<Option<u32>>)> {
         cols.iter()
             .map(|ic| {
-                let name = key_column_name(ic)?;
-                columns
+                let (name, len) = key_part(ic)?;
+                let at = columns
                     .iter()
                     .position(|c| c.name.eq_ignore_ascii_case(name))
                     .ok_or_else(|| {
@@ -786,9 +809,11 @@ pub(crate) fn table_spec_with(
                             "42000",
                             format!("Key column '{name}' doesn't exist in table"),
                         )
-                    })
+                    })?;
+                Ok((at, len))
             })
-            .collect()
+            .collect::<SqlResult<Vec<_>>>()
+            .map(|v| v.into_iter().unzip())
     };
     let mut table_checks: Vec<&ast::CheckConstraint> = Vec::new();
     let mut fk_clauses: Vec<&ast::ForeignKeyConstraint> = Vec::new();
@@ -802,26 +827,40 @@ pub(crate) fn table_spec_with(
                         "Multiple primary key defined",
                     ));
                 }
-                primary = pos(&pk.columns)?;
+                let (p, prefix) = pos(&pk.columns)?;
+                // A prefix as long as the column is the whole column; a
+                // shorter one is refused (1235), TEXT/BLOB without one 1170.
+                quire_engine::check_key_parts(&columns, &p, &prefix, true)?;
+                primary = p;
             }
             TableConstraint::Unique(u) => {
-                let p = pos(&u.columns)?;
+                let (p, prefix) = pos(&u.columns)?;
                 let n = u
                     .index_name
                     .as_ref()
                     .or(u.name.as_ref())
                     .map(|i| i.value.clone())
                     .unwrap_or_else(|| columns[p[0]].name.clone());
-                indexes.push((n, true, p));
+                indexes.push(IndexSpec {
+                    name: n,
+                    unique: true,
+                    columns: p,
+                    prefix,
+                });
             }
             TableConstraint::Index(ix) => {
-                let p = pos(&ix.columns)?;
+                let (p, prefix) = pos(&ix.columns)?;
                 let n = ix
                     .name
                     .as_ref()
                     .map(|i| i.value.clone())
                     .unwrap_or_else(|| columns[p[0]].name.clone());
-                indexes.push((n, false, p));
+                indexes.push(IndexSpec {
+                    name: n,
+                    unique: false,
+                    columns: p,
+                    prefix,
+                });
             }
             TableConstraint::ForeignKey(fk) => fk_clauses.push(fk),
             TableConstraint::Check(cc) => table_checks.push(cc),
@@ -853,10 +892,12 @@ pub(crate) fn table_spec_with(
         let fname = crate::constraints::name_or_next(fk.name.as_ref(), &name, "ibfk", &taken);
         let def = crate::constraints::fk_def(fk, fname, &columns, ref_db)?;
         let served = primary.starts_with(&def.columns)
-            || indexes.iter().any(|(_, _, c)| c.starts_with(&def.columns));
+            || indexes
+                .iter()
+                .any(|i| i.ordered_columns().starts_with(&def.columns));
         if !served {
             let iname = crate::constraints::fk_index_name(fk, &columns, &def.columns);
-            indexes.push((iname, false, def.columns.clone()));
+            indexes.push(IndexSpec::whole(iname, false, def.columns.clone()));
         }
         foreign_keys.push(def);
     }
@@ -881,7 +922,7 @@ pub(crate) fn table_spec_with(
     }
     // Auto-generated index names must be unique: name_2, name_3, ...
     let mut seen: Vec<String> = Vec::new();
-    for (n, _, _) in indexes.iter_mut() {
+    for IndexSpec { name: n, .. } in indexes.iter_mut() {
         let base = n.clone();
         let mut k = 2;
         while seen.iter().any(|s| s.eq_ignore_ascii_case(n)) {
@@ -891,7 +932,8 @@ pub(crate) fn table_spec_with(
         seen.push(n.clone());
     }
     if let Some(ai) = columns.iter().position(|c| c.auto_increment) {
-        let keyed = primary.first() == Some(&ai) || indexes.iter().any(|(_, _, c)| c[0] == ai);
+        let keyed =
+            primary.first() == Some(&ai) || indexes.iter().any(|i| i.columns.first() == Some(&ai));
         if !keyed {
             return Err(EngineError::new(
                 1075,

@@ -541,12 +541,17 @@ fn find_conflict(
             wait: quire_engine::LockWait::Wait,
             limit: None,
         };
+        // A column prefix key conflicts on its first N characters.
+        let want = i.has_prefix().then(|| quire_engine::index_key(t, i, vals));
         for r in txn.scan(t, &s)? {
-            let same = i
-                .columns
-                .iter()
-                .zip(&k)
-                .all(|(&c, v)| compare(&r.values[c], v) == Some(Ordering::Equal));
+            let same = match &want {
+                Some(w) => w.is_some() && quire_engine::index_key(t, i, &r.values) == *w,
+                None => i
+                    .columns
+                    .iter()
+                    .zip(&k)
+                    .all(|(&c, v)| compare(&r.values[c], v) == Some(Ordering::Equal)),
+            };
             if same {
                 return Ok(Some(r));
             }

@@ -2264,8 +2264,10 @@ impl Session {
                 };
                 let name = exec::split_name(name)?.1;
                 let mut cols = Vec::new();
+                let mut prefix = Vec::new();
                 for c in &ci.columns {
-                    let cname = crate::ddl::key_column_name(c)?;
+                    let (cname, len) = crate::ddl::key_part(c)?;
+                    prefix.push(len);
                     cols.push(def.column(cname).ok_or_else(|| {
                         EngineError::new(
                             1072,
@@ -2277,8 +2279,19 @@ impl Session {
                 if ci.if_not_exists && def.index(&name).is_some() {
                     return Ok(done(0, 0, 0, String::new()));
                 }
-                self.engine
-                    .create_index(&db, &t, &name, ci.unique, cols, Some(&self.interrupt))?;
+                let spec = quire_engine::IndexSpec {
+                    name: name.clone(),
+                    unique: ci.unique,
+                    columns: cols,
+                    prefix,
+                };
+                self.engine.create_index_with(
+                    &db,
+                    &t,
+                    spec,
+                    quire_engine::BuildLock::None,
+                    Some(&self.interrupt),
+                )?;
                 Ok(done(
                     0,
                     0,

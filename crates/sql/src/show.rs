@@ -682,41 +682,47 @@ pub fn show(s: &mut Session, sh: &Show) -> SqlResult<Output> {
             // each prefix (stats.rs; exact row counts, sampled distincts).
             let stats = engine.table_stats(&def);
             let mut rows = Vec::new();
-            let mut add = |name: &str, unique: bool, cols: &[usize], ix: usize| {
-                let card = |seq: usize| {
-                    stats
-                        .indexes
-                        .get(ix)
-                        .and_then(|i| i.distinct.get(seq))
-                        .map_or(Value::Null, |&d| {
-                            Value::Int(i64::try_from(d).unwrap_or(i64::MAX))
-                        })
+            let mut add =
+                |name: &str, unique: bool, cols: &[usize], prefix: &[Option<u32>], ix: usize| {
+                    let card = |seq: usize| {
+                        stats
+                            .indexes
+                            .get(ix)
+                            .and_then(|i| i.distinct.get(seq))
+                            .map_or(Value::Null, |&d| {
+                                Value::Int(i64::try_from(d).unwrap_or(i64::MAX))
+                            })
+                    };
+                    for (seq, &c) in cols.iter().enumerate() {
+                        rows.push(vec![
+                            text(&def.name),
+                            Value::Int(i64::from(!unique)),
+                            text(name),
+                            Value::Int(seq as i64 + 1),
+                            text(&def.columns[c].name),
+                            text("A"),
+                            card(seq),
+                            // Sub_part: the prefix length, NULL for the whole column.
+                            prefix
+                                .get(seq)
+                                .copied()
+                                .flatten()
+                                .map_or(Value::Null, |n| Value::Int(i64::from(n))),
+                            Value::Null,
+                            text(if def.columns[c].nullable { "YES" } else { "" }),
+                            text("BTREE"),
+                            text(""),
+                            text(""),
+                            text("YES"),
+                            Value::Null,
+                        ]);
+                    }
                 };
-                for (seq, &c) in cols.iter().enumerate() {
-                    rows.push(vec![
-                        text(&def.name),
-                        Value::Int(i64::from(!unique)),
-                        text(name),
-                        Value::Int(seq as i64 + 1),
-                        text(&def.columns[c].name),
-                        text("A"),
-                        card(seq),
-                        Value::Null,
-                        Value::Null,
-                        text(if def.columns[c].nullable { "YES" } else { "" }),
-                        text("BTREE"),
-                        text(""),
-                        text(""),
-                        text("YES"),
-                        Value::Null,
-                    ]);
-                }
-            };
             if !def.primary.is_empty() {
-                add("PRIMARY", true, &def.primary, 0);
+                add("PRIMARY", true, &def.primary, &[], 0);
             }
             for (ix, i) in def.indexes.iter().enumerate() {
-                add(&i.name, i.unique, &i.columns, ix + 1);
+                add(&i.name, i.unique, &i.columns, &i.prefix, ix + 1);
             }
             Ok(rows_out(
                 &[

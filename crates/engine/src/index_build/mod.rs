@@ -71,8 +71,8 @@ use std::sync::Arc;
 
 use quire_storage::btree::Tree;
 
-use crate::catalog::{IndexDef, TableDef};
-use crate::engine::{display_vals, has_null, sec_key, Engine, OldTrees, CATALOG_TREE};
+use crate::catalog::{IndexDef, IndexSpec, TableDef};
+use crate::engine::{display_key, has_null, sec_key, Engine, OldTrees, CATALOG_TREE};
 use crate::error::{EngineError, Result};
 use crate::interrupt::Interrupt;
 use crate::mvcc;
@@ -118,21 +118,28 @@ impl Engine {
         columns: Vec<usize>,
         interrupt: Option<&Interrupt>,
     ) -> Result<Arc<TableDef>> {
-        self.create_index_with(db, table, name, unique, columns, BuildLock::None, interrupt)
+        let spec = IndexSpec::whole(name, unique, columns);
+        self.create_index_with(db, table, spec, BuildLock::None, interrupt)
     }
 
-    /// [`Self::create_index`] with the writers' `lock` during the build.
-    #[allow(clippy::too_many_arguments)]
+    /// [`Self::create_index`] of the index `spec` (column prefixes
+    /// allowed: each entry keys the first N characters or bytes) with the
+    /// writers' `lock` during the build.
     pub fn create_index_with(
         &self,
         db: &str,
         table: &str,
-        name: &str,
-        unique: bool,
-        columns: Vec<usize>,
+        spec: IndexSpec,
         lock: BuildLock,
         interrupt: Option<&Interrupt>,
     ) -> Result<Arc<TableDef>> {
+        let IndexSpec {
+            name,
+            unique,
+            columns,
+            prefix,
+        } = spec;
+        let name = name.as_str();
         let id = self.table(db, table)?.id;
         let wait = self.inner.mdl_timeout_for(interrupt);
         let mdl = self.inner.mdl.enter_ddl(id, wait, interrupt)?;
@@ -141,6 +148,7 @@ impl Engine {
             return Err(crate::txn::definition_changed());
         }
         check_new_index(&t, name, &columns)?;
+        let prefix = crate::engine::check_key_parts(&t.columns, &columns, &prefix, false)?;
         let id_in_tree = self.free_index_id(&t)?;
         let idx = IndexDef {
             id: id_in_tree,
@@ -148,6 +156,7 @@ impl Engine {
             unique,
             columns,
             created_csn: 0,
+            prefix,
         };
         let tree_name = t.index_tree(idx.id);
         drop(t);
@@ -370,7 +379,7 @@ impl Engine {
                     "23000",
                     format!(
                         "Duplicate entry '{}' for key '{}.{}'",
-                        display_vals(&idx.columns, &vals),
+                        display_key(t, idx, &vals),
                         t.name,
                         idx.name
                     ),
@@ -420,18 +429,13 @@ impl Engine {
             .snapshots
             .visible
             .fetch_max(idx.created_csn, Ordering::AcqRel);
-        let cols: Vec<String> = idx
-            .columns
-            .iter()
-            .map(|&c| format!("`{}`", def.columns[c].name))
-            .collect();
         let sql = format!(
             "CREATE {}INDEX `{}` ON `{}`.`{}` ({})",
             if idx.unique { "UNIQUE " } else { "" },
             idx.name,
             def.db,
             def.name,
-            cols.join(",")
+            idx.parts_sql(&def)
         );
         def.indexes.push(idx);
         let mut k = b"T".to_vec();

@@ -42,14 +42,15 @@ use crate::types::{self, Value};
 
 /// How a key's columns can be looked up in a table: through the clustered
 /// tree (None) or a secondary index (its name), when the table's primary
-/// key or that index starts with `cols` in order.
+/// key or that index starts with `cols` in order (whole columns: as in
+/// InnoDB, a column prefix index serves no foreign key).
 pub(crate) fn access_for(t: &TableDef, cols: &[usize]) -> Option<Option<String>> {
     if !t.primary.is_empty() && t.primary.starts_with(cols) {
         return Some(None);
     }
     t.indexes
         .iter()
-        .find(|i| i.columns.starts_with(cols))
+        .find(|i| i.ordered_columns().starts_with(cols))
         .map(|i| Some(i.name.clone()))
 }
 

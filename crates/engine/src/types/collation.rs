@@ -325,6 +325,19 @@ impl Collation {
         self.method() == Method::Bytes && !self.pad_space()
     }
 
+    /// Whether weight strings have one level, so that cutting strings to
+    /// their first N characters keeps their order (`a <= b` implies
+    /// `cut(a) <= cut(b)`), as a column prefix index's range bounds need.
+    /// The multi-level `_as_ci` / `_as_cs` weights put the later levels
+    /// after every character's primary weight: `'bz' > 'Bé'` but
+    /// `'b' < 'B'` at the tertiary level.
+    pub fn single_level(self) -> bool {
+        !matches!(
+            self.method(),
+            Method::Icu(Strength::Secondary) | Method::Icu(Strength::Tertiary)
+        )
+    }
+
     fn method(self) -> Method {
         match self {
             Collation::Utf8mb4_0900AiCi => Method::Icu(Strength::Primary),

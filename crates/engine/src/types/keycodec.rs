@@ -178,6 +178,48 @@ fn encode_one(v: &Value, ty: &ColumnType, out: &mut Vec<u8>) -> Result<(), Strin
     Ok(())
 }
 
+/// A column prefix key part (`KEY (c(n))`): the first `n` characters of
+/// `v` for a character column (values are UTF-8 whatever the character
+/// set, `collation.rs`: `n` UTF-8 sequences, which for latin1 and ascii
+/// are their `n` characters too), the first `n` bytes for a binary one. The part is then encoded (weighed by the column's
+/// collation) as a whole value would be. Other values are returned as
+/// they are (NULL; a prefix is only ever set on a string column).
+pub fn key_prefix(v: &Value, ty: &ColumnType, n: u32) -> Value {
+    let Value::Bytes(b) = v else {
+        return v.clone();
+    };
+    let n = n as usize;
+    let characters = ty
+        .collation()
+        .is_some_and(|c| c.charset() != super::collation::Charset::Binary);
+    let cut = if characters {
+        utf8_prefix_len(b, n)
+    } else {
+        n.min(b.len())
+    };
+    Value::Bytes(b[..cut].to_vec())
+}
+
+/// The byte length of the first `chars` characters of UTF-8 `b` (a lead
+/// byte's sequence length, clipped to what is there, so malformed input
+/// is cut somewhere rather than refused).
+fn utf8_prefix_len(b: &[u8], chars: usize) -> usize {
+    let mut at = 0;
+    for _ in 0..chars {
+        if at >= b.len() {
+            break;
+        }
+        let step = match b[at] {
+            0xF0..=0xF7 => 4,
+            0xE0..=0xEF => 3,
+            0xC0..=0xDF => 2,
+            _ => 1,
+        };
+        at = (at + step).min(b.len());
+    }
+    at
+}
+
 /// A string payload: each 0x00 escaped as 0x00 0xFF, then the terminator.
 fn put_escaped(bytes: &[u8], out: &mut Vec<u8>) {
     for &b in bytes {
@@ -357,6 +399,34 @@ mod tests {
         let mut out = Vec::new();
         encode_key(values, types, &mut out);
         out
+    }
+
+    #[test]
+    fn key_prefix_cuts_characters_or_bytes() {
+        use super::super::collation::Collation;
+        let utf = ColumnType::Varchar {
+            len: 20,
+            coll: Collation::Utf8mb4_0900AiCi,
+        };
+        let lat = ColumnType::Varchar {
+            len: 20,
+            coll: Collation::Latin1SwedishCi,
+        };
+        let bin = ColumnType::VarBinary { len: 20 };
+        let v = Value::text("é€😀ab");
+        assert_eq!(key_prefix(&v, &utf, 3), Value::text("é€😀"));
+        assert_eq!(key_prefix(&v, &utf, 1), Value::text("é"));
+        assert_eq!(key_prefix(&v, &utf, 50), v);
+        assert_eq!(
+            key_prefix(&v, &bin, 3),
+            Value::Bytes("é€".as_bytes()[..3].to_vec())
+        );
+        assert_eq!(key_prefix(&Value::text("éabc"), &lat, 2), Value::text("éa"));
+        assert_eq!(key_prefix(&Value::Null, &utf, 2), Value::Null);
+        // A truncated sequence is cut at its end, never past it.
+        let bad = Value::Bytes(vec![b'a', 0xF0, 0x9F]);
+        assert_eq!(key_prefix(&bad, &utf, 5), bad);
+        assert_eq!(key_prefix(&bad, &utf, 1), Value::text("a"));
     }
 
     #[test]

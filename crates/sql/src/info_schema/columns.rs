@@ -26,7 +26,9 @@ fn effective_primary(def: &TableDef) -> Option<(&[usize], Option<&str>)> {
     }
     def.indexes
         .iter()
-        .find(|i| i.unique && i.columns.iter().all(|&c| !def.columns[c].nullable))
+        .find(|i| {
+            i.unique && !i.has_prefix() && i.columns.iter().all(|&c| !def.columns[c].nullable)
+        })
         .map(|i| (i.columns.as_slice(), Some(i.name.as_str())))
 }
 
@@ -43,7 +45,7 @@ fn column_key(def: &TableDef, i: usize) -> &'static str {
         .filter(|x| Some(x.name.as_str()) != promoted_name && x.columns.first() == Some(&i));
     let mut key = "";
     for x in firsts {
-        if x.unique && x.columns.len() == 1 {
+        if x.unique && x.columns.len() == 1 && !x.has_prefix() {
             return "UNI";
         }
         key = "MUL";
@@ -333,15 +335,37 @@ pub(crate) fn columns(s: &Session) -> Virtual {
     (cols, rows)
 }
 
-/// Each index of a table as (name, unique, columns, position in the
-/// optimizer statistics): PRIMARY first, then the secondary indexes.
-fn indexes(def: &TableDef) -> Vec<(&str, bool, &[usize], usize)> {
+/// One index of a table as STATISTICS lists it.
+struct IndexRow<'a> {
+    name: &'a str,
+    unique: bool,
+    columns: &'a [usize],
+    /// Column prefix lengths (empty: whole columns).
+    prefix: &'a [Option<u32>],
+    /// Position in the optimizer statistics.
+    stats: usize,
+}
+
+/// Each index of a table: PRIMARY first, then the secondary indexes.
+fn indexes(def: &TableDef) -> Vec<IndexRow<'_>> {
     let mut v = Vec::new();
     if !def.primary.is_empty() {
-        v.push(("PRIMARY", true, def.primary.as_slice(), 0));
+        v.push(IndexRow {
+            name: "PRIMARY",
+            unique: true,
+            columns: def.primary.as_slice(),
+            prefix: &[],
+            stats: 0,
+        });
     }
     for (ix, i) in def.indexes.iter().enumerate() {
-        v.push((i.name.as_str(), i.unique, i.columns.as_slice(), ix + 1));
+        v.push(IndexRow {
+            name: i.name.as_str(),
+            unique: i.unique,
+            columns: i.columns.as_slice(),
+            prefix: i.prefix.as_slice(),
+            stats: ix + 1,
+        });
     }
     v
 }
@@ -379,7 +403,14 @@ pub(crate) fn statistics(s: &Session) -> Virtual {
         };
         for t in tables.iter().filter(|t| vis.table(&db, &t.name)) {
             let stats = engine.table_stats(t);
-            for (name, unique, cs, ix) in indexes(t) {
+            for IndexRow {
+                name,
+                unique,
+                columns: cs,
+                prefix,
+                stats: ix,
+            } in indexes(t)
+            {
                 for (seq, &c) in cs.iter().enumerate() {
                     let card = stats
                         .indexes
@@ -399,7 +430,11 @@ pub(crate) fn statistics(s: &Session) -> Virtual {
                         text(&t.columns[c].name),
                         text("A"),
                         card,
-                        Value::Null,
+                        prefix
+                            .get(seq)
+                            .copied()
+                            .flatten()
+                            .map_or(Value::Null, |n| Value::Int(i64::from(n))),
                         Value::Null,
                         text(if t.columns[c].nullable { "YES" } else { "" }),
                         text("BTREE"),
@@ -441,7 +476,13 @@ pub(crate) fn key_column_usage(s: &Session) -> Virtual {
             continue;
         };
         for t in tables.iter().filter(|t| vis.table(&db, &t.name)) {
-            for (name, unique, cs, _) in indexes(t) {
+            for IndexRow {
+                name,
+                unique,
+                columns: cs,
+                ..
+            } in indexes(t)
+            {
                 if !unique {
                     continue;
                 }
@@ -489,7 +530,13 @@ pub(crate) fn table_constraints(s: &Session) -> Virtual {
             continue;
         };
         for t in tables.iter().filter(|t| vis.table(&db, &t.name)) {
-            for (name, unique, _, ix) in indexes(t) {
+            for IndexRow {
+                name,
+                unique,
+                stats: ix,
+                ..
+            } in indexes(t)
+            {
                 if !unique {
                     continue;
                 }

@@ -2,8 +2,9 @@
 //!
 //! For a base table the optimizer looks at the conjuncts that constrain it
 //! (`col = X`, `col < X` (`<=`, `>`, `>=`), `col BETWEEN X AND Y`, `col IN
-//! (X, ...)`) where `X` is *bound*: a constant, a parameter, an outer
-//! reference, or a column of a table read earlier in the join order. Each
+//! (X, ...)`, and `col LIKE 'abc%'` for a column prefix part) where `X` is
+//! *bound*: a constant, a parameter, an outer reference, or a column of a
+//! table read earlier in the join order. Each
 //! index (the primary key and every secondary index) gets the longest
 //! prefix of its columns pinned by equalities (one IN allowed), plus one
 //! range on the next column:
@@ -21,7 +22,12 @@
 //!
 //! Bounds are a hint: every produced row is checked against the full
 //! predicate again, so a bound the engine cannot encode exactly (it drops
-//! it) only widens the scan.
+//! it) only widens the scan. A column prefix index (`KEY (c(3))`) serves
+//! `c = 'abcdef'`, ranges, BETWEEN and IN the same way: the engine keys
+//! the bound's first 3 characters (a range end widened to include them,
+//! txn.rs), so the index finds a superset and the filter keeps the rows
+//! whose whole value matches. Such an index is never a point read and
+//! gives no order from its prefix part on (optimize.rs).
 
 use std::cmp::Ordering;
 use std::collections::HashMap;
@@ -41,6 +47,11 @@ pub enum Pred {
     In(Vec<E>),
     Lo(E, bool),
     Hi(E, bool),
+    /// `col LIKE 'abc%'`: the pattern's literal start (`'abc'`) and its
+    /// length in characters. A column prefix part no longer than that
+    /// start seeks it as an equality (every match shares its first N
+    /// characters); other index parts do not use it.
+    Like(E, usize),
 }
 
 /// How a base table is read.
@@ -195,6 +206,16 @@ pub fn column_preds(
                     }
                 }
             }
+            E::Like(x, pat, false, esc) => {
+                if let (E::Col(i), E::Lit(Value::Bytes(b))) = (&**x, &**pat) {
+                    if mine(*i) && usable(*i, pat) {
+                        if let Some((start, chars)) = like_start(b, *esc) {
+                            let lit = E::Lit(Value::Bytes(start));
+                            m.entry(i - off).or_default().push(Pred::Like(lit, chars));
+                        }
+                    }
+                }
+            }
             E::InList(x, list, false) => {
                 if let E::Col(i) = &**x {
                     if mine(*i) && list.iter().all(|x| usable(*i, x)) && !list.is_empty() {
@@ -206,6 +227,29 @@ pub fn column_preds(
         }
     }
     m
+}
+
+/// A LIKE pattern's literal start (before the first `%` or `_`, escapes
+/// resolved) and its length in characters; None when it starts with a
+/// wildcard or is not UTF-8.
+fn like_start(pattern: &[u8], esc: u8) -> Option<(Vec<u8>, usize)> {
+    let text = std::str::from_utf8(pattern).ok()?;
+    let mut out = String::new();
+    let mut chars = 0;
+    let mut it = text.chars();
+    while let Some(c) = it.next() {
+        let c = match c {
+            '%' | '_' => break,
+            c if esc.is_ascii() && c == char::from(esc) => match it.next() {
+                Some(n) => n,
+                None => c,
+            },
+            c => c,
+        };
+        out.push(c);
+        chars += 1;
+    }
+    (chars > 0).then(|| (out.into_bytes(), chars))
 }
 
 /// Whether a comparison under `coll` (None: byte order, or not strings)
@@ -237,6 +281,7 @@ impl TableEstimate {
 
 fn plan_index(
     cols: &[usize],
+    prefix: &[Option<u32>],
     preds: &HashMap<usize, Vec<Pred>>,
     name: Option<String>,
     unique: bool,
@@ -246,12 +291,22 @@ fn plan_index(
     let mut has_in = false;
     let mut null_safe_any = false;
     let mut in_len = 1usize;
-    for &c in cols {
+    for (part, &c) in cols.iter().enumerate() {
         let Some(ps) = preds.get(&c) else { break };
         if let Some(Pred::Eq(e, null_safe)) = ps.iter().find(|p| matches!(p, Pred::Eq(..))) {
             acc.eq.push(Pred::Eq(e.clone(), *null_safe));
             // NULL <=> NULL: a UNIQUE key holds any number of NULLs.
             null_safe_any |= *null_safe;
+            continue;
+        }
+        // LIKE 'abcd%' on a c(3) part: every match keys 'abc'.
+        let cut = prefix.get(part).copied().flatten();
+        let like = ps.iter().find_map(|p| match p {
+            Pred::Like(e, chars) if cut.is_some_and(|n| n as usize <= *chars) => Some(e),
+            _ => None,
+        });
+        if let Some(e) = like {
+            acc.eq.push(Pred::Eq(e.clone(), false));
             continue;
         }
         if !has_in {
@@ -326,17 +381,25 @@ pub fn choose_access(
         }
     };
     if !def.has_hidden_pk() && forced("PRIMARY") {
-        consider(plan_index(&def.primary, preds, None, true, est));
+        consider(plan_index(&def.primary, &[], preds, None, true, est));
     }
     for i in &def.indexes {
         if forced(&i.name) {
-            consider(plan_index(
+            let mut a = plan_index(
                 &i.columns,
+                &i.prefix,
                 preds,
                 Some(i.name.clone()),
                 i.unique,
                 est,
-            ));
+            );
+            // A column prefix key finds the rows sharing the value's first
+            // N characters, a range of them (the engine widens such
+            // bounds; every row is checked against the predicate).
+            if i.has_prefix() {
+                a.point = false;
+            }
+            consider(a);
         }
     }
     match best {

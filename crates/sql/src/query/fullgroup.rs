@@ -152,7 +152,9 @@ fn table_keys(def: &TableDef) -> Vec<Vec<usize>> {
         out.push(def.primary.clone());
     }
     for i in &def.indexes {
-        if i.unique && i.columns.iter().all(|&c| !def.columns[c].nullable) {
+        // A UNIQUE column prefix key determines nothing: rows sharing
+        // the prefix differ in the rest of the column.
+        if i.unique && !i.has_prefix() && i.columns.iter().all(|&c| !def.columns[c].nullable) {
             out.push(i.columns.clone());
         }
     }

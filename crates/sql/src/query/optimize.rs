@@ -141,7 +141,7 @@ fn prune_join(j: &mut Join, mut used: Vec<bool>) {
     let steps = j.steps.iter().flat_map(|s| {
         let acc = s.access.iter().flat_map(|a| {
             let eq = a.eq.iter().flat_map(|p| match p {
-                Pred::Eq(e, _) | Pred::Lo(e, _) | Pred::Hi(e, _) => vec![e],
+                Pred::Eq(e, _) | Pred::Lo(e, _) | Pred::Hi(e, _) | Pred::Like(e, _) => vec![e],
                 Pred::In(v) => v.iter().collect(),
             });
             eq.chain(a.lo.iter().map(|(e, _)| e))
@@ -486,7 +486,7 @@ fn access_independent(a: Option<&Access>) -> bool {
     let mut see = |e: &E| e.for_each_col(&mut |_| reads = true);
     for p in &a.eq {
         match p {
-            Pred::Eq(e, _) | Pred::Lo(e, _) | Pred::Hi(e, _) => see(e),
+            Pred::Eq(e, _) | Pred::Lo(e, _) | Pred::Hi(e, _) | Pred::Like(e, _) => see(e),
             Pred::In(v) => v.iter().for_each(&mut see),
         }
     }
@@ -763,17 +763,14 @@ fn sort_by_index(p: &mut Node, keys: &[(usize, bool)], want: usize) -> bool {
         let idx_cols: Vec<usize> = match &cand.index {
             None => def.primary.clone(),
             // A secondary index is ordered by its columns, then the
-            // primary key's (the row reference stored in each entry).
+            // primary key's (the row reference stored in each entry); a
+            // column prefix part orders nothing from there on.
             Some(n) => match def.index(n) {
-                Some(i) => {
-                    let mut c = i.columns.clone();
-                    c.extend(def.primary.iter().filter(|p| !i.columns.contains(p)));
-                    c
-                }
+                Some(i) => ordered_index_cols(&def, i),
                 None => continue,
             },
         };
-        if cand.eq.iter().any(|p| matches!(p, Pred::In(_))) {
+        if cand.eq.iter().any(|p| matches!(p, Pred::In(_))) || cand.eq.len() > idx_cols.len() {
             continue;
         }
         // Skip the columns pinned by equalities; the keys must follow.
@@ -805,13 +802,21 @@ fn sort_by_index(p: &mut Node, keys: &[(usize, bool)], want: usize) -> bool {
 fn ordered_cols(def: &TableDef, acc: &Access) -> Option<Vec<usize>> {
     match &acc.index {
         None => Some(def.primary.clone()),
-        Some(n) => {
-            let i = def.index(n)?;
-            let mut c = i.columns.clone();
-            c.extend(def.primary.iter().filter(|p| !i.columns.contains(p)));
-            Some(c)
-        }
+        Some(n) => Some(ordered_index_cols(def, def.index(n)?)),
     }
+}
+
+/// The columns a secondary index gives rows in: its columns, then the
+/// primary key's; with a column prefix part, only the columns before it
+/// (`KEY (a, c(3))` orders by `a`, then by the first 3 characters of c:
+/// neither c nor the primary key is in order within an `a`).
+fn ordered_index_cols(def: &TableDef, i: &quire_engine::IndexDef) -> Vec<usize> {
+    if i.has_prefix() {
+        return i.ordered_columns().to_vec();
+    }
+    let mut c = i.columns.clone();
+    c.extend(def.primary.iter().filter(|p| !i.columns.contains(p)));
+    c
 }
 
 /// Rule 5 on an `Aggregate` without GROUP BY over `input`.
