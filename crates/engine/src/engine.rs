@@ -171,6 +171,9 @@ pub(crate) struct Inner {
     pub(crate) pipeline: Option<Pipeline>,
     /// The configuration, kept current by SET GLOBAL.
     pub(crate) config: Mutex<Config>,
+    /// One redo resize at a time (SET GLOBAL innodb_redo_log_capacity),
+    /// without holding `config` through it.
+    redo_resize: Mutex<()>,
     /// Optimizer statistics (stats.rs).
     pub(crate) stats: StatsRegistry,
     /// Records of large transactions (bigtrx.rs).
@@ -287,6 +290,17 @@ pub(crate) fn check_new_table(
         ));
     }
     Ok(())
+}
+
+/// A configuration registry error as the client sees it (1193 unknown
+/// variable, 1231/1232/1238 ...).
+fn config_error(e: quire_config::ConfigError) -> EngineError {
+    let sqlstate = if e.mysql_errno() == 1193 {
+        "HY000"
+    } else {
+        "42000"
+    };
+    EngineError::new(e.mysql_errno(), sqlstate, e.mysql_message())
 }
 
 /// A failed `SET GLOBAL innodb_redo_log_capacity`: the log stays as it
@@ -424,6 +438,7 @@ impl Engine {
             flusher_wake: (Mutex::new(false), Condvar::new()),
             pipeline: None,
             config: Mutex::new(cfg.clone()),
+            redo_resize: Mutex::new(()),
             stats: StatsRegistry::default(),
             side: SideFiles::new(vfs.clone(), &cfg.datadir),
             big_gate: RwLock::new(()),
@@ -646,19 +661,12 @@ impl Engine {
     /// checked by the configuration registry (MySQL names, ranges, error
     /// 1193/1231/1238), then applied to the running engine.
     pub fn set_global(&self, name: &str, value: &str) -> Result<()> {
+        if name.eq_ignore_ascii_case("innodb_redo_log_capacity") {
+            return self.set_redo_capacity(name, value);
+        }
         let mut cfg = self.inner.config.lock();
         let mut next = cfg.clone();
-        next.set_global(name, value).map_err(|e| {
-            EngineError::new(
-                e.mysql_errno(),
-                if e.mysql_errno() == 1193 {
-                    "HY000"
-                } else {
-                    "42000"
-                },
-                e.mysql_message(),
-            )
-        })?;
+        next.set_global(name, value).map_err(config_error)?;
         let s = &self.inner.settings;
         s.flush_log_at_trx_commit
             .store(next.innodb_flush_log_at_trx_commit, Ordering::Release);
@@ -693,16 +701,27 @@ impl Engine {
             p.binlog.set_checksum(next.binlog_checksum);
             p.binlog.set_server_id(next.server_id);
         }
-        if next.innodb_redo_log_capacity != cfg.innodb_redo_log_capacity {
-            // MySQL 8.0.30+: the log moves to files of the new size while
-            // commits go on (redo/resize.rs). The config lock is held, so
-            // two resizes never overlap.
-            self.inner
-                .store
-                .resize_redo(next.innodb_redo_log_capacity)
-                .map_err(redo_resize_error)?;
-        }
         *cfg = next;
+        Ok(())
+    }
+
+    /// `SET GLOBAL innodb_redo_log_capacity` (MySQL 8.0.30+): the log
+    /// moves to files of the new size while commits go on
+    /// (redo/resize.rs). The configuration lock is not held meanwhile
+    /// (a resize takes seconds; SHOW VARIABLES reads it); resizes take
+    /// turns on their own lock.
+    fn set_redo_capacity(&self, name: &str, value: &str) -> Result<()> {
+        let _one = self.inner.redo_resize.lock();
+        let wanted = {
+            let mut next = self.inner.config.lock().clone();
+            next.set_global(name, value).map_err(config_error)?;
+            next.innodb_redo_log_capacity
+        };
+        self.inner
+            .store
+            .resize_redo(wanted)
+            .map_err(redo_resize_error)?;
+        self.inner.config.lock().innodb_redo_log_capacity = wanted;
         Ok(())
     }
 
