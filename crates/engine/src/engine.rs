@@ -1356,17 +1356,15 @@ pub(crate) fn validate_columns(columns: &[ColumnDef], primary: &[usize]) -> Resu
     Ok(())
 }
 
-/// Secondary key bytes (without the primary key suffix).
+/// Secondary key bytes (without the primary key suffix) of a row whose
+/// values passed through coerce(), so every one fits its column.
 pub(crate) fn sec_key(t: &TableDef, idx: &IndexDef, row: &[Value]) -> Vec<u8> {
-    let vals: Vec<Value> = idx.key_values(t, row);
-    let tys: Vec<ColumnType> = idx
-        .columns
-        .iter()
-        .map(|&c| t.columns[c].ty.clone())
-        .collect();
-    let mut out = Vec::new();
-    types::encode_key(&vals, &tys, &mut out);
-    out
+    index_key(t, idx, row).unwrap_or_else(|| {
+        panic!(
+            "sec_key: a value of index {} does not fit its column; values must pass through coerce() first",
+            idx.name
+        )
+    })
 }
 
 pub(crate) fn has_null(idx: &IndexDef, row: &[Value]) -> bool {
@@ -1382,13 +1380,9 @@ pub fn index_key(t: &TableDef, idx: &IndexDef, row: &[Value]) -> Option<Vec<u8>>
         return None;
     }
     let vals = idx.key_values(t, row);
-    let tys: Vec<ColumnType> = idx
-        .columns
-        .iter()
-        .map(|&c| t.columns[c].ty.clone())
-        .collect();
+    let tys = idx.columns.iter().map(|&c| &t.columns[c].ty);
     let mut out = Vec::new();
-    types::try_encode_key(&vals, &tys, &mut out).ok()?;
+    types::encode_parts(vals.iter().zip(tys), &mut out).ok()?;
     Some(out)
 }
 

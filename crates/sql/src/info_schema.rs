@@ -78,7 +78,7 @@ use crate::ctx::Virtual;
 use crate::privilege::{AccountPrivs, Privs};
 use crate::session::Session;
 
-pub(crate) use columns::{column_collation, full_columns};
+pub(crate) use columns::{column_collation, full_columns, key_parts};
 pub(crate) use server::{character_sets, collations, engines};
 pub(crate) use tables::table_status;
 

@@ -682,47 +682,20 @@ pub fn show(s: &mut Session, sh: &Show) -> SqlResult<Output> {
             // each prefix (stats.rs; exact row counts, sampled distincts).
             let stats = engine.table_stats(&def);
             let mut rows = Vec::new();
-            let mut add =
-                |name: &str, unique: bool, cols: &[usize], prefix: &[Option<u32>], ix: usize| {
-                    let card = |seq: usize| {
-                        stats
-                            .indexes
-                            .get(ix)
-                            .and_then(|i| i.distinct.get(seq))
-                            .map_or(Value::Null, |&d| {
-                                Value::Int(i64::try_from(d).unwrap_or(i64::MAX))
-                            })
-                    };
-                    for (seq, &c) in cols.iter().enumerate() {
-                        rows.push(vec![
-                            text(&def.name),
-                            Value::Int(i64::from(!unique)),
-                            text(name),
-                            Value::Int(seq as i64 + 1),
-                            text(&def.columns[c].name),
-                            text("A"),
-                            card(seq),
-                            // Sub_part: the prefix length, NULL for the whole column.
-                            prefix
-                                .get(seq)
-                                .copied()
-                                .flatten()
-                                .map_or(Value::Null, |n| Value::Int(i64::from(n))),
-                            Value::Null,
-                            text(if def.columns[c].nullable { "YES" } else { "" }),
-                            text("BTREE"),
-                            text(""),
-                            text(""),
-                            text("YES"),
-                            Value::Null,
-                        ]);
-                    }
-                };
-            if !def.primary.is_empty() {
-                add("PRIMARY", true, &def.primary, &[], 0);
-            }
-            for (ix, i) in def.indexes.iter().enumerate() {
-                add(&i.name, i.unique, &i.columns, &i.prefix, ix + 1);
+            for k in crate::info_schema::key_parts(&def, &stats) {
+                let tail = k.tail();
+                let mut row = vec![
+                    text(&def.name),
+                    Value::Int(i64::from(!k.unique)),
+                    text(k.index),
+                    Value::Int(k.seq as i64),
+                    text(&k.column.name),
+                    text("A"),
+                    k.cardinality,
+                    k.sub_part,
+                ];
+                row.extend(tail);
+                rows.push(row);
             }
             Ok(rows_out(
                 &[

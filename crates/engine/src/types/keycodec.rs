@@ -90,7 +90,15 @@ pub fn try_encode_key(
             types.len()
         ));
     }
-    for (v, ty) in values.iter().zip(types) {
+    encode_parts(values.iter().zip(types), out)
+}
+
+/// Appends the key of each (value, column type) pair, in order.
+pub fn encode_parts<'a>(
+    parts: impl IntoIterator<Item = (&'a Value, &'a ColumnType)>,
+    out: &mut Vec<u8>,
+) -> Result<(), String> {
+    for (v, ty) in parts {
         encode_one(v, ty, out)?;
     }
     Ok(())

@@ -83,7 +83,8 @@ pub use datetime::{Date, DateTime};
 pub use decimal::{Decimal, DecimalError};
 pub use enumset::Members;
 pub use keycodec::{
-    decode_key, decode_key_prefix, encode_key, key_prefix, key_prefix_successor, try_encode_key,
+    decode_key, decode_key_prefix, encode_key, encode_parts, key_prefix, key_prefix_successor,
+    try_encode_key,
 };
 pub use rowcodec::{decode_row, decode_row_prefix, decode_row_typed, encode_row, try_encode_row};
 pub use time::Time;

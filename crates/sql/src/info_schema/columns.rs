@@ -12,7 +12,7 @@
 //! any other index (a multi-column UNIQUE one included) is `MUL`; the
 //! strongest flag wins.
 
-use quire_engine::{ColumnDef, ColumnType, TableDef, Value};
+use quire_engine::{ColumnDef, ColumnType, TableDef, TableStats, Value};
 
 use super::{sort_rows, text, uint, Cols, Visible, CATALOG};
 use crate::ctx::Virtual;
@@ -370,6 +370,66 @@ fn indexes(def: &TableDef) -> Vec<IndexRow<'_>> {
     v
 }
 
+/// One key part of one index, as SHOW INDEX and
+/// `information_schema.STATISTICS` show it (the same values in both).
+pub(crate) struct KeyPart<'a> {
+    pub index: &'a str,
+    pub unique: bool,
+    /// 1-based position in the index.
+    pub seq: u64,
+    pub column: &'a ColumnDef,
+    /// The optimizer statistics' distinct values of the prefix ending
+    /// here (stats.rs), NULL before ANALYZE has counted them.
+    pub cardinality: Value,
+    /// The column prefix length, NULL for the whole column.
+    pub sub_part: Value,
+}
+
+impl KeyPart<'_> {
+    /// From Packed to Expression: what every key part shows alike.
+    pub(crate) fn tail(&self) -> [Value; 7] {
+        [
+            Value::Null,
+            text(if self.column.nullable { "YES" } else { "" }),
+            text("BTREE"),
+            text(""),
+            text(""),
+            text("YES"),
+            Value::Null,
+        ]
+    }
+}
+
+/// Every key part of a table's indexes: PRIMARY first, then the
+/// secondary indexes in definition order.
+pub(crate) fn key_parts<'a>(def: &'a TableDef, stats: &TableStats) -> Vec<KeyPart<'a>> {
+    let mut out = Vec::new();
+    for ix in indexes(def) {
+        for (seq, &c) in ix.columns.iter().enumerate() {
+            out.push(KeyPart {
+                index: ix.name,
+                unique: ix.unique,
+                seq: seq as u64 + 1,
+                column: &def.columns[c],
+                cardinality: stats
+                    .indexes
+                    .get(ix.stats)
+                    .and_then(|i| i.distinct.get(seq))
+                    .map_or(Value::Null, |&d| {
+                        Value::Int(i64::try_from(d).unwrap_or(i64::MAX))
+                    }),
+                sub_part: ix
+                    .prefix
+                    .get(seq)
+                    .copied()
+                    .flatten()
+                    .map_or(Value::Null, |n| Value::Int(i64::from(n))),
+            });
+        }
+    }
+    out
+}
+
 /// `information_schema.STATISTICS`: one row per index column.
 /// CARDINALITY is the optimizer statistics' distinct count of each
 /// prefix, as SHOW INDEX shows it.
@@ -403,47 +463,23 @@ pub(crate) fn statistics(s: &Session) -> Virtual {
         };
         for t in tables.iter().filter(|t| vis.table(&db, &t.name)) {
             let stats = engine.table_stats(t);
-            for IndexRow {
-                name,
-                unique,
-                columns: cs,
-                prefix,
-                stats: ix,
-            } in indexes(t)
-            {
-                for (seq, &c) in cs.iter().enumerate() {
-                    let card = stats
-                        .indexes
-                        .get(ix)
-                        .and_then(|i| i.distinct.get(seq))
-                        .map_or(Value::Null, |&d| {
-                            Value::Int(i64::try_from(d).unwrap_or(i64::MAX))
-                        });
-                    rows.push(vec![
-                        text(CATALOG),
-                        text(&db),
-                        text(&t.name),
-                        Value::Int(i64::from(!unique)),
-                        text(&db),
-                        text(name),
-                        uint(seq as u64 + 1),
-                        text(&t.columns[c].name),
-                        text("A"),
-                        card,
-                        prefix
-                            .get(seq)
-                            .copied()
-                            .flatten()
-                            .map_or(Value::Null, |n| Value::Int(i64::from(n))),
-                        Value::Null,
-                        text(if t.columns[c].nullable { "YES" } else { "" }),
-                        text("BTREE"),
-                        text(""),
-                        text(""),
-                        text("YES"),
-                        Value::Null,
-                    ]);
-                }
+            for k in key_parts(t, &stats) {
+                let tail = k.tail();
+                let mut row = vec![
+                    text(CATALOG),
+                    text(&db),
+                    text(&t.name),
+                    Value::Int(i64::from(!k.unique)),
+                    text(&db),
+                    text(k.index),
+                    uint(k.seq),
+                    text(&k.column.name),
+                    text("A"),
+                    k.cardinality,
+                    k.sub_part,
+                ];
+                row.extend(tail);
+                rows.push(row);
             }
         }
     }
