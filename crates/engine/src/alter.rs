@@ -455,15 +455,41 @@ impl Engine {
     /// Claims the tables `ids` (metadata locks, ascending id order).
     pub(crate) fn claim_tables(
         &self,
+        ids: Vec<u32>,
+        interrupt: Option<&Interrupt>,
+    ) -> Result<Vec<DdlGuard<'_>>> {
+        self.claim_tables_at(ids, false, interrupt)
+    }
+
+    /// [`Self::claim_tables`], keeping writers out only when `no_write`
+    /// (readers go on until [`Self::take_exclusive`]).
+    pub(crate) fn claim_tables_at(
+        &self,
         mut ids: Vec<u32>,
+        no_write: bool,
         interrupt: Option<&Interrupt>,
     ) -> Result<Vec<DdlGuard<'_>>> {
         ids.sort_unstable();
         ids.dedup();
         let wait = self.inner.mdl_timeout_for(interrupt);
+        let mdl = &self.inner.mdl;
         ids.into_iter()
-            .map(|id| self.inner.mdl.enter_ddl(id, wait, interrupt))
+            .map(|id| match no_write {
+                true => mdl.enter_ddl_no_write(id, wait, interrupt),
+                false => mdl.enter_ddl(id, wait, interrupt),
+            })
             .collect()
+    }
+
+    /// Raises claims taken by [`Self::claim_tables_at`] to exclusive:
+    /// returns once no transaction uses any of the tables.
+    pub(crate) fn take_exclusive(
+        &self,
+        claims: &[DdlGuard<'_>],
+        interrupt: Option<&Interrupt>,
+    ) -> Result<()> {
+        let wait = self.inner.mdl_timeout_for(interrupt);
+        claims.iter().try_for_each(|g| g.exclusive(wait, interrupt))
     }
 
     /// Claims `db.table` and the tables whose foreign keys name it (their
@@ -473,6 +499,18 @@ impl Engine {
         &self,
         db: &str,
         table: &str,
+        interrupt: Option<&Interrupt>,
+    ) -> Result<(u32, Vec<DdlGuard<'_>>)> {
+        self.claim_with_children_at(db, table, false, interrupt)
+    }
+
+    /// [`Self::claim_with_children`] at the level `no_write` chooses
+    /// (see [`Self::claim_tables_at`]).
+    pub(crate) fn claim_with_children_at(
+        &self,
+        db: &str,
+        table: &str,
+        no_write: bool,
         interrupt: Option<&Interrupt>,
     ) -> Result<(u32, Vec<DdlGuard<'_>>)> {
         let id = self.table(db, table)?.id;
@@ -485,7 +523,7 @@ impl Engine {
                 .iter()
                 .map(|(c, _)| c.id),
         );
-        Ok((id, self.claim_tables(claim, interrupt)?))
+        Ok((id, self.claim_tables_at(claim, no_write, interrupt)?))
     }
 
     /// Writes the new definitions in one catalog mini-transaction and

@@ -52,6 +52,7 @@ use crate::catalog::{Catalog, ColumnDef, IndexDef, TableDef};
 use crate::constraint;
 use crate::engine::{display_vals, has_null, sec_key, Engine, OldTrees, CATALOG_TREE};
 use crate::error::{EngineError, Result};
+use crate::index_build::BuildLock;
 use crate::interrupt::Interrupt;
 use crate::mvcc;
 use crate::types::{self, ColumnType, Value};
@@ -106,6 +107,9 @@ pub struct Rebuild {
     /// `ADD PRIMARY KEY (cols)`, names of the new table.
     pub add_primary: Option<Vec<String>>,
     pub add_indexes: Vec<NewIndex>,
+    /// The LOCK clause: SHARED (and DEFAULT) lets readers read the old
+    /// table during the copy, EXCLUSIVE keeps them out (mdl.rs).
+    pub lock: BuildLock,
 }
 
 /// Where a column of the new table takes its values from.
@@ -737,7 +741,10 @@ impl Engine {
         checks: &AlterChecks<'_>,
         fill: Fill,
     ) -> Result<(Arc<TableDef>, u64)> {
-        let (first, _mdl) = self.claim_with_children(db, table, interrupt)?;
+        // A copy reads the old table while readers go on (MySQL's SNW);
+        // TRUNCATE and LOCK=EXCLUSIVE keep everyone out throughout.
+        let no_write = fill == Fill::CopyRows && rb.lock != BuildLock::Exclusive;
+        let (first, _mdl) = self.claim_with_children_at(db, table, no_write, interrupt)?;
         let (old, mut planned) = {
             let _ddl = self.inner.commit.lock();
             let old = self.table(db, table)?;
@@ -771,7 +778,10 @@ impl Engine {
                 return Err(e);
             }
         };
-        let new = match self.swap_in(&old, &mut planned, &copied, fill) {
+        let swapped = self
+            .take_exclusive(&_mdl, interrupt)
+            .and_then(|()| self.swap_in(&old, &mut planned, &copied, fill));
+        let new = match swapped {
             Ok(n) => n,
             Err(e) => {
                 let _ = self.inner.drop_trees(planned.def.id);

@@ -484,8 +484,10 @@ fn create_index_on_a_populated_table() {
     for i in 0..200 {
         put(&e, &t, i, &format!("o{i}"), i % 7);
     }
+    // A snapshot taken before the build (WITH CONSISTENT SNAPSHOT: no
+    // table used yet, so the build does not wait for it).
     let mut old = e.begin(Isolation::RepeatableRead, false);
-    old.get(&t, &[Value::Int(0)]).expect("take a snapshot");
+    old.open_snapshot();
     let t2 = e
         .create_index("bank", "accounts", "bal2", false, vec![2], None)
         .expect("create index");
@@ -575,6 +577,83 @@ fn create_unique_index_waits_for_open_writers_of_the_table() {
     put(&e, &t, 102, "after", 51);
     e.create_index("bank", "accounts", "bal2", false, vec![2], None)
         .expect("no writer open: the index is built");
+}
+
+/// A transaction that read a table holds its metadata lock to its end,
+/// as MySQL's shared MDL: CREATE INDEX waits for it (1205 after
+/// `lock_wait_timeout`), so its REPEATABLE READ snapshot never meets the
+/// new index (1412) while it runs; once it ends the build goes on. A
+/// reader that writes while the build waits for it is the deadlock's
+/// victim (1213), and the build then goes on.
+#[test]
+fn readers_hold_ddl_off_until_their_transaction_ends() {
+    let sim = SimFs::new(FlushMethod::Fsync);
+    let e = open(&sim);
+    let t = accounts(&e);
+    for i in 0..20 {
+        put(&e, &t, i, &format!("o{i}"), i % 3);
+    }
+    let mut r = e.begin(Isolation::RepeatableRead, false);
+    r.get(&t, &[Value::Int(0)]).expect("read");
+    e.set_global("lock_wait_timeout", "1").expect("set");
+    let err = e
+        .create_index("bank", "accounts", "bal2", false, vec![2], None)
+        .expect_err("the reader holds the table");
+    assert_eq!(err.code, 1205, "{err}");
+    e.set_global("lock_wait_timeout", "30").expect("set");
+    let e2 = e.clone();
+    let ddl = std::thread::spawn(move || {
+        e2.create_index("bank", "accounts", "bal2", false, vec![2], None)
+            .map(|_| ())
+            .map_err(|err| err.code)
+    });
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    assert!(!ddl.is_finished(), "the build waits for the reader");
+    let all = r.scan(&t, &Scan::default()).expect("the reader reads on");
+    assert_eq!(all.len(), 20);
+    r.commit().expect("the reader ends");
+    assert_eq!(ddl.join().expect("ddl"), Ok(()));
+    let t2 = e.table("bank", "accounts").expect("t");
+    let mut fresh = e.begin(Isolation::RepeatableRead, false);
+    let by_bal = Scan {
+        index: Some("bal2".into()),
+        ..Scan::default()
+    };
+    assert_eq!(fresh.scan(&t2, &by_bal).expect("index").len(), 20);
+    fresh.commit().expect("commit");
+    // A reader that writes while a DDL waits for it: 1213 at once.
+    let mut r = e.begin(Isolation::RepeatableRead, false);
+    r.get(&t2, &[Value::Int(1)]).expect("read");
+    let e2 = e.clone();
+    let ddl = std::thread::spawn(move || {
+        e2.create_index("bank", "accounts", "bal3", false, vec![2], None)
+            .map(|_| ())
+            .map_err(|err| err.code)
+    });
+    // Wait until the build waits for `r` with the table exclusive: a new
+    // reader then times out (the build's own wait keeps its 30 s).
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    e.set_global("lock_wait_timeout", "1").expect("set");
+    let t0 = std::time::Instant::now();
+    loop {
+        let mut probe = e.begin(Isolation::RepeatableRead, false);
+        match probe.get(&t2, &[Value::Int(2)]) {
+            Err(err) if err.code == 1205 => break,
+            Err(err) => panic!("unexpected {err}"),
+            Ok(_) => probe.rollback(),
+        }
+        assert!(t0.elapsed().as_secs() < 20, "the build never waited");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let err = r
+        .insert(
+            &t2,
+            vec![Some(Value::Int(500)), Some(s("w")), Some(Value::Int(1))],
+        )
+        .expect_err("the build waits for this reader");
+    assert_eq!(err.code, 1213);
+    r.rollback();
+    assert_eq!(ddl.join().expect("ddl"), Ok(()), "the build goes on");
 }
 
 #[test]

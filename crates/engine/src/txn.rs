@@ -61,6 +61,7 @@ use crate::engine::{display_key, display_vals, has_null, sec_key, Inner, RecWrit
 use crate::error::{EngineError, Result};
 use crate::interrupt::{Interrupt, Stage};
 use crate::lock::LockMode;
+use crate::mdl::Use;
 use crate::mvcc;
 use crate::types::{self, ColumnType, Value};
 
@@ -190,9 +191,9 @@ pub struct Txn {
     interrupt: Option<Interrupt>,
     /// The session's `innodb_lock_wait_timeout`; None = the global value.
     lock_wait: Option<std::time::Duration>,
-    /// Tables this transaction has written to, each counted once in the
-    /// table's metadata lock until the transaction ends (mdl.rs).
-    mdl_tables: Vec<u32>,
+    /// Tables this transaction has read or written, each counted once in
+    /// the table's metadata lock until the transaction ends (mdl.rs).
+    mdl_tables: Vec<(u32, Use)>,
     /// One autocommit statement: SERIALIZABLE reads do not lock.
     single_statement: bool,
     /// The session's `foreign_key_checks` (txn/fk.rs).
@@ -419,37 +420,67 @@ impl Txn {
         Ok(())
     }
 
-    /// Before the first write to `table`: counts this transaction among
-    /// the table's writers (waits while a DDL holds it; mdl.rs). The
-    /// count is released when the transaction ends.
     /// The first write of the transaction to `t`: waits for a DDL on it
-    /// (mdl.rs). If one changed the table meanwhile, `t` (read before the
-    /// wait) is stale: 1615, and the SQL layer runs the statement again
-    /// with the new definition (MySQL re-prepares it the same way).
+    /// (mdl.rs); a transaction that only read `t` so far becomes one of
+    /// its writers (1213 if a DDL waits for it meanwhile). If a DDL
+    /// changed the table before this transaction used it, `t` (read
+    /// before the wait) is stale: 1615, and the SQL layer runs the
+    /// statement again with the new definition (MySQL re-prepares it the
+    /// same way). The lock is released when the transaction ends.
     fn write_to(&mut self, t: &TableDef) -> Result<()> {
         self.check_writable()?;
-        if self.mdl_tables.contains(&t.id) {
+        match self.mdl_tables.iter_mut().find(|(id, _)| *id == t.id) {
+            Some((_, Use::Write)) => Ok(()),
+            Some((id, u)) => {
+                self.e.mdl.upgrade(*id)?;
+                *u = Use::Write;
+                Ok(())
+            }
+            None => self.enter_table(t, Use::Write),
+        }
+    }
+
+    /// The first read of the transaction from `t` (a permanent table):
+    /// as [`Self::write_to`], as a reader. DDL on `t` then waits for this
+    /// transaction to end, so a REPEATABLE READ snapshot never finds the
+    /// table changed under it. The SQL layer opens a statement's tables
+    /// this way before it sends a row ([`Self::open_table`]); the reads
+    /// themselves call it too.
+    fn read_from(&mut self, t: &TableDef) -> Result<()> {
+        if t.temporary || self.mdl_tables.iter().any(|(id, _)| *id == t.id) {
             return Ok(());
         }
-        self.e.mdl.enter_writer(
+        self.enter_table(t, Use::Read)
+    }
+
+    /// Takes the metadata lock of a table a statement is about to read,
+    /// before any of its work is visible: 1615 if a DDL replaced the
+    /// definition the statement was planned with (run it again).
+    pub fn open_table(&mut self, t: &TableDef) -> Result<()> {
+        self.read_from(t)
+    }
+
+    fn enter_table(&mut self, t: &TableDef, what: Use) -> Result<()> {
+        self.e.mdl.enter(
             t.id,
+            what,
             self.e.mdl_timeout_for(self.interrupt.as_ref()),
             self.interrupt.as_ref(),
         )?;
         let current = self.e.catalog.read().by_id.get(&t.id).cloned();
         let fresh = current.is_some_and(|c| std::ptr::eq(Arc::as_ptr(&c), t) || *c == *t);
         if !fresh {
-            self.e.mdl.leave_writer(t.id);
+            self.e.mdl.leave(t.id, what);
             return Err(need_reprepare());
         }
-        self.mdl_tables.push(t.id);
+        self.mdl_tables.push((t.id, what));
         Ok(())
     }
 
     /// The end of the transaction: DDL waiting on its tables may go on.
     fn release_tables(&mut self) {
-        for t in self.mdl_tables.drain(..) {
-            self.e.mdl.leave_writer(t);
+        for (t, what) in self.mdl_tables.drain(..) {
+            self.e.mdl.leave(t, what);
         }
     }
 
@@ -653,6 +684,7 @@ impl Txn {
                 return Ok(w.row.clone());
             }
         }
+        self.read_from(t)?;
         let snap = self.snap_for(t)?;
         let v = self.e.tree(&t.clustered_tree())?.get(key)?;
         self.resolve_cols(t, key, v.as_deref(), snap, wanted)
@@ -689,6 +721,7 @@ impl Txn {
         mode: LockMode,
         wait: LockWait,
     ) -> Result<Option<Vec<Value>>> {
+        self.read_from(t)?;
         if !self.lock_for_read(&row_lock_name(t.id, key), mode, wait)? {
             return Ok(None);
         }
@@ -1051,6 +1084,7 @@ impl Txn {
                 )
             })?),
         };
+        self.read_from(t)?;
         let lock = s.lock.or(self.plain_read_lock());
         let snap = match lock {
             Some(_) => None,

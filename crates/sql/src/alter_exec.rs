@@ -8,11 +8,13 @@
 //!
 //! ALGORITHM and LOCK follow InnoDB's online DDL table: renames, column
 //! defaults, index renames and ADD COLUMN at the end are INSTANT; DROP INDEX and AUTO_INCREMENT
-//! are INPLACE (INSTANT is MySQL's 1845); ADD INDEX is INPLACE and, since
-//! quire holds the table's writers off while it builds the index, it
-//! cannot honour LOCK=NONE (1846, "Try LOCK=SHARED"). COPY gives the same
-//! table as quire's in-place change and is accepted, with MySQL's 1846 for
-//! COPY with LOCK=NONE; INSTANT with any LOCK but DEFAULT is MySQL's 1221.
+//! are INPLACE (INSTANT is MySQL's 1845); ADD INDEX is INPLACE and online
+//! (LOCK=NONE: readers and writers go on while it builds; SHARED keeps
+//! writers out, EXCLUSIVE readers too; engine mdl.rs). Adding a FOREIGN
+//! KEY or CHECK reads the rows with writers held off, a COPY in MySQL, so
+//! LOCK=NONE is MySQL's 1846 for it. COPY gives the same table as quire's
+//! in-place change and is accepted, with MySQL's 1846 for COPY with
+//! LOCK=NONE; INSTANT with any LOCK but DEFAULT is MySQL's 1221.
 
 use std::cell::RefCell;
 
@@ -165,13 +167,9 @@ fn check_algorithm(
         }
         _ => {}
     }
-    if lock == LockLevel::None && copies {
+    let reads_rows = specs.iter().any(|sp| kind(sp) == Kind::Build);
+    if lock == LockLevel::None && (copies || reads_rows) {
         return Err(lock_none("COPY algorithm requires a lock"));
-    }
-    if lock == LockLevel::None && specs.iter().any(|sp| kind(sp) == Kind::Build) {
-        return Err(lock_none(
-            "quire builds an index with the table's writers held off",
-        ));
     }
     Ok(())
 }
@@ -198,7 +196,7 @@ fn alter(
     }
     let def = s.engine().table(db, t)?;
     if specs.iter().any(crate::alter_rebuild::rebuilds) || adds_index_among_others(specs) {
-        return crate::alter_rebuild::run(s, def, specs).map(Some);
+        return crate::alter_rebuild::run(s, def, specs, build_lock(lock)).map(Some);
     }
     alter_in_place(s, &def, specs, build_lock(lock)).map(|()| None)
 }
@@ -213,12 +211,13 @@ fn adds_index_among_others(specs: &[Spec]) -> bool {
             .any(|sp| matches!(sp, Spec::AddIndex { .. } | Spec::AutoIncrement(_)))
 }
 
-/// What writers may do while ADD INDEX builds: go on unless LOCK asks
-/// for them to wait (SHARED, EXCLUSIVE; quire's readers never wait for
-/// DDL, see known_differences).
+/// Who waits while ADD INDEX builds or a rebuild copies: nobody unless
+/// LOCK asks (SHARED: writers; EXCLUSIVE: readers and writers). A copy
+/// keeps writers out whatever LOCK says (LOCK=NONE is refused for it).
 fn build_lock(lock: Option<LockLevel>) -> BuildLock {
     match lock {
-        Some(LockLevel::Shared | LockLevel::Exclusive) => BuildLock::Shared,
+        Some(LockLevel::Shared) => BuildLock::Shared,
+        Some(LockLevel::Exclusive) => BuildLock::Exclusive,
         Some(LockLevel::None | LockLevel::Default) | None => BuildLock::None,
     }
 }

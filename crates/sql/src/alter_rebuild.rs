@@ -280,8 +280,14 @@ fn plan(s: &Session, def: &TableDef, specs: &[Spec]) -> SqlResult<(Rebuild, Opti
 }
 
 /// Runs the rebuild; returns the rows copied.
-pub(crate) fn run(s: &mut Session, def: Arc<TableDef>, specs: &[Spec]) -> SqlResult<u64> {
-    let (rb, auto_increment) = plan(s, &def, specs)?;
+pub(crate) fn run(
+    s: &mut Session,
+    def: Arc<TableDef>,
+    specs: &[Spec],
+    lock: quire_engine::BuildLock,
+) -> SqlResult<u64> {
+    let (mut rb, auto_increment) = plan(s, &def, specs)?;
+    rb.lock = lock;
     let (db, t) = (def.db.clone(), def.name.clone());
     // Held across the rebuild, the old definition would keep the old
     // trees until this statement ends.

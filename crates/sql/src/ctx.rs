@@ -33,6 +33,10 @@ pub struct Ctx<'a> {
     pub view_check: Option<&'a ViewCheck>,
     /// The session's temporary tables, which shadow the catalog's.
     pub temps: &'a crate::temp::TempTables,
+    /// The permanent tables [`Ctx::table`] resolved for this statement:
+    /// a query takes their metadata locks before it sends a row
+    /// (`query::select_to`).
+    pub opened: std::cell::RefCell<Vec<Arc<TableDef>>>,
 }
 
 /// The CHECK OPTION conditions of a write through a view: each
@@ -79,7 +83,9 @@ impl Ctx<'_> {
         if let Some(def) = self.temps.get(&db, &t) {
             return Ok(def.clone());
         }
-        self.engine.table(&db, &t)
+        let def = self.engine.table(&db, &t)?;
+        self.opened.borrow_mut().push(def.clone());
+        Ok(def)
     }
 
     pub fn compiler<'b>(

@@ -1087,6 +1087,7 @@ impl Session {
                 describe: true,
                 view_check: None,
                 temps: &self.temps,
+                opened: Default::default(),
             };
             exec::select(&cx, &mut txn, q, None)
         };
@@ -1212,6 +1213,7 @@ impl Session {
                 describe: false,
                 view_check: s.view_check.as_ref(),
                 temps: &s.temps,
+                opened: Default::default(),
             };
             f(&cx, txn)
         })
@@ -2479,6 +2481,7 @@ impl Session {
             describe: true,
             view_check: None,
             temps: &self.temps,
+            opened: Default::default(),
         };
         crate::query::plan(&cx, q, None).map(|(plan, _)| plan.columns)
     }

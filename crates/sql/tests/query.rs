@@ -123,3 +123,62 @@ fn session_lock_wait_timeout_bounds_ddl_waiting_for_open_writers() {
     a.execute("COMMIT").expect("commit");
     assert_eq!(code(&mut b, "CREATE INDEX k ON new_orders (no_d_id)"), None);
 }
+
+/// Readers take metadata locks as MySQL's do (issue 11): a transaction
+/// that read a table holds ALTER TABLE off until it ends, so its
+/// REPEATABLE READ snapshot goes on reading instead of failing with 1412;
+/// autocommit reads hold the table for their statement only; a waiting
+/// ALTER goes on once the reader commits.
+#[test]
+fn readers_hold_alter_off_until_their_transaction_ends() {
+    let (engine, _dir) = setup("q_mdl_readers");
+    let mut a = session(&engine);
+    let mut b = session(&engine);
+    let count = |s: &mut Session| match s.execute("SELECT COUNT(*) FROM new_orders") {
+        Ok(quire_sql::Output::Rows { rows, .. }) => rows[0][0].clone(),
+        other => panic!("{other:?}"),
+    };
+    // Autocommit reads hold nothing after their statement.
+    assert_eq!(count(&mut a), quire_engine::Value::Int(4));
+    b.execute("SET SESSION lock_wait_timeout = 1").expect("set");
+    b.execute("ALTER TABLE new_orders ADD COLUMN x INT")
+        .expect("no reader open");
+    a.execute("START TRANSACTION").expect("begin");
+    assert_eq!(count(&mut a), quire_engine::Value::Int(4));
+    for ddl in [
+        "ALTER TABLE new_orders ADD COLUMN y INT",
+        "ALTER TABLE new_orders DROP COLUMN x",
+        "CREATE INDEX k ON new_orders (no_d_id)",
+        "TRUNCATE TABLE new_orders",
+        "DROP TABLE new_orders",
+    ] {
+        assert_eq!(code(&mut b, ddl), Some(1205), "{ddl}");
+    }
+    // The reader goes on, its snapshot intact.
+    b.execute("INSERT INTO new_orders VALUES (7, 7, 7, 7)")
+        .expect("other writers go on");
+    assert_eq!(count(&mut a), quire_engine::Value::Int(4));
+    a.execute("COMMIT").expect("commit");
+    b.execute("ALTER TABLE new_orders DROP COLUMN x")
+        .expect("the reader ended");
+    assert_eq!(count(&mut a), quire_engine::Value::Int(5));
+    // A waiting ALTER goes on once the reader commits.
+    a.execute("BEGIN").expect("begin");
+    assert_eq!(count(&mut a), quire_engine::Value::Int(5));
+    let engine2 = engine.clone();
+    let alter = std::thread::spawn(move || {
+        let mut c = session(&engine2);
+        c.execute("ALTER TABLE new_orders ADD COLUMN z INT")
+            .map(|_| ())
+            .map_err(|e| e.code)
+    });
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    assert!(!alter.is_finished(), "the ALTER waits for the reader");
+    assert_eq!(count(&mut a), quire_engine::Value::Int(5));
+    a.execute("COMMIT").expect("commit");
+    assert_eq!(alter.join().expect("alter"), Ok(()));
+    match a.execute("SELECT * FROM new_orders WHERE no_o_id = 7") {
+        Ok(quire_sql::Output::Rows { columns, .. }) => assert_eq!(columns.len(), 4),
+        other => panic!("{other:?}"),
+    }
+}

@@ -13,7 +13,8 @@
 //! ```text
 //!   CREATE INDEX                         writers of t
 //!   ────────────                         ────────────
-//!   claim t (MDL), open writers end      wait
+//!   claim t (MDL, no writes), open      wait
+//!     writers end
 //!   [commit mutex] def.building = idx,
 //!     purge held (a snapshot S)
 //!   admit writers                        commit: apply puts idx keys too
@@ -23,10 +24,20 @@
 //!   release S: purge removes the stale keys
 //!   (UNIQUE) open writers end, then      wait
 //!     one pass finds duplicates → 1062
+//!   exclusive: open readers and writers  readers and writers wait
+//!     end (mdl.rs)
 //!   [commit mutex] created_csn stamped,
 //!     idx readable, catalog mtr, binlog
 //!   release the claim                    go on
 //! ```
+//!
+//! Readers go on through all of it but the last step: the claim at the
+//! start keeps writers out only (MySQL's SNW), the fill admits everyone,
+//! and before the index becomes readable the build waits for every open
+//! transaction that uses the table, so no transaction that read the
+//! table before meets the index (1412) while it still holds it.
+//! LOCK=SHARED keeps writers out throughout; LOCK=EXCLUSIVE keeps
+//! readers out too.
 //!
 //! Why the filled index is complete for every snapshot allowed to use it
 //! (one at or after `created_csn`; older ones get 1412), and holds no
@@ -97,12 +108,15 @@ pub(crate) static AFTER_FILL_BATCH: parking_lot::Mutex<Vec<(String, FillHook)>> 
 
 /// What the table's writers may do while an index builds (MySQL's
 /// `LOCK` clause of ALTER TABLE).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum BuildLock {
-    /// LOCK=NONE (and DEFAULT): writers go on.
+    /// LOCK=NONE (and DEFAULT): readers and writers go on.
+    #[default]
     None,
-    /// LOCK=SHARED / EXCLUSIVE: writers wait for the build.
+    /// LOCK=SHARED: readers go on, writers wait for the build.
     Shared,
+    /// LOCK=EXCLUSIVE: readers and writers wait for the build.
+    Exclusive,
 }
 
 impl Engine {
@@ -142,7 +156,12 @@ impl Engine {
         let name = name.as_str();
         let id = self.table(db, table)?.id;
         let wait = self.inner.mdl_timeout_for(interrupt);
-        let mdl = self.inner.mdl.enter_ddl(id, wait, interrupt)?;
+        let mdl = match lock {
+            BuildLock::Exclusive => self.inner.mdl.enter_ddl(id, wait, interrupt)?,
+            BuildLock::None | BuildLock::Shared => {
+                self.inner.mdl.enter_ddl_no_write(id, wait, interrupt)?
+            }
+        };
         let t = self.table(db, table)?;
         if t.id != id {
             return Err(crate::txn::definition_changed());
@@ -182,6 +201,13 @@ impl Engine {
             if built.is_ok() {
                 built = self.check_unique(id, &idx, &tree, interrupt);
             }
+        }
+        // The transactions that use the table end before the index is
+        // theirs to see: a snapshot older than the index cannot use it
+        // (1412), and one holding the table must not meet it (MySQL's
+        // upgrade to an exclusive lock to commit the ALTER).
+        if built.is_ok() && lock != BuildLock::Exclusive {
+            built = mdl.exclusive(wait, interrupt);
         }
         if let Err(e) = built {
             // The build's own error is the one to report; giving up can

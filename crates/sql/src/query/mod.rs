@@ -92,6 +92,14 @@ pub fn select_to(
     sink: &mut dyn RowSink,
 ) -> SqlResult<u64> {
     let (plan, any_limit) = plan(cx, q, lock)?;
+    if !cx.describe {
+        // Every table's metadata lock before the first row goes out: a
+        // DDL that replaced one since it was bound is 1615 here, and the
+        // statement runs again with nothing sent (see mdl.rs).
+        for t in cx.opened.take() {
+            txn.open_table(&t)?;
+        }
+    }
     sink.columns(&plan.columns)?;
     if cx.describe {
         return Ok(0);
