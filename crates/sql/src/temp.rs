@@ -18,13 +18,22 @@
 //! that (the session owns the table), and neither reaches the binary log;
 //! `DROP TABLE t` drops the temporary `t` if there is one, `DROP
 //! TEMPORARY TABLE` never a permanent table; SHOW TABLES and
-//! information_schema.TABLES do not list them. ALTER TABLE, CREATE INDEX
-//! and RENAME TABLE on one are refused by name (1235).
+//! information_schema.TABLES do not list them.
+//!
+//! ALTER TABLE (every change quire makes to a permanent table, ALTER
+//! TABLE ... RENAME included), CREATE [UNIQUE] INDEX, DROP INDEX and
+//! RENAME TABLE work on one as in MySQL 8.0 (`temp_alter.rs`): by a copy
+//! of the table (MySQL's only algorithm for temporary tables), a rename
+//! keeps it temporary and shadowing; these commit the open transaction
+//! first, as they do on permanent tables. FOREIGN KEY on one is refused
+//! (1235), as InnoDB keeps none on temporary tables. This map always
+//! names what the engine's `by_id` holds: a failed change leaves both as
+//! they were.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use quire_engine::{EngineError, TableDef};
+use quire_engine::TableDef;
 
 /// This session's temporary tables by (database, name), lower-cased as
 /// the catalog keys names.
@@ -57,6 +66,14 @@ impl TempTables {
         self.map.remove(&key(db, name))
     }
 
+    /// Every table's (database, name) as created or renamed.
+    pub(crate) fn names(&self) -> Vec<(String, String)> {
+        self.map
+            .values()
+            .map(|d| (d.db.clone(), d.name.clone()))
+            .collect()
+    }
+
     /// Every table, for the end of the session.
     pub(crate) fn take_all(&mut self) -> Vec<Arc<TableDef>> {
         self.map.drain().map(|(_, d)| d).collect()
@@ -69,9 +86,4 @@ impl TempTables {
     pub fn is_empty(&self) -> bool {
         self.map.is_empty()
     }
-}
-
-/// 1235 for a statement quire does not run on temporary tables.
-pub(crate) fn refused(what: &str) -> EngineError {
-    EngineError::not_supported(format!("{what} on a temporary table"))
 }
