@@ -1537,7 +1537,7 @@ impl Session {
             }
             Command::KeysToggle(n) => {
                 let (d, t) = crate::show::table_db(self, n, None)?;
-                self.engine().table(&d, &t)?;
+                self.table_def(&d, &t)?;
                 self.warnings.push((
                     "Note".into(),
                     1031,
