@@ -4,10 +4,9 @@
 //! specs become one `Engine::alter_table` (one catalog mini-transaction),
 //! ADD INDEX goes through `Engine::create_index`, `AUTO_INCREMENT = n`
 //! through `Engine::alter_auto_increment`, RENAME TABLE through
-//! `Engine::rename_tables`. A temporary table's statements go to
-//! `temp_alter.rs` (a copy, MySQL's only algorithm for them), and so does
-//! RENAME TABLE while the session has temporary tables (its names are
-//! resolved among them first).
+//! `Engine::rename_tables`. ALTER TABLE and DROP INDEX on a temporary
+//! table go to `temp_alter.rs` (a copy, MySQL's only algorithm for them);
+//! RENAME TABLE never sees temporary tables (MySQL 8.0).
 //!
 //! ALGORITHM and LOCK follow InnoDB's online DDL table: renames, column
 //! defaults, index renames and ADD COLUMN at the end are INSTANT; DROP INDEX and AUTO_INCREMENT
@@ -69,11 +68,11 @@ pub(crate) fn run(s: &mut Session, cmd: &AlterCmd) -> SqlResult<Output> {
     }
 }
 
+/// RENAME TABLE: permanent tables only, as MySQL 8.0 ("To rename
+/// TEMPORARY tables, RENAME TABLE does not work. Use ALTER TABLE"): a
+/// name a temporary table shadows renames the permanent table, a name
+/// only a temporary table has is 1146.
 fn rename(s: &mut Session, pairs: &[(ast::ObjectName, ast::ObjectName)]) -> SqlResult<Output> {
-    if !s.temps().is_empty() {
-        crate::temp_alter::rename_tables(s, pairs)?;
-        return Ok(done(""));
-    }
     let mut out = Vec::new();
     for (from, to) in pairs {
         out.push(RenamePair {

@@ -21,14 +21,16 @@
 //! information_schema.TABLES do not list them.
 //!
 //! ALTER TABLE (every change quire makes to a permanent table, ALTER
-//! TABLE ... RENAME included), CREATE [UNIQUE] INDEX, DROP INDEX and
-//! RENAME TABLE work on one as in MySQL 8.0 (`temp_alter.rs`): by a copy
-//! of the table (MySQL's only algorithm for temporary tables), a rename
-//! keeps it temporary and shadowing; these commit the open transaction
-//! first, as they do on permanent tables. FOREIGN KEY on one is refused
-//! (1235), as InnoDB keeps none on temporary tables. This map always
-//! names what the engine's `by_id` holds: a failed change leaves both as
-//! they were.
+//! TABLE ... RENAME included), CREATE [UNIQUE] INDEX and DROP INDEX work
+//! on one as in MySQL 8.0 (`temp_alter.rs`): by a copy of the table
+//! (MySQL's only algorithm for temporary tables); renamed, it stays
+//! temporary and shadows under its new name. They commit the open
+//! transaction first, as on permanent tables. RENAME TABLE does not see
+//! temporary tables (MySQL 8.0: "RENAME TABLE does not work. Use ALTER
+//! TABLE instead"): it renames the permanent table a temporary one
+//! shadows, or finds none (1146). FOREIGN KEY on one is refused (1235),
+//! as InnoDB keeps none on temporary tables. This map always names what
+//! the engine's `by_id` holds: a failed change leaves both as they were.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -64,14 +66,6 @@ impl TempTables {
 
     pub(crate) fn remove(&mut self, db: &str, name: &str) -> Option<Arc<TableDef>> {
         self.map.remove(&key(db, name))
-    }
-
-    /// Every table's (database, name) as created or renamed.
-    pub(crate) fn names(&self) -> Vec<(String, String)> {
-        self.map
-            .values()
-            .map(|d| (d.db.clone(), d.name.clone()))
-            .collect()
     }
 
     /// Every table, for the end of the session.

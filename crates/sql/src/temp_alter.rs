@@ -1,45 +1,40 @@
-//! # ALTER TABLE, CREATE / DROP INDEX and RENAME TABLE on temporary tables
+//! # ALTER TABLE, CREATE INDEX and DROP INDEX on temporary tables
 //!
 //! MySQL 8.0 changes a temporary table only by copying it
 //! (`is_inplace_alter_impossible`: "we can't handle altering temporary
 //! tables without a copy"; the manual: "The table is copied when creating
-//! an index on a TEMPORARY TABLE"). quire does the same, through the
-//! permanent table's plan (`alter_rebuild::plan`, every spec quire knows)
-//! and the engine's copy (`Engine::rebuild_temporary_table`), so the
-//! errors are the permanent table's (1054, 1060, 1061, 1062, 1068, 1091):
+//! an index on a TEMPORARY TABLE"), an `ALTER TABLE tmp RENAME u` too
+//! ("Records: n"). quire does the same, through the permanent table's
+//! plan (`alter_rebuild::plan`, every spec quire knows) and the engine's
+//! copy (`Engine::rebuild_temporary_table`), so the errors are the
+//! permanent table's (1054, 1060, 1061, 1062, 1068, 1075, 1091):
 //!
 //! ```text
-//!   specs ─► RENAME apart (checked first: 1050 among this session's
-//!            temporary tables, 1049 for an unknown database)
+//!   specs ─► RENAME apart, checked first (1050 among this session's
+//!            temporary tables, 1049 for an unknown database; a permanent
+//!            table of the name does not matter: the temporary one
+//!            shadows it)
 //!         ─► the rest: Rebuild plan ─► copy beside the old table ─► swap
 //!            (a failure leaves the old table as it was)
 //!         ─► AUTO_INCREMENT = n on the copy, then the rename
 //!         ─► the session's TempTables map follows the engine's by_id
 //! ```
 //!
-//! As MySQL: a statement that only renames is no copy (its
-//! `simple_rename_or_index_change`), and accepts any ALGORITHM and LOCK;
-//! any other statement is a copy, so ALGORITHM=INPLACE / INSTANT are
-//! 1845 ("Try ALGORITHM=COPY") and LOCK=NONE is 1846 ("COPY algorithm
-//! requires a lock"); LOCK=SHARED / EXCLUSIVE hold trivially (no other
-//! session can reach the table). A copy reports the rows it copied
-//! (`Records: n`), a rename alone a plain OK. ALTER TABLE, CREATE / DROP INDEX and RENAME TABLE
-//! commit the open transaction first even on a temporary table (the
-//! manual's "Statements That Cause an Implicit Commit": only CREATE and
-//! DROP TEMPORARY TABLE are exempt), so the copy sees every row. Nothing
-//! reaches the binary log. FOREIGN KEY stays refused (InnoDB has none
-//! on temporary tables).
-//!
-//! RENAME TABLE with several pairs applies them in order over this
-//! session's temporary names first (a name that is a temporary table
-//! there renames it, as MySQL resolves names), the permanent pairs then
-//! go to the engine together (all or none) before the temporary renames,
-//! which cannot fail once checked.
+//! Every statement is a copy, so ALGORITHM=INPLACE / INSTANT are 1845
+//! ("Try ALGORITHM=COPY") and LOCK=NONE is 1846 ("COPY algorithm requires
+//! a lock"); LOCK=SHARED / EXCLUSIVE hold trivially (no other session can
+//! reach the table). The statement reports the rows it copied. ALTER
+//! TABLE, CREATE INDEX and DROP INDEX commit the open transaction first
+//! even on a temporary table (the manual's "Statements That Cause an
+//! Implicit Commit": only CREATE and DROP TEMPORARY TABLE are exempt), so
+//! the copy sees every row. Nothing reaches the binary log. FOREIGN KEY
+//! stays refused (InnoDB has none on temporary tables). RENAME TABLE is
+//! not here: it never sees temporary tables (`alter_exec.rs`).
 
 use std::sync::Arc;
 
-use quire_engine::{EngineError, RenamePair, TableDef};
-use sqlparser::ast::{self, ObjectName};
+use quire_engine::{EngineError, TableDef};
+use sqlparser::ast;
 
 use crate::alter::{Algorithm, LockLevel, Spec};
 use crate::session::Session;
@@ -69,24 +64,18 @@ fn rename_target_free(s: &Session, from: &Name, to: &Name) -> SqlResult<()> {
     Ok(())
 }
 
-/// ALGORITHM / LOCK of an ALTER TABLE on a temporary table (module docs).
-fn check_algorithm(
-    copies: bool,
-    algorithm: Option<Algorithm>,
-    lock: Option<LockLevel>,
-) -> SqlResult<()> {
+/// ALGORITHM / LOCK of an ALTER TABLE on a temporary table: always a
+/// copy (module docs).
+fn check_algorithm(algorithm: Option<Algorithm>, lock: Option<LockLevel>) -> SqlResult<()> {
     let lock = lock.unwrap_or(LockLevel::Default);
-    if algorithm == Some(Algorithm::Instant) && lock != LockLevel::Default {
-        return Err(EngineError::new(
-            1221,
-            "HY000",
-            "Incorrect usage of ALGORITHM=INSTANT and LOCK=NONE/SHARED/EXCLUSIVE",
-        ));
-    }
-    if !copies {
-        return Ok(());
-    }
     let asked = match algorithm {
+        Some(Algorithm::Instant) if lock != LockLevel::Default => {
+            return Err(EngineError::new(
+                1221,
+                "HY000",
+                "Incorrect usage of ALGORITHM=INSTANT and LOCK=NONE/SHARED/EXCLUSIVE",
+            ));
+        }
         Some(Algorithm::Inplace) => Some("ALGORITHM=INPLACE"),
         Some(Algorithm::Instant) => Some("ALGORITHM=INSTANT"),
         _ => None,
@@ -108,16 +97,13 @@ fn check_algorithm(
     Ok(())
 }
 
-/// What the statement reports: the rows a copy copied, nothing for a
-/// rename alone (MySQL's plain OK there).
-fn records(copied: Option<u64>) -> Output {
+/// What the statement reports: the rows the copy copied.
+fn records(n: u64) -> Output {
     Output::Done {
-        affected_rows: copied.unwrap_or(0),
+        affected_rows: n,
         last_insert_id: 0,
         warnings: 0,
-        info: copied
-            .map(|n| format!("Records: {n}  Duplicates: 0  Warnings: 0"))
-            .unwrap_or_default(),
+        info: format!("Records: {n}  Duplicates: 0  Warnings: 0"),
     }
 }
 
@@ -145,16 +131,11 @@ pub(crate) fn alter(
             other => rest.push(other.clone()),
         }
     }
-    let copies = !rest.is_empty() || algorithm == Some(Algorithm::Copy);
-    check_algorithm(copies, algorithm, lock)?;
+    check_algorithm(algorithm, lock)?;
     if let Some(to) = &to {
         rename_target_free(s, &from, to)?;
     }
-    let rows = if copies {
-        Some(rebuild(s, &from, &rest)?)
-    } else {
-        None
-    };
+    let rows = rebuild(s, &from, &rest)?;
     if let Some(to) = to {
         rename_one(s, &from, &to)?;
     }
@@ -194,65 +175,4 @@ fn rename_one(s: &mut Session, from: &Name, to: &Name) -> SqlResult<()> {
     s.temps_mut().remove(&from.0, &from.1);
     s.temps_mut().insert(new);
     Ok(())
-}
-
-/// RENAME TABLE a TO b [, ...] over temporary and permanent tables
-/// (module docs).
-pub(crate) fn rename_tables(s: &mut Session, pairs: &[(ObjectName, ObjectName)]) -> SqlResult<()> {
-    // This session's temporary tables as the pairs rename them: (name
-    // now, the table's name before the statement).
-    let mut temps: Vec<(Name, Name)> = s
-        .temps()
-        .names()
-        .into_iter()
-        .map(|n| (n.clone(), n))
-        .collect();
-    let mut permanent = Vec::new();
-    for (f, t) in pairs {
-        let from = crate::show::table_db(s, f, None)?;
-        let to = crate::show::table_db(s, t, None)?;
-        match temps.iter().position(|(now, _)| same(now, &from)) {
-            Some(i) => {
-                if !same(&from, &to) && temps.iter().any(|(now, _)| same(now, &to)) {
-                    return Err(exists(&to.1));
-                }
-                if s.engine().database_collation(&to.0).is_none() {
-                    return Err(EngineError::unknown_database(&to.0));
-                }
-                temps[i].0 = to;
-            }
-            None => permanent.push(RenamePair { from, to }),
-        }
-    }
-    if !permanent.is_empty() {
-        s.engine().rename_tables(&permanent, Some(s.interrupt()))?;
-    }
-    apply_renames(s, &temps)
-}
-
-/// Puts the renamed temporary tables under their new names: all leave
-/// the map before any comes back (pairs may swap names).
-fn apply_renames(s: &mut Session, temps: &[(Name, Name)]) -> SqlResult<()> {
-    let moved: Vec<&(Name, Name)> = temps
-        .iter()
-        .filter(|(now, was)| now.0 != was.0 || now.1 != was.1)
-        .collect();
-    let mut defs = Vec::with_capacity(moved.len());
-    for (now, was) in &moved {
-        if let Some(def) = s.temps_mut().remove(&was.0, &was.1) {
-            defs.push((now, def));
-        }
-    }
-    let mut first_err = None;
-    for (now, def) in defs {
-        match s.engine().rename_temporary_table(&def, &now.0, &now.1) {
-            Ok(new) => s.temps_mut().insert(new),
-            // Only a database dropped meanwhile: the table keeps its name.
-            Err(e) => {
-                s.temps_mut().insert(def);
-                first_err.get_or_insert(e);
-            }
-        }
-    }
-    first_err.map_or(Ok(()), Err)
 }

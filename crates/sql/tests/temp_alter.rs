@@ -1,7 +1,9 @@
-//! ALTER TABLE, CREATE / DROP INDEX and RENAME TABLE on temporary tables
+//! ALTER TABLE, CREATE INDEX and DROP INDEX on temporary tables
 //! (temp_alter.rs), what the golden script cannot see: none reaches the
-//! binary log, and the session's map stays the engine's, so the end of
-//! the session drops every tree the statements made.
+//! binary log, the session's map stays the engine's, so the end of the
+//! session drops every tree the statements made, and RENAME TABLE of a
+//! permanent table a temporary one shadows needs the permanent table's
+//! privileges.
 
 use std::collections::BTreeSet;
 
@@ -39,7 +41,7 @@ const TEMP_DDL: &[&str] = &[
     "CREATE UNIQUE INDEX uv ON t (v)",
     "DROP INDEX kz ON t",
     "ALTER TABLE t AUTO_INCREMENT = 50",
-    "RENAME TABLE t TO t2",
+    "ALTER TABLE t RENAME t2",
     "ALTER TABLE t2 RENAME t, MODIFY v VARCHAR(40)",
     "ALTER TABLE t RENAME COLUMN z TO zz, ALTER COLUMN z SET DEFAULT 1",
 ];
@@ -94,10 +96,18 @@ fn the_end_of_the_session_drops_every_tree_the_statements_made() {
     for sql in TEMP_DDL {
         ok(&mut s, sql);
     }
-    // A failed copy (duplicates) and a swap of names by RENAME TABLE,
-    // with a permanent pair among them.
+    // A failed copy (duplicates), a swap of names, and RENAME TABLE of
+    // the permanent table a temporary one shadows.
     assert!(s.execute("ALTER TABLE t ADD UNIQUE KEY (zz)").is_err());
-    ok(&mut s, "RENAME TABLE t TO x, p TO p2, u TO t, x TO u");
+    for sql in [
+        "ALTER TABLE t RENAME x",
+        "ALTER TABLE u RENAME t",
+        "ALTER TABLE x RENAME u",
+        "CREATE TEMPORARY TABLE p (b INT)",
+        "RENAME TABLE p TO p2",
+    ] {
+        ok(&mut s, sql);
+    }
     let r = rows(&mut s, "SELECT COUNT(*) FROM u");
     assert_eq!(r[0][0], Value::Int(3));
     assert!(engine.table("d", "p2").is_ok() && engine.table("d", "p").is_err());
