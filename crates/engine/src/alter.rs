@@ -715,16 +715,23 @@ impl Engine {
         let _mdl = self.claim_tables(vec![id], interrupt)?;
         let _ddl = self.inner.commit.lock();
         let t = self.table(db, table)?;
-        let floor = match t.auto_increment_column() {
-            Some(col) => self.max_column_value(&t, col)?.saturating_add(1),
-            None => 1,
-        };
-        let next = n.max(floor).max(1);
-        self.inner.set_autoinc(t.id, next - 1)?;
+        self.move_autoinc(&t, n)?;
         self.inner.binlog_ddl(
             &t.db,
             &format!("ALTER TABLE {}.{} AUTO_INCREMENT={n}", q(&t.db), q(&t.name)),
         )
+    }
+
+    /// `AUTO_INCREMENT = n` on `t`: the next value is `n`, or past the
+    /// largest value the column holds (InnoDB's rule). The caller holds
+    /// the commit mutex.
+    pub(crate) fn move_autoinc(&self, t: &TableDef, n: u64) -> Result<()> {
+        let floor = match t.auto_increment_column() {
+            Some(col) => self.max_column_value(t, col)?.saturating_add(1),
+            None => 1,
+        };
+        let next = n.max(floor).max(1);
+        self.inner.set_autoinc(t.id, next - 1)
     }
 
     /// The largest non-negative integer in column `col` over the latest

@@ -61,4 +61,6 @@ mod offpage_tests;
 #[cfg(test)]
 mod rebuild_tests;
 #[cfg(test)]
+mod temp_table_tests;
+#[cfg(test)]
 mod tests;

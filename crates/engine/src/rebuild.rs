@@ -126,8 +126,8 @@ enum Source {
 /// The new definition (with the old id until one is reserved) and how to
 /// make its rows.
 #[derive(Debug)]
-struct Planned {
-    def: TableDef,
+pub(crate) struct Planned {
+    pub(crate) def: TableDef,
     sources: Vec<Source>,
     /// Children whose keys name renamed columns of this table.
     children: Vec<TableDef>,
@@ -482,7 +482,12 @@ fn auto_is_a_key(def: &TableDef) -> Result<()> {
 
 /// The new definition of `old` after `rb`, and where its columns come
 /// from (pure: nothing is written).
-fn plan(old: &TableDef, rb: &Rebuild, cat: &Catalog, checks: &AlterChecks<'_>) -> Result<Planned> {
+pub(crate) fn plan(
+    old: &TableDef,
+    rb: &Rebuild,
+    cat: &Catalog,
+    checks: &AlterChecks<'_>,
+) -> Result<Planned> {
     let (mut def, mut sql) = if rb.meta.is_empty() {
         (old.clone(), Vec::new())
     } else {
@@ -690,8 +695,8 @@ enum Fill {
 
 /// What the copy leaves for the swap.
 #[derive(Default)]
-struct Copied {
-    rows: u64,
+pub(crate) struct Copied {
+    pub(crate) rows: u64,
     last_auto: u64,
     last_hidden: u64,
 }
@@ -808,7 +813,7 @@ impl Engine {
 
     /// Fills the new table's trees from the old table's latest committed
     /// rows.
-    fn copy_rows(
+    pub(crate) fn copy_rows(
         &self,
         old: &TableDef,
         planned: &Planned,
@@ -928,31 +933,16 @@ impl Engine {
     ) -> Result<Arc<TableDef>> {
         let mut ddl = self.inner.commit.lock();
         let new_id = planned.def.id;
-        // Every snapshot taken so far predates the new table's rows.
-        let csn = match &self.inner.pipeline {
-            Some(p) => p.take_csn(),
-            None => self.inner.store.log().lsn(),
-        };
-        self.inner
-            .snapshots
-            .visible
-            .fetch_max(csn, Ordering::AcqRel);
-        planned.def.rebuilt_csn = csn.max(1);
+        planned.def.rebuilt_csn = self.rebuilt_csn();
         // Counters first: a crash before the catalog entry leaves them to
         // the id's next owner, which overwrites them.
-        let (auto, hidden) = match fill {
-            Fill::Empty => (0, 0),
-            Fill::CopyRows if old.has_hidden_pk() => (
-                self.inner.autoinc_value(old.id)?.max(c.last_auto),
-                self.inner.hidden_rowid_value(old.id)?,
-            ),
-            Fill::CopyRows => (
-                self.inner.autoinc_value(old.id)?.max(c.last_auto),
-                c.last_hidden,
-            ),
-        };
-        self.inner.set_autoinc(new_id, auto)?;
-        self.inner.set_hidden_rowid(new_id, hidden)?;
+        match fill {
+            Fill::Empty => {
+                self.inner.set_autoinc(new_id, 0)?;
+                self.inner.set_hidden_rowid(new_id, 0)?;
+            }
+            Fill::CopyRows => self.carry_counters(old, new_id, c)?,
+        }
         let mut ops: Vec<(Vec<u8>, Option<Vec<u8>>)> = vec![
             (crate::alter::catalog_key(old.id), None),
             (
@@ -995,5 +985,33 @@ impl Engine {
         self.inner.binlog_ddl(&old.db, &text)?;
         drop(ddl);
         Ok(new)
+    }
+
+    /// The commit sequence number a rebuilt table's rows start at: every
+    /// snapshot taken so far predates them (such a snapshot gets 1412).
+    /// The caller holds the commit mutex.
+    pub(crate) fn rebuilt_csn(&self) -> u64 {
+        let csn = match &self.inner.pipeline {
+            Some(p) => p.take_csn(),
+            None => self.inner.store.log().lsn(),
+        };
+        self.inner
+            .snapshots
+            .visible
+            .fetch_max(csn, Ordering::AcqRel);
+        csn.max(1)
+    }
+
+    /// The copy's counters (AUTO_INCREMENT, hidden row id) under the new
+    /// table's id: the old table's, moved past what the copy gave out.
+    pub(crate) fn carry_counters(&self, old: &TableDef, new_id: u32, c: &Copied) -> Result<()> {
+        let auto = self.inner.autoinc_value(old.id)?.max(c.last_auto);
+        let hidden = if old.has_hidden_pk() {
+            self.inner.hidden_rowid_value(old.id)?
+        } else {
+            c.last_hidden
+        };
+        self.inner.set_autoinc(new_id, auto)?;
+        self.inner.set_hidden_rowid(new_id, hidden)
     }
 }

@@ -4,7 +4,9 @@
 //! specs become one `Engine::alter_table` (one catalog mini-transaction),
 //! ADD INDEX goes through `Engine::create_index`, `AUTO_INCREMENT = n`
 //! through `Engine::alter_auto_increment`, RENAME TABLE through
-//! `Engine::rename_tables`.
+//! `Engine::rename_tables`. ALTER TABLE and DROP INDEX on a temporary
+//! table go to `temp_alter.rs` (a copy, MySQL's only algorithm for them);
+//! RENAME TABLE never sees temporary tables (MySQL 8.0).
 //!
 //! ALGORITHM and LOCK follow InnoDB's online DDL table: renames, column
 //! defaults, index renames and ADD COLUMN at the end are INSTANT; DROP INDEX and AUTO_INCREMENT
@@ -49,11 +51,11 @@ pub(crate) fn run(s: &mut Session, cmd: &AlterCmd) -> SqlResult<Output> {
             lock,
             ..
         } => {
-            check_algorithm(specs, *algorithm, *lock)?;
             let (db, t) = crate::show::table_db(s, name, None)?;
             if s.temps().contains(&db, &t) {
-                return Err(crate::temp::refused("ALTER TABLE"));
+                return crate::temp_alter::alter(s, &db, &t, specs, *algorithm, *lock);
             }
+            check_algorithm(specs, *algorithm, *lock)?;
             match alter(s, &db, &t, specs, *lock)? {
                 None => Ok(done(RECORDS)),
                 // A rebuild reports the rows it copied, as MySQL's COPY.
@@ -68,14 +70,13 @@ pub(crate) fn run(s: &mut Session, cmd: &AlterCmd) -> SqlResult<Output> {
     }
 }
 
+/// RENAME TABLE: permanent tables only, as MySQL 8.0 ("To rename
+/// TEMPORARY tables, RENAME TABLE does not work. Use ALTER TABLE"): a
+/// name a temporary table shadows renames the permanent table, a name
+/// only a temporary table has is 1146.
 fn rename(s: &mut Session, pairs: &[(ast::ObjectName, ast::ObjectName)]) -> SqlResult<Output> {
     let mut out = Vec::new();
     for (from, to) in pairs {
-        let (db, t) = crate::show::table_db(s, from, None)?;
-        if s.temps().contains(&db, &t) {
-            // MySQL too: ALTER TABLE ... RENAME renames a temporary table.
-            return Err(crate::temp::refused("RENAME TABLE"));
-        }
         out.push(RenamePair {
             from: crate::show::table_db(s, from, None)?,
             to: crate::show::table_db(s, to, None)?,

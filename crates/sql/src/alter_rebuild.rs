@@ -190,7 +190,11 @@ fn set_primary(rb: &mut Rebuild, cols: Vec<String>) -> SqlResult<()> {
 }
 
 /// The statement's specs as one rebuild; `AUTO_INCREMENT = n` apart.
-fn plan(s: &Session, def: &TableDef, specs: &[Spec]) -> SqlResult<(Rebuild, Option<u64>)> {
+pub(crate) fn plan(
+    s: &Session,
+    def: &TableDef,
+    specs: &[Spec],
+) -> SqlResult<(Rebuild, Option<u64>)> {
     let mut rb = Rebuild::default();
     let mut auto_increment = None;
     let stamp = crate::expr::now_utc_fsp(6);
@@ -292,9 +296,34 @@ pub(crate) fn run(
     // Held across the rebuild, the old definition would keep the old
     // trees until this statement ends.
     drop(def);
+    let rows = with_checks(s, &db, &t, |engine, checks, interrupt| {
+        engine
+            .rebuild_table(&db, &t, &rb, Some(interrupt), checks)
+            .map(|(_, n)| n)
+    })?;
+    if let Some(n) = auto_increment {
+        s.engine()
+            .alter_auto_increment(&db, &t, n, Some(s.interrupt()))?;
+    }
+    Ok(rows)
+}
+
+/// Runs `f` (the engine's rebuild of `db`.`t`) with the SQL layer's
+/// callbacks: CHECKs verified on each copied row, the new columns'
+/// row size and expressions checked, generated values computed.
+pub(crate) fn with_checks<R>(
+    s: &mut Session,
+    db: &str,
+    t: &str,
+    f: impl FnOnce(
+        &quire_engine::Engine,
+        &AlterChecks<'_>,
+        &quire_engine::Interrupt,
+    ) -> quire_engine::Result<R>,
+) -> SqlResult<R> {
     let fk_checks = s.fk_checks();
     let interrupt = s.interrupt().clone();
-    let rows = s.with_ctx(&[], |cx, _txn| {
+    s.with_ctx(&[], |cx, _txn| {
         // The CHECKs of the new definition, compiled on its first row.
         let compiled: RefCell<Option<TableChecks>> = RefCell::new(None);
         // Copied rows hold TIMESTAMPs as stored (UTC); CHECKs and
@@ -321,7 +350,7 @@ pub(crate) fn run(
             crate::ddl::check_row_definition(cols)?;
             let mut v = cols.to_vec();
             crate::generated::validate_table(&mut v)?;
-            crate::generated::compile_check(cx, &db, &t, &v)
+            crate::generated::compile_check(cx, db, t, &v)
         };
         // Generated values of each copied row (compiled on the first).
         let gen: RefCell<Option<TableGen>> = RefCell::new(None);
@@ -368,13 +397,6 @@ pub(crate) fn run(
             columns: Some(&row_size),
             generate: Some(&generate),
         };
-        cx.engine
-            .rebuild_table(&db, &t, &rb, Some(&interrupt), &checks)
-            .map(|(_, n)| n)
-    })?;
-    if let Some(n) = auto_increment {
-        s.engine()
-            .alter_auto_increment(&db, &t, n, Some(s.interrupt()))?;
-    }
-    Ok(rows)
+        f(cx.engine, &checks, &interrupt)
+    })
 }

@@ -116,6 +116,15 @@ impl Target<'_> {
         Ok(())
     }
 
+    /// `need` on a permanent table by name, whether or not a temporary
+    /// table shadows it (RENAME TABLE, which never sees temporary ones).
+    fn permanent_table(&self, n: &ObjectName, need: Privs) -> SqlResult<()> {
+        if let Some((db, t)) = self.resolve(n)? {
+            self.ck.table(&db, &t, need)?;
+        }
+        Ok(())
+    }
+
     fn all_columns(engine: &Engine, db: &str, t: &str) -> Vec<String> {
         engine
             .table(db, t)
@@ -870,7 +879,9 @@ fn check_create_view(tg: &Target, v: &crate::view::ViewStmt) -> SqlResult<()> {
 /// ALTER TABLE needs ALTER (and, renaming, DROP on the old name and
 /// CREATE and INSERT on the new); DROP INDEX needs INDEX; RENAME TABLE
 /// ALTER and DROP on each old name, CREATE and INSERT on each new one
-/// (MySQL 8.0's `check_rename_table`, `Sql_cmd_alter_table::execute`).
+/// (MySQL 8.0's `check_rename_table`, `Sql_cmd_alter_table::execute`),
+/// names of permanent tables even where a temporary one shadows them
+/// (RENAME TABLE renames only permanent tables).
 fn check_alter(tg: &Target, a: &crate::alter::AlterCmd) -> SqlResult<()> {
     use crate::alter::{AlterCmd, Spec};
     let old = Privs::ALTER.union(Privs::DROP);
@@ -878,8 +889,8 @@ fn check_alter(tg: &Target, a: &crate::alter::AlterCmd) -> SqlResult<()> {
     match a {
         AlterCmd::Rename(pairs) => {
             for (from, to) in pairs {
-                tg.table(from, old)?;
-                tg.table(to, new)?;
+                tg.permanent_table(from, old)?;
+                tg.permanent_table(to, new)?;
             }
             Ok(())
         }

@@ -50,6 +50,7 @@ mod sort;
 pub mod spill;
 pub mod stack;
 pub mod temp;
+mod temp_alter;
 pub(crate) mod tz;
 mod uservars;
 mod view;

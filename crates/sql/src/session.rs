@@ -990,6 +990,12 @@ impl Session {
         &self.temps
     }
 
+    /// This session's temporary tables, for the statements that change
+    /// one (temp_alter.rs keeps them as the engine's `by_id`).
+    pub(crate) fn temps_mut(&mut self) -> &mut crate::temp::TempTables {
+        &mut self.temps
+    }
+
     /// A table by name as this session sees it: its temporary table of
     /// that name, else the catalog's.
     pub(crate) fn table_def(&self, db: &str, name: &str) -> SqlResult<Arc<TableDef>> {
@@ -1533,7 +1539,7 @@ impl Session {
             }
             Command::KeysToggle(n) => {
                 let (d, t) = crate::show::table_db(self, n, None)?;
-                self.engine().table(&d, &t)?;
+                self.table_def(&d, &t)?;
                 self.warnings.push((
                     "Note".into(),
                     1031,
@@ -2257,10 +2263,7 @@ impl Session {
                     Some(d) => d,
                     None => self.current_db_or_err()?,
                 };
-                if self.temps.contains(&db, &t) {
-                    return Err(crate::temp::refused("CREATE INDEX"));
-                }
-                let def = self.engine.table(&db, &t)?;
+                let def = self.table_def(&db, &t)?;
                 let Some(name) = &ci.name else {
                     return Err(parse::syntax_error("ON"));
                 };
@@ -2280,6 +2283,16 @@ impl Session {
                 }
                 if ci.if_not_exists && def.index(&name).is_some() {
                     return Ok(done(0, 0, 0, String::new()));
+                }
+                if def.temporary {
+                    let names = cols.iter().map(|&c| def.columns[c].name.clone()).collect();
+                    let spec = crate::alter::Spec::AddIndex {
+                        name: Some(name),
+                        unique: ci.unique,
+                        columns: names,
+                        prefix,
+                    };
+                    return crate::temp_alter::alter(self, &db, &t, &[spec], None, None);
                 }
                 let spec = quire_engine::IndexSpec {
                     name: name.clone(),

@@ -18,13 +18,24 @@
 //! that (the session owns the table), and neither reaches the binary log;
 //! `DROP TABLE t` drops the temporary `t` if there is one, `DROP
 //! TEMPORARY TABLE` never a permanent table; SHOW TABLES and
-//! information_schema.TABLES do not list them. ALTER TABLE, CREATE INDEX
-//! and RENAME TABLE on one are refused by name (1235).
+//! information_schema.TABLES do not list them.
+//!
+//! ALTER TABLE (every change quire makes to a permanent table, ALTER
+//! TABLE ... RENAME included), CREATE [UNIQUE] INDEX and DROP INDEX work
+//! on one as in MySQL 8.0 (`temp_alter.rs`): by a copy of the table
+//! (MySQL's only algorithm for temporary tables); renamed, it stays
+//! temporary and shadows under its new name. They commit the open
+//! transaction first, as on permanent tables. RENAME TABLE does not see
+//! temporary tables (MySQL 8.0: "RENAME TABLE does not work. Use ALTER
+//! TABLE instead"): it renames the permanent table a temporary one
+//! shadows, or finds none (1146). FOREIGN KEY on one is refused (1235),
+//! as InnoDB keeps none on temporary tables. This map always names what
+//! the engine's `by_id` holds: a failed change leaves both as they were.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use quire_engine::{EngineError, TableDef};
+use quire_engine::TableDef;
 
 /// This session's temporary tables by (database, name), lower-cased as
 /// the catalog keys names.
@@ -69,9 +80,4 @@ impl TempTables {
     pub fn is_empty(&self) -> bool {
         self.map.is_empty()
     }
-}
-
-/// 1235 for a statement quire does not run on temporary tables.
-pub(crate) fn refused(what: &str) -> EngineError {
-    EngineError::not_supported(format!("{what} on a temporary table"))
 }

@@ -839,3 +839,40 @@ fn alter_rename_and_drop_index_privileges() {
     drop(engine);
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// A temporary table is its creator's without further privileges (ALTER
+/// TABLE, CREATE / DROP INDEX on it), but RENAME TABLE never sees one:
+/// renaming the permanent table a temporary one shadows needs that
+/// table's ALTER and DROP, as in MySQL.
+#[test]
+fn temporary_tables_change_freely_but_rename_table_checks_the_permanent_one() {
+    let (engine, dir, store, mut root) = setup("priv_temp_alter");
+    ok(&mut root, "CREATE USER tmpuser");
+    ok(
+        &mut root,
+        "GRANT CREATE TEMPORARY TABLES, CREATE, INSERT, SELECT ON db1.* TO tmpuser",
+    );
+    let mut u = session(&engine, &store, "tmpuser", "%");
+    ok(&mut u, "USE db1");
+    ok(
+        &mut u,
+        "CREATE TEMPORARY TABLE t (id INT PRIMARY KEY, v INT)",
+    );
+    ok(&mut u, "INSERT INTO t VALUES (1, 5)");
+    ok(
+        &mut u,
+        "ALTER TABLE t ADD COLUMN w INT DEFAULT 2, ADD INDEX kv (v)",
+    );
+    ok(&mut u, "CREATE INDEX kw ON t (w)");
+    ok(&mut u, "DROP INDEX kv ON t");
+    // Not the temporary t: the permanent db1.t, which the user may not
+    // alter or drop.
+    assert_eq!(code(&mut u, "RENAME TABLE t TO t9"), 1142);
+    assert_eq!(code(&mut root, "SELECT * FROM db1.t9"), 1146);
+    assert_eq!(rows(&mut root, "SELECT COUNT(*) FROM db1.t"), vec!["2"]);
+    ok(&mut u, "ALTER TABLE t RENAME t9");
+    assert_eq!(rows(&mut u, "SELECT id, v, w FROM t9"), vec!["1|5|2"]);
+    u.close();
+    drop(u);
+    let _ = std::fs::remove_dir_all(dir);
+}
