@@ -797,7 +797,7 @@ impl Txn {
             )));
         }
         let limit = self.e.body_limit(key.len());
-        if let Err(min) = crate::offpage::plan(bytes.len(), row, &t.types(), limit) {
+        if let Err(min) = crate::offpage::plan(bytes.len(), row, &t.types(), limit)? {
             return Err(EngineError::new(
                 1118,
                 "42000",

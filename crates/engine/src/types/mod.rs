@@ -66,6 +66,7 @@ pub mod datetime;
 pub mod decimal;
 pub mod enumset;
 pub mod json;
+pub mod jsonb;
 pub mod keycodec;
 pub mod rowcodec;
 pub(crate) mod store_err;
