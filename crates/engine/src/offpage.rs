@@ -46,7 +46,7 @@ use quire_storage::store::Shared;
 use crate::catalog::ColumnDef;
 use crate::error::{EngineError, Result};
 use crate::types::rowcodec::{get_varint, put_varint};
-use crate::types::{self, ColumnType, Value};
+use crate::types::{self, ColumnType, JsonForm, Value};
 
 /// First byte of a body with off-page columns.
 const EXTERN_MARK: u8 = 0;
@@ -297,6 +297,17 @@ pub fn decode(
     columns: &[ColumnDef],
     wanted: Option<&[bool]>,
 ) -> Result<Vec<Value>> {
+    decode_as(sh, body, columns, wanted, JsonForm::Printed)
+}
+
+/// [`decode`] giving JSON columns in the form `json` (rowcodec.rs).
+pub fn decode_as(
+    sh: &Shared,
+    body: &[u8],
+    columns: &[ColumnDef],
+    wanted: Option<&[bool]>,
+    json: JsonForm,
+) -> Result<Vec<Value>> {
     let (refs, start) = if is_extern(body) {
         parse(body).map_err(EngineError::internal)?
     } else {
@@ -306,10 +317,11 @@ pub fn decode(
     let stored = types::rowcodec::row_column_count(row).map_err(EngineError::internal)?;
     let mut values = if stored >= columns.len() {
         let tys = columns.iter().map(|c| &c.ty);
-        types::decode_row_prefix(row, tys, wanted).map_err(EngineError::internal)?
+        types::decode_row_prefix_as(row, tys, wanted, json).map_err(EngineError::internal)?
     } else {
         let tys = columns[..stored].iter().map(|c| &c.ty);
-        let mut v = types::decode_row_typed(row, tys, wanted).map_err(EngineError::internal)?;
+        let mut v =
+            types::decode_row_typed_as(row, tys, wanted, json).map_err(EngineError::internal)?;
         for c in &columns[stored..] {
             v.push(c.instant.clone().ok_or_else(|| {
                 EngineError::internal(format!(
@@ -330,7 +342,7 @@ pub fn decode(
             .ok_or_else(|| EngineError::internal(format!("off-page column {c} out of range")))?;
         let stored = lob::read(sh, &r)?;
         *slot = match columns.get(c).map(|col| &col.ty) {
-            Some(ColumnType::Json) => {
+            Some(ColumnType::Json) if json == JsonForm::Printed => {
                 Value::Bytes(types::jsonb::stored_text(&stored).map_err(EngineError::internal)?)
             }
             _ => Value::Bytes(stored),

@@ -86,7 +86,10 @@ pub use enumset::Members;
 pub use keycodec::{
     decode_key, decode_key_prefix, encode_key, key_prefix, key_prefix_successor, try_encode_key,
 };
-pub use rowcodec::{decode_row, decode_row_prefix, decode_row_typed, encode_row, try_encode_row};
+pub use rowcodec::{
+    decode_row, decode_row_prefix, decode_row_prefix_as, decode_row_typed, decode_row_typed_as,
+    encode_row, try_encode_row, JsonForm,
+};
 pub use time::Time;
 pub use value::{compare, format_double, format_float, Value};
 

@@ -190,7 +190,40 @@ pub fn decode_row_typed<'a>(
     types: impl ExactSizeIterator<Item = &'a ColumnType>,
     wanted: Option<&[bool]>,
 ) -> Result<Vec<Value>, String> {
-    decode_columns(buf, types, wanted, false)
+    decode_columns(buf, types, wanted, false, JsonForm::Printed)
+}
+
+/// How a row decode gives JSON columns back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum JsonForm {
+    /// The printed text (what every reader of a value expects).
+    #[default]
+    Printed,
+    /// The stored bytes as they are: a binary document, or the printed
+    /// text of a row written before binary JSON (`jsonb::is_binary`
+    /// tells which). For readers that walk the binary form themselves
+    /// (the SQL layer's JSON functions), which saves printing it.
+    Stored,
+}
+
+/// [`decode_row_typed`] giving JSON columns in the form `json`.
+pub fn decode_row_typed_as<'a>(
+    buf: &[u8],
+    types: impl ExactSizeIterator<Item = &'a ColumnType>,
+    wanted: Option<&[bool]>,
+    json: JsonForm,
+) -> Result<Vec<Value>, String> {
+    decode_columns(buf, types, wanted, false, json)
+}
+
+/// [`decode_row_prefix`] giving JSON columns in the form `json`.
+pub fn decode_row_prefix_as<'a>(
+    buf: &[u8],
+    types: impl ExactSizeIterator<Item = &'a ColumnType>,
+    wanted: Option<&[bool]>,
+    json: JsonForm,
+) -> Result<Vec<Value>, String> {
+    decode_columns(buf, types, wanted, true, json)
 }
 
 /// The first `types.len()` columns of a row image that may hold more (a
@@ -201,7 +234,7 @@ pub fn decode_row_prefix<'a>(
     types: impl ExactSizeIterator<Item = &'a ColumnType>,
     wanted: Option<&[bool]>,
 ) -> Result<Vec<Value>, String> {
-    decode_columns(buf, types, wanted, true)
+    decode_columns(buf, types, wanted, true, JsonForm::Printed)
 }
 
 fn decode_columns<'a>(
@@ -209,6 +242,7 @@ fn decode_columns<'a>(
     types: impl ExactSizeIterator<Item = &'a ColumnType>,
     wanted: Option<&[bool]>,
     prefix: bool,
+    json: JsonForm,
 ) -> Result<Vec<Value>, String> {
     let n = types.len();
     let mut pos = 0;
@@ -235,7 +269,12 @@ fn decode_columns<'a>(
             skip_payload(buf, &mut pos, ty)?;
             values.push(Value::Null);
         } else {
-            values.push(decode_payload(buf, &mut pos, ty)?);
+            values.push(match (ty, json) {
+                (ColumnType::Json, JsonForm::Stored) => {
+                    Value::Bytes(string_bytes(buf, &mut pos, ty)?.to_vec())
+                }
+                _ => decode_payload(buf, &mut pos, ty)?,
+            });
         }
     }
     if pos != buf.len() && !prefix {
