@@ -119,15 +119,31 @@ fn json_extract_throughput() {
         bytes as u64 / n.max(1),
         load.elapsed().as_secs_f64()
     );
+    // JSON_BENCH_PRINTED=1: the column is also read whole, so the scan
+    // gives it printed and JSON_EXTRACT parses the text (the path every
+    // read took before binary storage, plus printing the binary form).
+    let extra = if std::env::var("JSON_BENCH_PRINTED").is_ok() {
+        ", j IS NULL"
+    } else {
+        ""
+    };
     // Warm the buffer pool.
     count_rows(&mut s, "SELECT j->'$.k' FROM t");
-    measure(&mut s, "scan", 5, |_| "SELECT j->'$.k' FROM t".to_string());
+    measure(&mut s, "scan", 5, |_| {
+        format!("SELECT j->'$.k'{extra} FROM t")
+    });
     measure(&mut s, "range", 200, |i| {
         let x = (i * 7919) % n.saturating_sub(100).max(1);
-        format!("SELECT j->'$.k' FROM t WHERE id BETWEEN {x} AND {}", x + 99)
+        format!(
+            "SELECT j->'$.k'{extra} FROM t WHERE id BETWEEN {x} AND {}",
+            x + 99
+        )
     });
     measure(&mut s, "point", 1000, |i| {
-        format!("SELECT j->'$.k' FROM t WHERE id = {}", (i * 7919) % n)
+        format!(
+            "SELECT j->'$.k'{extra} FROM t WHERE id = {}",
+            (i * 7919) % n
+        )
     });
     measure(&mut s, "whole", 3, |_| "SELECT j FROM t".to_string());
     drop(s);
