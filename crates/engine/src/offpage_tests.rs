@@ -468,12 +468,11 @@ fn json_documents_in_row_and_off_page_survive_restart_and_power_loss() {
     {
         let e = open(&sim);
         let t = table(&e);
-        for id in 0..texts.len() {
+        for (id, text) in texts.iter().enumerate() {
             let mut tx = e.begin(Isolation::RepeatableRead, false);
-            let row =
-                crate::types::coerce(Value::text(&texts[id]), &ColumnType::Json, true, "doc", 1)
-                    .expect("coerce");
-            assert_eq!(row, Value::text(&texts[id]), "stored text is printed");
+            let row = crate::types::coerce(Value::text(text), &ColumnType::Json, true, "doc", 1)
+                .expect("coerce");
+            assert_eq!(row, Value::text(text), "stored text is printed");
             tx.insert(&t, opt(vec![Value::Int(id as i64), row, Value::text("a")]))
                 .expect("insert");
             tx.commit().expect("commit");

@@ -1007,6 +1007,61 @@ mod tests {
         Value::text(s)
     }
 
+    /// JSON_EXTRACT of a string argument (never read as binary).
+    fn extract(args: &[Value]) -> SqlResult<Value> {
+        super::extract(args, false)
+    }
+
+    /// A stored document read in place answers as its printed text does.
+    #[test]
+    fn stored_binary_documents_answer_as_text() {
+        let text = r#"{"a": [1, {"b": "x"}, 3.5], "cc": null, "d": {"e": 18446744073709551615}}"#;
+        let j = parse_text(text.as_bytes()).unwrap();
+        let bin = Value::Bytes(jsonb::encode(&j).unwrap());
+        let doc = t(text);
+        for p in [
+            "$",
+            "$.a",
+            "$.a[1].b",
+            "$.a[last]",
+            "$.a[0][0]",
+            "$.zz",
+            "$.d.e",
+            "$[0]",
+            "$.a[*]",
+            "$**.b",
+        ] {
+            assert_eq!(
+                super::extract(&[bin.clone(), t(p)], true).unwrap(),
+                super::extract(&[doc.clone(), t(p)], true).unwrap(),
+                "{p}"
+            );
+            let args = [bin.clone(), t(p)];
+            if !p.contains('*') {
+                assert_eq!(
+                    length(&args, true).unwrap(),
+                    length(&[doc.clone(), t(p)], false).unwrap(),
+                    "{p}"
+                );
+                assert_eq!(
+                    keys(&args, true).unwrap(),
+                    keys(&[doc.clone(), t(p)], false).unwrap(),
+                    "{p}"
+                );
+            }
+            let cp = [bin.clone(), t("one"), t(p)];
+            assert_eq!(
+                contains_path(&cp, true).unwrap(),
+                contains_path(&[doc.clone(), t("one"), t(p)], false).unwrap(),
+                "{p}"
+            );
+        }
+        assert_eq!(type_of(&bin, true).unwrap(), t("OBJECT"));
+        assert_eq!(depth(&bin, true).unwrap(), depth(&doc, false).unwrap());
+        // Without the mark a string starting with a control byte is text.
+        assert_eq!(type_of(&bin, false).unwrap_err().code, 3141);
+    }
+
     #[test]
     fn printing_and_paths() {
         let d = t(r#"{"b": [1, 2], "a": 1, "aa": {"x": "y\n"}}"#);
