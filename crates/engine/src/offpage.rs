@@ -46,7 +46,7 @@ use quire_storage::store::Shared;
 use crate::catalog::ColumnDef;
 use crate::error::{EngineError, Result};
 use crate::types::rowcodec::{get_varint, put_varint};
-use crate::types::{self, ColumnType, Value};
+use crate::types::{self, ColumnType, JsonForm, Value};
 
 /// First byte of a body with off-page columns.
 const EXTERN_MARK: u8 = 0;
@@ -139,6 +139,43 @@ pub fn plan(
     values: &[Value],
     types: &[ColumnType],
     limit: usize,
+) -> Result<std::result::Result<Option<Vec<usize>>, usize>> {
+    if image_len <= limit {
+        return Ok(Ok(None));
+    }
+    Ok(plan_stored(
+        image_len,
+        &stored_values(values, types)?,
+        types,
+        limit,
+    ))
+}
+
+/// The values as a row image holds them: a JSON column's document in its
+/// binary form (types/jsonb.rs), so that sizes and chains are the stored
+/// bytes; other columns as they are.
+fn stored_values<'v>(values: &'v [Value], types: &[ColumnType]) -> Result<Cow<'v, [Value]>> {
+    if !types.contains(&ColumnType::Json) {
+        return Ok(Cow::Borrowed(values));
+    }
+    let mut out = values.to_vec();
+    for (v, ty) in out.iter_mut().zip(types) {
+        if let (ColumnType::Json, Value::Bytes(b)) = (ty, &*v) {
+            if !b.is_empty() {
+                let stored = types::jsonb::stored_form(b).map_err(EngineError::internal)?;
+                *v = Value::Bytes(stored.into_owned());
+            }
+        }
+    }
+    Ok(Cow::Owned(out))
+}
+
+/// [`plan`] over values in their stored form.
+fn plan_stored(
+    image_len: usize,
+    values: &[Value],
+    types: &[ColumnType],
+    limit: usize,
 ) -> std::result::Result<Option<Vec<usize>>, usize> {
     if image_len <= limit {
         return Ok(None);
@@ -182,6 +219,17 @@ pub fn column_refs(body: &[u8]) -> Result<Vec<(usize, LobRef)>> {
 /// the references of `old` (the replaced row's) kept because the column's
 /// value did not change: an UPDATE of other columns rewrites no chain.
 pub fn externalize(
+    sh: &Shared,
+    values: &[Value],
+    types: &[ColumnType],
+    moved: &[usize],
+    old: &[(usize, LobRef)],
+) -> Result<Stored> {
+    externalize_stored(sh, &stored_values(values, types)?, types, moved, old)
+}
+
+/// [`externalize`] over values in their stored form.
+fn externalize_stored(
     sh: &Shared,
     values: &[Value],
     types: &[ColumnType],
@@ -249,6 +297,17 @@ pub fn decode(
     columns: &[ColumnDef],
     wanted: Option<&[bool]>,
 ) -> Result<Vec<Value>> {
+    decode_as(sh, body, columns, wanted, JsonForm::Printed)
+}
+
+/// [`decode`] giving JSON columns in the form `json` (rowcodec.rs).
+pub fn decode_as(
+    sh: &Shared,
+    body: &[u8],
+    columns: &[ColumnDef],
+    wanted: Option<&[bool]>,
+    json: JsonForm,
+) -> Result<Vec<Value>> {
     let (refs, start) = if is_extern(body) {
         parse(body).map_err(EngineError::internal)?
     } else {
@@ -258,10 +317,11 @@ pub fn decode(
     let stored = types::rowcodec::row_column_count(row).map_err(EngineError::internal)?;
     let mut values = if stored >= columns.len() {
         let tys = columns.iter().map(|c| &c.ty);
-        types::decode_row_prefix(row, tys, wanted).map_err(EngineError::internal)?
+        types::decode_row_prefix_as(row, tys, wanted, json).map_err(EngineError::internal)?
     } else {
         let tys = columns[..stored].iter().map(|c| &c.ty);
-        let mut v = types::decode_row_typed(row, tys, wanted).map_err(EngineError::internal)?;
+        let mut v =
+            types::decode_row_typed_as(row, tys, wanted, json).map_err(EngineError::internal)?;
         for c in &columns[stored..] {
             v.push(c.instant.clone().ok_or_else(|| {
                 EngineError::internal(format!(
@@ -280,7 +340,13 @@ pub fn decode(
         let slot = values
             .get_mut(c)
             .ok_or_else(|| EngineError::internal(format!("off-page column {c} out of range")))?;
-        *slot = Value::Bytes(lob::read(sh, &r)?);
+        let stored = lob::read(sh, &r)?;
+        *slot = match columns.get(c).map(|col| &col.ty) {
+            Some(ColumnType::Json) if json == JsonForm::Printed => {
+                Value::Bytes(types::jsonb::stored_text(&stored).map_err(EngineError::internal)?)
+            }
+            _ => Value::Bytes(stored),
+        };
     }
     Ok(values)
 }
@@ -312,9 +378,10 @@ pub fn store_body(
     limit: usize,
     old: &[(usize, LobRef)],
 ) -> Result<Option<Stored>> {
-    match plan(image.len(), values, types, limit) {
+    let values = stored_values(values, types)?;
+    match plan_stored(image.len(), &values, types, limit) {
         Ok(None) => Ok(None),
-        Ok(Some(moved)) => externalize(sh, values, types, &moved, old).map(Some),
+        Ok(Some(moved)) => externalize_stored(sh, &values, types, &moved, old).map(Some),
         Err(min) => Err(EngineError::internal(format!(
             "a row of {min} bytes after moving columns off-page passed the size check"
         ))),

@@ -63,7 +63,7 @@ use crate::interrupt::{Interrupt, Stage};
 use crate::lock::LockMode;
 use crate::mdl::Use;
 use crate::mvcc;
-use crate::types::{self, ColumnType, Value};
+use crate::types::{self, ColumnType, JsonForm, Value};
 
 /// Isolation levels (see the module docs for what each one means here).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -600,14 +600,20 @@ impl Txn {
     }
 
     fn decode(&self, t: &TableDef, row: &[u8]) -> Result<Vec<Value>> {
-        self.decode_cols(t, row, None)
+        self.decode_cols(t, row, None, JsonForm::Printed)
     }
 
     /// Decodes the columns in `wanted` (None = all) of a stored body,
     /// reading off-page columns only when wanted (offpage.rs); the rest
-    /// are NULL.
-    fn decode_cols(&self, t: &TableDef, row: &[u8], wanted: Option<&[bool]>) -> Result<Vec<Value>> {
-        crate::offpage::decode(self.e.store.shared(), row, &t.columns, wanted)
+    /// are NULL. JSON columns come back in the form `json`.
+    fn decode_cols(
+        &self,
+        t: &TableDef,
+        row: &[u8],
+        wanted: Option<&[bool]>,
+        json: JsonForm,
+    ) -> Result<Vec<Value>> {
+        crate::offpage::decode_as(self.e.store.shared(), row, &t.columns, wanted, json)
     }
 
     /// Latest committed row (current read, caller holds the row lock).
@@ -628,6 +634,7 @@ impl Txn {
         v: Option<&[u8]>,
         snap: u64,
         wanted: Option<&[bool]>,
+        json: JsonForm,
     ) -> Result<Option<Vec<Value>>> {
         match v.and_then(mvcc::split_value) {
             None => Ok(None),
@@ -635,11 +642,11 @@ impl Txn {
                 if del {
                     Ok(None)
                 } else {
-                    Ok(Some(self.decode_cols(t, row, wanted)?))
+                    Ok(Some(self.decode_cols(t, row, wanted, json)?))
                 }
             }
             Some(_) => match self.e.chains.visible(t.id, pk, snap) {
-                Some(ver) if !ver.deleted => Ok(Some(self.decode_cols(t, &ver.row, wanted)?)),
+                Some(ver) if !ver.deleted => Ok(Some(self.decode_cols(t, &ver.row, wanted, json)?)),
                 _ => Ok(None),
             },
         }
@@ -687,7 +694,7 @@ impl Txn {
         self.read_from(t)?;
         let snap = self.snap_for(t)?;
         let v = self.e.tree(&t.clustered_tree())?.get(key)?;
-        self.resolve_cols(t, key, v.as_deref(), snap, wanted)
+        self.resolve_cols(t, key, v.as_deref(), snap, wanted, JsonForm::Printed)
     }
 
     /// Locking read of one row (FOR SHARE / FOR UPDATE).
@@ -830,7 +837,7 @@ impl Txn {
             )));
         }
         let limit = self.e.body_limit(key.len());
-        if let Err(min) = crate::offpage::plan(bytes.len(), row, &t.types(), limit) {
+        if let Err(min) = crate::offpage::plan(bytes.len(), row, &t.types(), limit)? {
             return Err(EngineError::new(
                 1118,
                 "42000",
@@ -1074,6 +1081,21 @@ impl Txn {
         after: Option<&[u8]>,
         wanted: Option<&[bool]>,
     ) -> Result<ScanBatch> {
+        self.scan_after_cols_as(t, s, after, wanted, JsonForm::Printed)
+    }
+
+    /// [`Txn::scan_after_cols`] giving the JSON columns of rows read from
+    /// the tree in the form `json` (`JsonForm::Stored`: as stored, for a
+    /// reader that walks binary JSON itself). Locking reads and this
+    /// transaction's own writes give printed text, as always.
+    pub fn scan_after_cols_as(
+        &mut self,
+        t: &TableDef,
+        s: &Scan,
+        after: Option<&[u8]>,
+        wanted: Option<&[bool]>,
+        json: JsonForm,
+    ) -> Result<ScanBatch> {
         let idx = match &s.index {
             None => None,
             Some(n) => Some(t.index(n).cloned().ok_or_else(|| {
@@ -1281,10 +1303,10 @@ impl Txn {
                     self.current(t, &pk, mode, s.wait)?
                 }
                 (None, Some(sn)) => match &idx {
-                    None => self.resolve_cols(t, &pk, Some(&v), sn, wanted)?,
+                    None => self.resolve_cols(t, &pk, Some(&v), sn, wanted, json)?,
                     Some(_) => {
                         let cv = self.e.tree(&t.clustered_tree())?.get(&pk)?;
-                        self.resolve_cols(t, &pk, cv.as_deref(), sn, wanted)?
+                        self.resolve_cols(t, &pk, cv.as_deref(), sn, wanted, json)?
                     }
                 },
                 (None, None) => None,

@@ -726,6 +726,20 @@ fn is_json_expr(e: &E, cols: &[ColInfo]) -> bool {
     }
 }
 
+/// Whether `e`'s value is always a JSON value as quire passes one: a
+/// JSON column's (printed text, or its stored binary form when the scan
+/// gives it so, query/optimize.rs) or a JSON function's result (printed
+/// text). Unlike [`is_json_expr`], IFNULL and the like do not count: one
+/// of their other arguments may be any string.
+pub(crate) fn holds_json_value(e: &E, cols: &[ColInfo]) -> bool {
+    match e {
+        E::Func(F::Lib(f), _) => f.returns_json(),
+        E::Col(i) => cols.get(*i).is_some_and(|c| c.ty == ColumnType::Json),
+        E::Outer(_, ty) => *ty == ColumnType::Json,
+        _ => false,
+    }
+}
+
 /// CAST targets evaluated by a library function rather than
 /// [`cast_value`]: JSON (the text of the JSON value) and TIME (quire has
 /// no TIME type; the `hh:mm:ss` text).
@@ -1182,11 +1196,17 @@ impl Compiler<'_> {
                     BinaryOperator::BitwiseXor => lib(Func::Bit(BitOp::Xor), vec![*l, *r]),
                     BinaryOperator::PGBitwiseShiftLeft => lib(Func::Bit(BitOp::Shl), vec![*l, *r]),
                     BinaryOperator::PGBitwiseShiftRight => lib(Func::Bit(BitOp::Shr), vec![*l, *r]),
-                    BinaryOperator::Arrow => lib(Func::JsonExtract, vec![*l, *r]),
-                    BinaryOperator::LongArrow => lib(
-                        Func::JsonUnquote,
-                        vec![lib(Func::JsonExtract, vec![*l, *r])],
-                    ),
+                    BinaryOperator::Arrow => {
+                        let st = holds_json_value(&l, self.cols);
+                        lib(Func::JsonExtract(st), vec![*l, *r])
+                    }
+                    BinaryOperator::LongArrow => {
+                        let st = holds_json_value(&l, self.cols);
+                        lib(
+                            Func::JsonUnquote,
+                            vec![lib(Func::JsonExtract(st), vec![*l, *r])],
+                        )
+                    }
                     other => return Err(EngineError::not_supported(format!("operator {other}"))),
                 }
             }
@@ -2192,7 +2212,8 @@ impl Compiler<'_> {
                 .unwrap_or(Value::Int(67_108_864));
             args.push(E::Lit(max));
         }
-        F::Lib(f.with_json_mask(mask))
+        let stored = args.first().is_some_and(|a| holds_json_value(a, self.cols));
+        F::Lib(f.with_json_mask(mask).with_stored_arg(stored))
     }
 
     /// `d ± INTERVAL n unit`, DATE_ADD(d, INTERVAL n unit), ...

@@ -12,8 +12,10 @@
 //!   bytes (a duplicate key keeps its last value), doubles with a `.0`
 //!   when whole, non-ASCII characters as they are.
 //!
-//! A JSON column stores the printed (normalized) text: what MySQL's
-//! binary JSON would give back on reading, so reads are a copy. Numbers
+//! A JSON column stores the document in a binary form (`jsonb.rs`, after
+//! MySQL's); values travel as the printed text, which is what reading a
+//! stored document gives back (rows written before the binary form hold
+//! that text itself). Numbers
 //! keep their kind: integers (signed or unsigned 64-bit), doubles, and
 //! decimals from SQL kept as their text.
 

@@ -66,6 +66,7 @@ pub mod datetime;
 pub mod decimal;
 pub mod enumset;
 pub mod json;
+pub mod jsonb;
 pub mod keycodec;
 pub mod rowcodec;
 pub(crate) mod store_err;
@@ -86,7 +87,10 @@ pub use keycodec::{
     decode_key, decode_key_prefix, encode_key, encode_parts, key_prefix, key_prefix_successor,
     try_encode_key,
 };
-pub use rowcodec::{decode_row, decode_row_prefix, decode_row_typed, encode_row, try_encode_row};
+pub use rowcodec::{
+    decode_row, decode_row_prefix, decode_row_prefix_as, decode_row_typed, decode_row_typed_as,
+    encode_row, try_encode_row, JsonForm,
+};
 pub use time::Time;
 pub use value::{compare, format_double, format_float, Value};
 

@@ -27,7 +27,7 @@
 //! | BIT(n) | the value, 8 bytes little-endian |
 //! | ENUM | the 1-based ordinal, varint |
 //! | SET | the member mask, varint |
-//! | JSON | as TEXT: varint byte length, then the normalized text |
+//! | JSON | varint byte length, then the binary document (`jsonb.rs`); rows written before it hold the printed text, told apart by the first byte and read back as text |
 //!
 //! Decoding validates everything it reads — counts, bitmap padding,
 //! lengths against the buffer *and* the column's maximum, decimal digits,
@@ -41,6 +41,7 @@ use super::canon::{
 };
 use super::datetime::{Date, DateTime};
 use super::decimal::Decimal;
+use super::jsonb;
 use super::time::Time;
 use super::value::Value;
 use super::ColumnType;
@@ -134,11 +135,21 @@ fn encode_payload(v: &Value, ty: &ColumnType, out: &mut Vec<u8>) -> Result<(), S
         | ColumnType::Text { .. }
         | ColumnType::Blob { .. }
         | ColumnType::Binary { .. }
-        | ColumnType::VarBinary { .. }
-        | ColumnType::Json => {
+        | ColumnType::VarBinary { .. } => {
             let bytes = bytes_of(v, ty)?;
             put_varint(bytes.len() as u64, out);
             out.extend_from_slice(bytes);
+        }
+        ColumnType::Json => {
+            // Empty: the place of a column moved off-page (offpage.rs).
+            let bytes = bytes_of(v, ty)?;
+            let stored = if bytes.is_empty() {
+                std::borrow::Cow::Borrowed(bytes)
+            } else {
+                jsonb::stored_form(bytes)?
+            };
+            put_varint(stored.len() as u64, out);
+            out.extend_from_slice(&stored);
         }
         ColumnType::Date => {
             out.extend_from_slice(&date_of(v, ty)?.pack().to_le_bytes()[..3]);
@@ -179,7 +190,40 @@ pub fn decode_row_typed<'a>(
     types: impl ExactSizeIterator<Item = &'a ColumnType>,
     wanted: Option<&[bool]>,
 ) -> Result<Vec<Value>, String> {
-    decode_columns(buf, types, wanted, false)
+    decode_columns(buf, types, wanted, false, JsonForm::Printed)
+}
+
+/// How a row decode gives JSON columns back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum JsonForm {
+    /// The printed text (what every reader of a value expects).
+    #[default]
+    Printed,
+    /// The stored bytes as they are: a binary document, or the printed
+    /// text of a row written before binary JSON (`jsonb::is_binary`
+    /// tells which). For readers that walk the binary form themselves
+    /// (the SQL layer's JSON functions), which saves printing it.
+    Stored,
+}
+
+/// [`decode_row_typed`] giving JSON columns in the form `json`.
+pub fn decode_row_typed_as<'a>(
+    buf: &[u8],
+    types: impl ExactSizeIterator<Item = &'a ColumnType>,
+    wanted: Option<&[bool]>,
+    json: JsonForm,
+) -> Result<Vec<Value>, String> {
+    decode_columns(buf, types, wanted, false, json)
+}
+
+/// [`decode_row_prefix`] giving JSON columns in the form `json`.
+pub fn decode_row_prefix_as<'a>(
+    buf: &[u8],
+    types: impl ExactSizeIterator<Item = &'a ColumnType>,
+    wanted: Option<&[bool]>,
+    json: JsonForm,
+) -> Result<Vec<Value>, String> {
+    decode_columns(buf, types, wanted, true, json)
 }
 
 /// The first `types.len()` columns of a row image that may hold more (a
@@ -190,7 +234,7 @@ pub fn decode_row_prefix<'a>(
     types: impl ExactSizeIterator<Item = &'a ColumnType>,
     wanted: Option<&[bool]>,
 ) -> Result<Vec<Value>, String> {
-    decode_columns(buf, types, wanted, true)
+    decode_columns(buf, types, wanted, true, JsonForm::Printed)
 }
 
 fn decode_columns<'a>(
@@ -198,6 +242,7 @@ fn decode_columns<'a>(
     types: impl ExactSizeIterator<Item = &'a ColumnType>,
     wanted: Option<&[bool]>,
     prefix: bool,
+    json: JsonForm,
 ) -> Result<Vec<Value>, String> {
     let n = types.len();
     let mut pos = 0;
@@ -224,7 +269,12 @@ fn decode_columns<'a>(
             skip_payload(buf, &mut pos, ty)?;
             values.push(Value::Null);
         } else {
-            values.push(decode_payload(buf, &mut pos, ty)?);
+            values.push(match (ty, json) {
+                (ColumnType::Json, JsonForm::Stored) => {
+                    Value::Bytes(string_bytes(buf, &mut pos, ty)?.to_vec())
+                }
+                _ => decode_payload(buf, &mut pos, ty)?,
+            });
         }
     }
     if pos != buf.len() && !prefix {
@@ -337,13 +387,21 @@ fn decode_payload(buf: &[u8], pos: &mut usize, ty: &ColumnType) -> Result<Value,
         | ColumnType::Text { .. }
         | ColumnType::Blob { .. }
         | ColumnType::Binary { .. }
-        | ColumnType::VarBinary { .. }
-        | ColumnType::Json => {
+        | ColumnType::VarBinary { .. } => {
             let bytes = string_bytes(buf, pos, ty)?;
             if matches!(ty, ColumnType::Char { .. }) && bytes.last() == Some(&b' ') {
                 return Err("CHAR value with trailing spaces".to_string());
             }
             Value::Bytes(bytes.to_vec())
+        }
+        ColumnType::Json => {
+            let stored = string_bytes(buf, pos, ty)?;
+            if stored.is_empty() {
+                // An off-page column's place (offpage.rs fills it).
+                Value::Bytes(Vec::new())
+            } else {
+                Value::Bytes(jsonb::stored_text(stored)?)
+            }
         }
         ColumnType::Date => {
             let x = get_int_le(take(buf, pos, 3)?, false) as u32;
@@ -496,6 +554,36 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn json_is_stored_binary_and_old_text_rows_still_read() {
+        let types = [ColumnType::Int { unsigned: false }, ColumnType::Json];
+        let doc = r#"{"a": [1, 2.5, "x"], "bb": null}"#;
+        let mut buf = Vec::new();
+        encode_row(&[Value::Int(7), Value::text(doc)], &types, &mut buf);
+        // count, bitmap, int, then varint length and a binary document.
+        let payload = &buf[1 + 1 + 4 + 1..];
+        assert!(jsonb::is_binary(payload), "{payload:?}");
+        assert_eq!(jsonb::print(payload).unwrap(), doc);
+        let back = decode_row(&buf, &types).unwrap();
+        assert_eq!(back, vec![Value::Int(7), Value::text(doc)]);
+        // A row written before binary JSON: the printed text, as it was
+        // stored then (varint length and the bytes), reads as it is.
+        let mut old = vec![2, 0];
+        old.extend_from_slice(&7i32.to_le_bytes());
+        old.push(doc.len() as u8);
+        old.extend_from_slice(doc.as_bytes());
+        assert_eq!(decode_row(&old, &types).unwrap(), back);
+        // Stored bytes that are neither form are corrupt, not text.
+        let mut bad = vec![2, 0];
+        bad.extend_from_slice(&7i32.to_le_bytes());
+        bad.extend_from_slice(&[2, b' ', b'1']);
+        assert!(decode_row(&bad, &types).is_err());
+        // A truncated binary document is an error too.
+        let mut cut = buf[..buf.len() - 1].to_vec();
+        cut[6] -= 1;
+        assert!(decode_row(&cut, &types).is_err());
     }
 
     #[test]

@@ -30,6 +30,7 @@
 //!   `[last-n]`, `[*]`, `**`; a scalar is its own `[0]`.
 
 use quire_engine::types::json::{parse_text, print, print_into, quote_into, Parser, J};
+use quire_engine::types::jsonb::{self, Node};
 use quire_engine::{EngineError, Value};
 
 use super::val;
@@ -94,6 +95,86 @@ pub fn from_sql(v: &Value, is_json: bool, arg: usize, func: &str) -> SqlResult<J
 
 fn out(j: &J) -> Value {
     Value::text(&print(j))
+}
+
+// ------------------------------------------------- stored binary documents
+
+/// A document argument: parsed text, or a JSON column's stored binary
+/// document read in place (`types::jsonb`).
+enum Doc<'a> {
+    Tree(J),
+    Bin(Node<'a>),
+}
+
+fn corrupt_doc(why: String) -> EngineError {
+    EngineError::internal(format!("stored JSON value: {why}"))
+}
+
+/// Reads document argument `arg`; `stored`: the argument holds a JSON
+/// value (`Func::with_stored_arg`), so a first byte < 0x20 marks a
+/// stored binary document, walked in place instead of parsed.
+fn doc_arg<'a>(v: &'a Value, stored: bool, arg: usize, func: &str) -> SqlResult<Option<Doc<'a>>> {
+    if let (true, Value::Bytes(b)) = (stored, v) {
+        if jsonb::is_binary(b) {
+            return jsonb::root(b)
+                .map(|n| Some(Doc::Bin(n)))
+                .map_err(corrupt_doc);
+        }
+    }
+    Ok(doc(v, arg, func)?.map(Doc::Tree))
+}
+
+impl Doc<'_> {
+    fn into_tree(self) -> SqlResult<J> {
+        match self {
+            Doc::Tree(j) => Ok(j),
+            Doc::Bin(n) => jsonb::to_j(n, 0).map_err(corrupt_doc),
+        }
+    }
+}
+
+/// The value at a path without wildcards in a binary document, walking
+/// only the members on the way (keys by binary search): what
+/// [`collect`] finds for such a path.
+fn bin_locate<'a>(n: Node<'a>, p: &[Leg]) -> SqlResult<Option<Node<'a>>> {
+    let Some((leg, rest)) = p.split_first() else {
+        return Ok(Some(n));
+    };
+    let next = match (leg, n) {
+        (Leg::Key(k), Node::Obj(c)) => c.get(k).map_err(corrupt_doc)?,
+        (Leg::Index(ix), Node::Arr(c)) => match ix.resolve(c.len()).filter(|&i| i < c.len()) {
+            Some(i) => Some(c.value(i).map_err(corrupt_doc)?),
+            None => None,
+        },
+        (Leg::Index(ix), other) => (ix.resolve(1) == Some(0)).then_some(other),
+        _ => None,
+    };
+    match next {
+        Some(m) => bin_locate(m, rest),
+        None => Ok(None),
+    }
+}
+
+/// A binary node printed as MySQL prints a JSON value.
+fn bin_out(n: Node<'_>) -> SqlResult<Value> {
+    let mut s = String::new();
+    jsonb::print_into(n, 0, &mut s).map_err(corrupt_doc)?;
+    Ok(Value::Bytes(s.into_bytes()))
+}
+
+/// JSON_TYPE's answer for a binary node.
+fn bin_type_name(n: Node<'_>) -> &'static str {
+    match n {
+        Node::Null => "NULL",
+        Node::Bool(_) => "BOOLEAN",
+        Node::Int(_) => "INTEGER",
+        Node::UInt(_) => "UNSIGNED INTEGER",
+        Node::Double(_) => "DOUBLE",
+        Node::Dec(_) => "DECIMAL",
+        Node::Str(_) => "STRING",
+        Node::Arr(_) => "ARRAY",
+        Node::Obj(_) => "OBJECT",
+    }
 }
 
 // ---------------------------------------------------------------- paths
@@ -322,8 +403,9 @@ fn collect<'a>(j: &'a J, p: &[Leg], out: &mut Vec<&'a J>) {
 
 // ------------------------------------------------------------ functions
 
-pub fn extract(args: &[Value]) -> SqlResult<Value> {
-    let Some(d) = doc(&args[0], 1, "json_extract")? else {
+/// JSON_EXTRACT, `->`; `stored`: see [`doc_arg`].
+pub fn extract(args: &[Value], stored: bool) -> SqlResult<Value> {
+    let Some(d) = doc_arg(&args[0], stored, 1, "json_extract")? else {
         return Ok(Value::Null);
     };
     let mut paths = Vec::new();
@@ -333,6 +415,15 @@ pub fn extract(args: &[Value]) -> SqlResult<Value> {
         }
         paths.push(parse_path(p)?);
     }
+    if let (Doc::Bin(n), [p]) = (&d, paths.as_slice()) {
+        if !has_wildcard(p) {
+            return match bin_locate(*n, p)? {
+                Some(m) => bin_out(m),
+                None => Ok(Value::Null),
+            };
+        }
+    }
+    let d = d.into_tree()?;
     let mut found = Vec::new();
     for p in &paths {
         collect(&d, p, &mut found);
@@ -630,9 +721,10 @@ pub fn contains_fn(args: &[Value]) -> SqlResult<Value> {
     Ok(Value::Int(i64::from(contains(&target, &c))))
 }
 
-/// The value at the optional path argument, or the document.
-fn at_path(args: &[Value], func: &str) -> SqlResult<Option<J>> {
-    let Some(d) = doc(&args[0], 1, func)? else {
+/// The value at the optional path argument, or the document (a stored
+/// binary document read in place).
+fn at_path_doc<'a>(args: &'a [Value], func: &str, stored: bool) -> SqlResult<Option<Doc<'a>>> {
+    let Some(d) = doc_arg(&args[0], stored, 1, func)? else {
         return Ok(None);
     };
     match args.get(1) {
@@ -643,25 +735,40 @@ fn at_path(args: &[Value], func: &str) -> SqlResult<Option<J>> {
             if has_wildcard(&p) {
                 return Err(wildcard_err());
             }
-            let mut f = Vec::new();
-            collect(&d, &p, &mut f);
-            Ok(f.first().map(|j| (*j).clone()))
+            match d {
+                Doc::Bin(n) => Ok(bin_locate(n, &p)?.map(Doc::Bin)),
+                Doc::Tree(d) => {
+                    let mut f = Vec::new();
+                    collect(&d, &p, &mut f);
+                    Ok(f.first().map(|j| Doc::Tree((*j).clone())))
+                }
+            }
         }
     }
 }
 
-pub fn length(args: &[Value]) -> SqlResult<Value> {
-    Ok(match at_path(args, "json_length")? {
+/// JSON_LENGTH; `stored`: see [`doc_arg`].
+pub fn length(args: &[Value], stored: bool) -> SqlResult<Value> {
+    Ok(match at_path_doc(args, "json_length", stored)? {
         None => Value::Null,
-        Some(J::Arr(a)) => Value::Int(a.len() as i64),
-        Some(J::Obj(o)) => Value::Int(o.len() as i64),
+        Some(Doc::Tree(J::Arr(a))) => Value::Int(a.len() as i64),
+        Some(Doc::Tree(J::Obj(o))) => Value::Int(o.len() as i64),
+        Some(Doc::Bin(Node::Arr(c) | Node::Obj(c))) => Value::Int(c.len() as i64),
         Some(_) => Value::Int(1),
     })
 }
 
-pub fn keys(args: &[Value]) -> SqlResult<Value> {
-    Ok(match at_path(args, "json_keys")? {
-        Some(J::Obj(o)) => out(&J::Arr(o.into_iter().map(|(k, _)| J::Str(k)).collect())),
+/// JSON_KEYS; `stored`: see [`doc_arg`].
+pub fn keys(args: &[Value], stored: bool) -> SqlResult<Value> {
+    Ok(match at_path_doc(args, "json_keys", stored)? {
+        Some(Doc::Tree(J::Obj(o))) => out(&J::Arr(o.into_iter().map(|(k, _)| J::Str(k)).collect())),
+        Some(Doc::Bin(Node::Obj(c))) => {
+            let mut names = Vec::with_capacity(c.len());
+            for i in 0..c.len() {
+                names.push(J::Str(c.key(i).map_err(corrupt_doc)?.to_string()));
+            }
+            out(&J::Arr(names))
+        }
         _ => Value::Null,
     })
 }
@@ -674,22 +781,26 @@ pub fn valid(v: &Value) -> Value {
     }
 }
 
-pub fn type_of(v: &Value) -> SqlResult<Value> {
-    Ok(match doc(v, 1, "json_type")? {
+/// JSON_TYPE; `stored`: see [`doc_arg`].
+pub fn type_of(v: &Value, stored: bool) -> SqlResult<Value> {
+    Ok(match doc_arg(v, stored, 1, "json_type")? {
         None => Value::Null,
-        Some(j) => Value::text(j.type_name()),
+        Some(Doc::Tree(j)) => Value::text(j.type_name()),
+        Some(Doc::Bin(n)) => Value::text(bin_type_name(n)),
     })
 }
 
-pub fn depth(v: &Value) -> SqlResult<Value> {
-    Ok(match doc(v, 1, "json_depth")? {
+/// JSON_DEPTH; `stored`: see [`doc_arg`].
+pub fn depth(v: &Value, stored: bool) -> SqlResult<Value> {
+    Ok(match doc_arg(v, stored, 1, "json_depth")? {
         None => Value::Null,
-        Some(j) => Value::Int(j.depth()),
+        Some(d) => Value::Int(d.into_tree()?.depth()),
     })
 }
 
-pub fn contains_path(args: &[Value]) -> SqlResult<Value> {
-    let Some(d) = doc(&args[0], 1, "json_contains_path")? else {
+/// JSON_CONTAINS_PATH; `stored`: see [`doc_arg`].
+pub fn contains_path(args: &[Value], stored: bool) -> SqlResult<Value> {
+    let Some(d) = doc_arg(&args[0], stored, 1, "json_contains_path")? else {
         return Ok(Value::Null);
     };
     if args[1..].iter().any(Value::is_null) {
@@ -705,10 +816,22 @@ pub fn contains_path(args: &[Value]) -> SqlResult<Value> {
         )),
     };
     let mut hits = Vec::new();
+    let mut tree: Option<J> = None;
     for pv in &args[2..] {
         let p = parse_path(pv)?;
+        if let (Doc::Bin(n), false) = (&d, has_wildcard(&p)) {
+            hits.push(bin_locate(*n, &p)?.is_some());
+            continue;
+        }
+        let t = match (&d, &mut tree) {
+            (Doc::Tree(j), _) => j,
+            (Doc::Bin(n), slot) => match slot {
+                Some(j) => &*j,
+                None => &*slot.insert(jsonb::to_j(*n, 0).map_err(corrupt_doc)?),
+            },
+        };
         let mut f = Vec::new();
-        collect(&d, &p, &mut f);
+        collect(t, &p, &mut f);
         hits.push(!f.is_empty());
     }
     let r = if all {
@@ -882,6 +1005,61 @@ mod tests {
 
     fn t(s: &str) -> Value {
         Value::text(s)
+    }
+
+    /// JSON_EXTRACT of a string argument (never read as binary).
+    fn extract(args: &[Value]) -> SqlResult<Value> {
+        super::extract(args, false)
+    }
+
+    /// A stored document read in place answers as its printed text does.
+    #[test]
+    fn stored_binary_documents_answer_as_text() {
+        let text = r#"{"a": [1, {"b": "x"}, 3.5], "cc": null, "d": {"e": 18446744073709551615}}"#;
+        let j = parse_text(text.as_bytes()).unwrap();
+        let bin = Value::Bytes(jsonb::encode(&j).unwrap());
+        let doc = t(text);
+        for p in [
+            "$",
+            "$.a",
+            "$.a[1].b",
+            "$.a[last]",
+            "$.a[0][0]",
+            "$.zz",
+            "$.d.e",
+            "$[0]",
+            "$.a[*]",
+            "$**.b",
+        ] {
+            assert_eq!(
+                super::extract(&[bin.clone(), t(p)], true).unwrap(),
+                super::extract(&[doc.clone(), t(p)], true).unwrap(),
+                "{p}"
+            );
+            let args = [bin.clone(), t(p)];
+            if !p.contains('*') {
+                assert_eq!(
+                    length(&args, true).unwrap(),
+                    length(&[doc.clone(), t(p)], false).unwrap(),
+                    "{p}"
+                );
+                assert_eq!(
+                    keys(&args, true).unwrap(),
+                    keys(&[doc.clone(), t(p)], false).unwrap(),
+                    "{p}"
+                );
+            }
+            let cp = [bin.clone(), t("one"), t(p)];
+            assert_eq!(
+                contains_path(&cp, true).unwrap(),
+                contains_path(&[doc.clone(), t("one"), t(p)], false).unwrap(),
+                "{p}"
+            );
+        }
+        assert_eq!(type_of(&bin, true).unwrap(), t("OBJECT"));
+        assert_eq!(depth(&bin, true).unwrap(), depth(&doc, false).unwrap());
+        // Without the mark a string starting with a control byte is text.
+        assert_eq!(type_of(&bin, false).unwrap_err().code, 3141);
     }
 
     #[test]

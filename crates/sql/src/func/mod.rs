@@ -100,7 +100,7 @@ pub enum Func {
     BinToUuid,
     IsUuid,
     // JSON; the u64 masks mark arguments that are JSON values themselves
-    JsonExtract,
+    JsonExtract(bool),
     JsonUnquote,
     JsonQuote,
     JsonObject(u64),
@@ -108,11 +108,11 @@ pub enum Func {
     JsonModify(json::Modify, u64),
     JsonRemove,
     JsonContains,
-    JsonLength,
-    JsonKeys,
+    JsonLength(bool),
+    JsonKeys(bool),
     JsonValid,
-    JsonType,
-    JsonDepth,
+    JsonType(bool),
+    JsonDepth(bool),
     CastJson,
     /// A comparison's result as a JSON boolean (`JSON_ARRAY(1 = 1)` is
     /// `[true]`); wrapped around such arguments by the compiler.
@@ -136,7 +136,7 @@ pub enum Func {
     MakeTime,
     TimeFormat,
     Timestamp,
-    JsonContainsPath,
+    JsonContainsPath(bool),
     /// JSON_MERGE_PRESERVE (false) / JSON_MERGE_PATCH (true).
     JsonMerge(bool),
     JsonPretty,
@@ -229,7 +229,7 @@ pub fn lookup(name: &str) -> Option<(Func, usize, usize)> {
         "UUID_TO_BIN" => (UuidToBin, 1, 2),
         "BIN_TO_UUID" => (BinToUuid, 1, 2),
         "IS_UUID" => (IsUuid, 1, 1),
-        "JSON_EXTRACT" => (JsonExtract, 2, MANY),
+        "JSON_EXTRACT" => (JsonExtract(false), 2, MANY),
         "JSON_UNQUOTE" => (JsonUnquote, 1, 1),
         "JSON_QUOTE" => (JsonQuote, 1, 1),
         "JSON_OBJECT" => (JsonObject(0), 0, MANY),
@@ -240,11 +240,11 @@ pub fn lookup(name: &str) -> Option<(Func, usize, usize)> {
         "JSON_ARRAY_APPEND" => (JsonModify(json::Modify::ArrayAppend, 0), 3, MANY),
         "JSON_REMOVE" => (JsonRemove, 2, MANY),
         "JSON_CONTAINS" => (JsonContains, 2, 3),
-        "JSON_LENGTH" => (JsonLength, 1, 2),
-        "JSON_KEYS" => (JsonKeys, 1, 2),
+        "JSON_LENGTH" => (JsonLength(false), 1, 2),
+        "JSON_KEYS" => (JsonKeys(false), 1, 2),
         "JSON_VALID" => (JsonValid, 1, 1),
-        "JSON_TYPE" => (JsonType, 1, 1),
-        "JSON_DEPTH" => (JsonDepth, 1, 1),
+        "JSON_TYPE" => (JsonType(false), 1, 1),
+        "JSON_DEPTH" => (JsonDepth(false), 1, 1),
         "REGEXP_LIKE" => (RegexpLike, 2, 3),
         "REGEXP_REPLACE" => (RegexpReplace, 3, 6),
         "REGEXP_SUBSTR" => (RegexpSubstr, 2, 5),
@@ -261,7 +261,7 @@ pub fn lookup(name: &str) -> Option<(Func, usize, usize)> {
         "MAKETIME" => (MakeTime, 3, 3),
         "TIME_FORMAT" => (TimeFormat, 2, 2),
         "TIMESTAMP" => (Timestamp, 1, 2),
-        "JSON_CONTAINS_PATH" => (JsonContainsPath, 3, MANY),
+        "JSON_CONTAINS_PATH" => (JsonContainsPath(false), 3, MANY),
         "JSON_MERGE" | "JSON_MERGE_PRESERVE" => (JsonMerge(false), 2, MANY),
         "JSON_MERGE_PATCH" => (JsonMerge(true), 2, MANY),
         "JSON_PRETTY" => (JsonPretty, 1, 1),
@@ -339,12 +339,12 @@ impl Func {
     pub fn returns_json(self) -> bool {
         matches!(
             self,
-            Func::JsonExtract
+            Func::JsonExtract(_)
                 | Func::JsonObject(_)
                 | Func::JsonArray(_)
                 | Func::JsonModify(..)
                 | Func::JsonRemove
-                | Func::JsonKeys
+                | Func::JsonKeys(_)
                 | Func::CastJson
                 | Func::JsonBool
                 | Func::JsonMerge(_)
@@ -361,6 +361,38 @@ impl Func {
             Func::JsonArrayInsert(_) => Func::JsonArrayInsert(mask),
             other => other,
         }
+    }
+
+    /// The same function told whether its first argument holds a JSON
+    /// value (a JSON column, or a JSON function's result): such a value
+    /// is printed text or, read from a table as stored, a binary document
+    /// (`types::jsonb`; first byte < 0x20, which no printed text has), so
+    /// the readers below may walk it in place. Any other argument (a
+    /// string that may start with any byte) is always parsed as text.
+    pub fn with_stored_arg(self, stored: bool) -> Func {
+        match self {
+            Func::JsonExtract(_) => Func::JsonExtract(stored),
+            Func::JsonContainsPath(_) => Func::JsonContainsPath(stored),
+            Func::JsonLength(_) => Func::JsonLength(stored),
+            Func::JsonKeys(_) => Func::JsonKeys(stored),
+            Func::JsonType(_) => Func::JsonType(stored),
+            Func::JsonDepth(_) => Func::JsonDepth(stored),
+            other => other,
+        }
+    }
+
+    /// Whether the function reads its first argument's JSON in place
+    /// when it is stored binary (see [`Func::with_stored_arg`]).
+    pub fn reads_stored_json(self) -> bool {
+        matches!(
+            self,
+            Func::JsonExtract(true)
+                | Func::JsonContainsPath(true)
+                | Func::JsonLength(true)
+                | Func::JsonKeys(true)
+                | Func::JsonType(true)
+                | Func::JsonDepth(true)
+        )
     }
 
     /// Whether the function builds JSON from SQL values (its boolean
@@ -504,25 +536,25 @@ pub fn call(f: Func, a: &[Value]) -> SqlResult<Value> {
         UuidToBin => hash::uuid_to_bin(a0, a.get(1))?,
         BinToUuid => hash::bin_to_uuid(a0, a.get(1))?,
         IsUuid => hash::is_uuid(a0),
-        JsonExtract => json::extract(a)?,
+        JsonExtract(st) => json::extract(a, st)?,
         JsonUnquote => json::unquote(a0)?,
         JsonQuote => json::quote(a0),
         JsonObject(mask) => json::object(a, mask)?,
         JsonArray(mask) => json::array(a, mask)?,
         JsonModify(kind, mask) => json::modify(kind, a, mask)?,
         JsonRemove => json::remove(a)?,
-        JsonContainsPath => json::contains_path(a)?,
+        JsonContainsPath(st) => json::contains_path(a, st)?,
         JsonPretty => json::pretty(a0)?,
         BitLength => string::bit_length(a0),
         ExportSet => string::export_set(a),
         InetAton => string::inet_aton(a0),
         InetNtoa => string::inet_ntoa(a0),
         JsonContains => json::contains_fn(a)?,
-        JsonLength => json::length(a)?,
-        JsonKeys => json::keys(a)?,
+        JsonLength(st) => json::length(a, st)?,
+        JsonKeys(st) => json::keys(a, st)?,
         JsonValid => json::valid(a0),
-        JsonType => json::type_of(a0)?,
-        JsonDepth => json::depth(a0)?,
+        JsonType(st) => json::type_of(a0, st)?,
+        JsonDepth(st) => json::depth(a0, st)?,
         CastJson => json::cast(a0)?,
         JsonBool => match val::int(a0) {
             Some(0) => Value::text("false"),
@@ -659,10 +691,10 @@ pub fn ret_type(f: Func, a: &[ArgInfo]) -> ColumnType {
         UuidShort => ubigint,
         UuidToBin => ColumnType::VarBinary { len: 16 },
         IsUuid | JsonValid | JsonContains => int,
-        JsonLength | JsonDepth => int,
-        JsonType => varchar(16),
-        JsonExtract | JsonUnquote | JsonQuote | JsonObject(_) | JsonArray(_) | JsonModify(..)
-        | JsonRemove | JsonKeys | CastJson | JsonBool => LONGTEXT,
+        JsonLength(_) | JsonDepth(_) => int,
+        JsonType(_) => varchar(16),
+        JsonExtract(_) | JsonUnquote | JsonQuote | JsonObject(_) | JsonArray(_)
+        | JsonModify(..) | JsonRemove | JsonKeys(_) | CastJson | JsonBool => LONGTEXT,
         RegexpLike | RegexpInstr => int,
         RegexpReplace | RegexpSubstr => LONGTEXT,
         Benchmark => int,
@@ -684,7 +716,7 @@ pub fn ret_type(f: Func, a: &[ArgInfo]) -> ColumnType {
                 _ => 0,
             },
         },
-        JsonContainsPath => int,
+        JsonContainsPath(_) => int,
         JsonMerge(_) | JsonPretty | JsonArrayInsert(_) => LONGTEXT,
         AnyValue => t0.unwrap_or(varchar(255)),
     }

@@ -44,7 +44,7 @@ use std::cmp::Ordering;
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-use quire_engine::types::{compare, Collation};
+use quire_engine::types::{compare, Collation, JsonForm};
 use quire_engine::{ColumnType, EngineError, LockWait, Scan, TableDef, Txn, Value};
 
 use crate::ctx::Ctx;
@@ -888,9 +888,15 @@ impl<'p> JoinOp<'p> {
                     wait: lock.map_or(LockWait::Wait, |l| l.wait),
                     limit: Some(*batch_rows),
                 };
-                let got =
-                    ex.txn
-                        .scan_after_cols(def, &s, after.as_deref(), step.columns.as_deref())?;
+                let json = if step.json_stored {
+                    JsonForm::Stored
+                } else {
+                    JsonForm::Printed
+                };
+                let cols = step.columns.as_deref();
+                let got = ex
+                    .txn
+                    .scan_after_cols_as(def, &s, after.as_deref(), cols, json)?;
                 if got.rows.len() < *batch_rows {
                     *range_done = true;
                 }

@@ -38,7 +38,7 @@ use std::collections::HashMap;
 
 use quire_engine::{ColumnType, Engine, TableDef};
 
-use crate::expr::{AggKind, AggSpec, Cmp, E};
+use crate::expr::{AggKind, AggSpec, Cmp, E, F};
 use crate::query::access::{choose_access, column_preds, Access, Pred, TableEstimate};
 use crate::query::hash_join::find_keys;
 use crate::query::plan::{Join, Node, Plan, SourceKind, Step};
@@ -82,11 +82,13 @@ fn prune_inner(node: &mut Node) {
             ..
         } => {
             let mut used = vec![false; 0];
+            let mut reads = JsonReads::default();
             for e in exprs.iter().chain(having.iter()) {
                 mark_cols(e, &mut used);
+                reads.see(e);
             }
             match &mut **input {
-                Node::Join(j) => prune_join(j, used),
+                Node::Join(j) => prune_join(j, used, reads),
                 Node::Aggregate {
                     input: inner,
                     group,
@@ -98,9 +100,10 @@ fn prune_inner(node: &mut Node) {
                         .chain(aggs.iter().filter_map(|a| a.arg.as_ref()))
                     {
                         mark_cols(e, &mut used);
+                        reads.see(e);
                     }
                     if let Node::Join(j) = &mut **inner {
-                        prune_join(j, used);
+                        prune_join(j, used, reads);
                     }
                 }
                 other => prune_inner(other),
@@ -133,9 +136,56 @@ fn prune_sources(j: &mut Join) {
     }
 }
 
+/// How a block reads its columns: every read (as `mark_cols` sees them,
+/// correlated subqueries' included) and the reads that are the document
+/// argument of a JSON function that walks stored binary JSON in place.
+#[derive(Default)]
+struct JsonReads {
+    all: HashMap<usize, usize>,
+    in_place: HashMap<usize, usize>,
+}
+
+impl JsonReads {
+    fn see(&mut self, e: &E) {
+        e.for_each_col(&mut |c| *self.all.entry(c).or_default() += 1);
+        e.walk(&mut |x| {
+            if let E::Func(F::Lib(f), args) = x {
+                if let (true, Some(E::Col(c))) = (f.reads_stored_json(), args.first()) {
+                    *self.in_place.entry(*c).or_default() += 1;
+                }
+            }
+        });
+    }
+
+    /// A read that is not in place (a LATERAL table's).
+    fn see_plain(&mut self, c: usize) {
+        *self.all.entry(c).or_default() += 1;
+    }
+
+    /// Whether block column `c` is read only in place (or not at all).
+    fn only_in_place(&self, c: usize) -> bool {
+        self.all.get(&c).copied().unwrap_or(0) == self.in_place.get(&c).copied().unwrap_or(0)
+    }
+}
+
+/// Whether a table source's JSON columns (block columns from `offset`)
+/// may come from the engine as stored: each one is read only in place.
+fn json_stored_ok(def: &TableDef, offset: usize, reads: &JsonReads) -> bool {
+    let mut any = false;
+    for (i, c) in def.columns.iter().enumerate() {
+        if c.ty == ColumnType::Json {
+            if !reads.only_in_place(offset + i) {
+                return false;
+            }
+            any |= reads.all.contains_key(&(offset + i));
+        }
+    }
+    any
+}
+
 /// Sets each table step's column mask from `used` plus the join's own
-/// expressions.
-fn prune_join(j: &mut Join, mut used: Vec<bool>) {
+/// expressions, and whether its JSON columns may come as stored.
+fn prune_join(j: &mut Join, mut used: Vec<bool>, mut reads: JsonReads) {
     prune_sources(j);
     let own = j.conj.iter().chain(j.gate.iter());
     let steps = j.steps.iter().flat_map(|s| {
@@ -150,13 +200,17 @@ fn prune_join(j: &mut Join, mut used: Vec<bool>) {
         s.filter.iter().chain(acc)
     });
     let outer = j.sources.iter().flat_map(|s| s.outer_on.iter().flatten());
-    for e in own.chain(steps).chain(outer) {
+    let hashes = j.steps.iter().filter_map(|s| s.hash.as_ref());
+    let hash_keys = hashes.flat_map(|h| h.build.iter().chain(h.probe.iter()));
+    for e in own.chain(steps).chain(outer).chain(hash_keys) {
         mark_cols(e, &mut used);
+        reads.see(e);
     }
     used.resize(j.width, false);
     for s in &j.sources {
-        if let SourceKind::Lateral { reads, .. } = &s.kind {
-            for &c in reads {
+        if let SourceKind::Lateral { reads: lat, .. } = &s.kind {
+            for &c in lat {
+                reads.see_plain(c);
                 if let Some(u) = used.get_mut(c) {
                     *u = true;
                 }
@@ -165,9 +219,10 @@ fn prune_join(j: &mut Join, mut used: Vec<bool>) {
     }
     for st in j.steps.iter_mut() {
         let src = &j.sources[st.source];
-        if !matches!(src.kind, SourceKind::Table { .. }) {
+        let SourceKind::Table { def, .. } = &src.kind else {
             continue;
-        }
+        };
+        st.json_stored = json_stored_ok(def, src.offset, &reads);
         let mask: Vec<bool> = (src.offset..src.offset + src.width)
             .map(|c| used.get(c).copied().unwrap_or(true))
             .collect();
@@ -462,6 +517,7 @@ fn plan_join(j: &mut Join, engine: &Engine) {
             fanout,
             scan_limit: None,
             columns: None,
+            json_stored: false,
             hash: None,
         });
     }

@@ -243,6 +243,11 @@ pub struct Step {
     /// engine decodes only these, the others read as NULL. Set by the
     /// optimizer's last rule (`prune_columns`).
     pub columns: Option<Vec<bool>>,
+    /// Base tables only: the engine gives JSON columns as stored (binary,
+    /// `JsonForm::Stored`) rather than printed, because every read of
+    /// them in the block is a JSON function that walks the binary form
+    /// in place (`Func::reads_stored_json`). Set by `prune_columns`.
+    pub json_stored: bool,
     /// Set by the optimizer when this step is a hash join: its source is
     /// read once into a hash table on `HashJoin::build`, and each row of
     /// the steps before looks its candidates up by `HashJoin::probe`.

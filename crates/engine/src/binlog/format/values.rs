@@ -482,13 +482,27 @@ fn mismatch(v: &Value, ty: &ColumnType) -> String {
     format!("value {v:?} does not match column type {ty}")
 }
 
+/// A JSON value as its row-image LONGBLOB: always the printed document.
+/// Rows hand the engine's values over as text; a value still in the
+/// stored binary form (types/jsonb.rs) is printed first, so no binary
+/// bytes reach mariadb-binlog or a replica.
+fn encode_json(v: &Value, out: &mut Vec<u8>) -> Result<(), String> {
+    match v {
+        Value::Bytes(b) if crate::types::jsonb::is_binary(b) => {
+            let text = crate::types::jsonb::print(b)?;
+            encode_value(&Value::Bytes(text.into_bytes()), &JSON_AS_BLOB, out)
+        }
+        _ => encode_value(v, &JSON_AS_BLOB, out),
+    }
+}
+
 /// Appends one non-NULL value in binary row format.
 pub fn encode_value(v: &Value, ty: &ColumnType, out: &mut Vec<u8>) -> Result<(), String> {
     if super::kinds::encode_value(v, ty, out)? {
         return Ok(());
     }
     if *ty == ColumnType::Json {
-        return encode_value(v, &JSON_AS_BLOB, out);
+        return encode_json(v, out);
     }
     match *ty {
         ColumnType::TinyInt { .. }
