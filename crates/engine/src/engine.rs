@@ -736,6 +736,24 @@ impl Engine {
         self.inner.config.lock().get(name).ok()
     }
 
+    /// A new table id for a table about to be made (a rebuild's copy, a
+    /// temporary table's), reserved durably before any of its trees
+    /// exists: the catalog's "N" counter is written first, so a crash
+    /// never hands the id out again while its trees may remain. The
+    /// caller holds the commit mutex.
+    pub(crate) fn reserve_table_id(&self) -> Result<u32> {
+        let id = {
+            let mut c = self.inner.catalog.write();
+            let id = c.next_table_id.max(1);
+            c.next_table_id = id + 1;
+            id
+        };
+        self.inner
+            .tree(CATALOG_TREE)?
+            .put(b"N", &(id + 1).to_le_bytes())?;
+        Ok(id)
+    }
+
     pub fn begin(&self, isolation: Isolation, read_only: bool) -> Txn {
         Txn::new(self.inner.clone(), isolation, read_only)
     }

@@ -758,18 +758,7 @@ impl Engine {
             }
             let cat = self.inner.catalog.read().clone();
             let mut planned = plan(&old, rb, &cat, checks)?;
-            // The new table's id, reserved durably before any of its
-            // trees exists.
-            let id = {
-                let mut c = self.inner.catalog.write();
-                let id = c.next_table_id.max(1);
-                c.next_table_id = id + 1;
-                id
-            };
-            self.inner
-                .tree(CATALOG_TREE)?
-                .put(b"N", &(id + 1).to_le_bytes())?;
-            planned.def.id = id;
+            planned.def.id = self.reserve_table_id()?;
             (old, planned)
         };
         let copied = match fill {

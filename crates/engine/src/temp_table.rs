@@ -39,7 +39,7 @@ use std::sync::Arc;
 
 use crate::alter::{AlterChecks, TableChange};
 use crate::catalog::{Catalog, NewTable, TableDef};
-use crate::engine::{check_new_table, new_table_def, Engine, OldTrees, CATALOG_TREE};
+use crate::engine::{check_new_table, new_table_def, Engine, OldTrees};
 use crate::error::{EngineError, Result};
 use crate::interrupt::Interrupt;
 use crate::rebuild::{Copied, Planned, Rebuild};
@@ -68,20 +68,12 @@ impl Engine {
         }
         let auto_increment = spec.auto_increment;
         let mut ddl = self.inner.commit.lock();
-        let id = {
-            let cat = self.inner.catalog.read();
-            if !cat.has_db(db) {
-                return Err(EngineError::unknown_database(db));
-            }
-            cat.next_table_id.max(1)
-        };
+        if !self.inner.catalog.read().has_db(db) {
+            return Err(EngineError::unknown_database(db));
+        }
         check_new_table(&spec.columns, &spec.primary, &mut spec.indexes)?;
+        let id = self.reserve_table_id()?;
         let def = new_table_def(id, db, name, spec, true);
-        // The id counter first, so a crash never hands this id out again
-        // while its trees may still exist.
-        self.inner
-            .tree(CATALOG_TREE)?
-            .put(b"N", &(id + 1).to_le_bytes())?;
         self.inner.store.create_index(&def.clustered_tree())?;
         for i in &def.indexes {
             self.inner.store.create_index(&def.index_tree(i.id))?;
@@ -90,9 +82,7 @@ impl Engine {
         self.inner.set_autoinc(id, next - 1)?;
         let def = Arc::new(def);
         self.inner.stats_register_new(&mut ddl.stats, id)?;
-        let mut cat = self.inner.catalog.write();
-        cat.next_table_id = id + 1;
-        cat.by_id.insert(id, def.clone());
+        self.inner.catalog.write().by_id.insert(id, def.clone());
         Ok(def)
     }
 
@@ -164,16 +154,7 @@ impl Engine {
     ) -> Result<Planned> {
         let _ddl = self.inner.commit.lock();
         let mut planned = crate::rebuild::plan(old, rb, &Catalog::default(), checks)?;
-        let id = {
-            let mut c = self.inner.catalog.write();
-            let id = c.next_table_id.max(1);
-            c.next_table_id = id + 1;
-            id
-        };
-        self.inner
-            .tree(CATALOG_TREE)?
-            .put(b"N", &(id + 1).to_le_bytes())?;
-        planned.def.id = id;
+        planned.def.id = self.reserve_table_id()?;
         planned.def.temporary = true;
         Ok(planned)
     }
