@@ -34,7 +34,8 @@
 //!
 //! ## Stages
 //! [`Interrupt::stage`] says where the thread is waiting, for the process
-//! list's `State` column: a row lock wait or the group-commit queue. The
+//! list's `State` column: a row lock wait, a table's metadata lock or the
+//! group-commit queue. The
 //! SQL layer adds its own states on top (`executing`, `Sending data`, ...).
 
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
@@ -72,6 +73,9 @@ pub enum Stage {
     RowLock = 1,
     /// In the commit pipeline (`waiting for handler commit`).
     HandlerCommit = 2,
+    /// Queued on a table's metadata lock (mdl.rs), with MySQL's state
+    /// text, which operators look for when a DDL piles statements up.
+    MetadataLock = 3,
 }
 
 impl Stage {
@@ -81,6 +85,7 @@ impl Stage {
             Stage::None => "",
             Stage::RowLock => "waiting for row lock",
             Stage::HandlerCommit => "waiting for handler commit",
+            Stage::MetadataLock => "Waiting for table metadata lock",
         }
     }
 }
@@ -243,6 +248,7 @@ impl Interrupt {
         match self.0.stage.load(Ordering::Relaxed) {
             1 => Stage::RowLock,
             2 => Stage::HandlerCommit,
+            3 => Stage::MetadataLock,
             _ => Stage::None,
         }
     }

@@ -56,7 +56,7 @@ use std::time::{Duration, Instant};
 use parking_lot::{Condvar, Mutex};
 
 use crate::error::{EngineError, Result};
-use crate::interrupt::{Interrupt, WAIT_SLICE};
+use crate::interrupt::{Interrupt, Stage, WAIT_SLICE};
 
 /// A DDL's hold on a table, from weakest to strongest.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
@@ -144,11 +144,16 @@ impl TableLocks {
     ) -> Result<()> {
         let deadline = Instant::now() + wait;
         let mut map = self.tables.lock();
+        // Set once the thread has to wait: the process list's State.
+        let mut stage = None;
         loop {
             let e = map.entry(table).or_default();
             if ready(e) {
                 then(e);
                 return Ok(());
+            }
+            if stage.is_none() {
+                stage = interrupt.map(|i| i.enter(Stage::MetadataLock));
             }
             if let Some(Err(err)) = interrupt.map(Interrupt::check) {
                 if e.idle() {
@@ -522,5 +527,25 @@ mod tests {
         l.leave(4, Use::Write);
         drop(g);
         assert!(l.tables.lock().is_empty(), "no entry left behind");
+    }
+
+    /// A waiting DDL shows MySQL's process-list state while it waits,
+    /// and nothing once it has the table.
+    #[test]
+    fn a_wait_reports_the_metadata_lock_stage() {
+        let l = Arc::new(TableLocks::default());
+        l.enter_r(6, LONG).expect("reader");
+        let i = Interrupt::new();
+        let (l2, i2) = (l.clone(), i.clone());
+        let ddl = std::thread::spawn(move || l2.enter_ddl(6, LONG, Some(&i2)).map(drop).is_ok());
+        let t0 = Instant::now();
+        while i.stage() != Stage::MetadataLock {
+            assert!(t0.elapsed() < LONG, "the DDL never reported its wait");
+            std::thread::yield_now();
+        }
+        assert_eq!(i.stage().name(), "Waiting for table metadata lock");
+        l.leave(6, Use::Read);
+        assert!(ddl.join().expect("ddl"), "the DDL ran once the reader left");
+        assert_eq!(i.stage(), Stage::None);
     }
 }
