@@ -11,7 +11,7 @@ use crate::alter::{RenamePair, TableChange};
 use crate::binlog::format::EventData;
 use crate::catalog::ColumnDef;
 use crate::engine::Engine;
-use crate::tests::{cfg, open};
+use crate::tests::{binlog_events, cfg, open};
 use crate::txn::{Isolation, Scan};
 use crate::types::{ColumnType, Value};
 use crate::TableDef;
@@ -85,21 +85,13 @@ fn pair(from: &str, to: &str) -> RenamePair {
 }
 
 pub(crate) fn queries(sim: &SimFs) -> Vec<String> {
-    let idx = sim
-        .file_bytes(&cfg().datadir.join("binlog.index"))
-        .expect("index");
-    let mut out = Vec::new();
-    for line in String::from_utf8_lossy(&idx).lines() {
-        let name = line.trim().trim_start_matches("./");
-        if let Some(b) = sim.file_bytes(&cfg().datadir.join(name)) {
-            for ev in crate::binlog::format::parse_events(&b).events {
-                if let EventData::Query { sql, .. } = ev.data {
-                    out.push(sql);
-                }
-            }
-        }
-    }
-    out
+    binlog_events(sim)
+        .into_iter()
+        .filter_map(|ev| match ev.data {
+            EventData::Query { sql, .. } => Some(sql),
+            _ => None,
+        })
+        .collect()
 }
 
 #[test]

@@ -1841,22 +1841,28 @@ fn create_index_larger_than_the_redo_log_while_others_commit() {
 
 /// Every row the binlog files hold for table `t`, decoded: (xid count,
 /// after images of WRITE_ROWS events).
-fn binlog_inserted_rows(sim: &SimFs, t: &TableDef) -> Vec<Vec<Value>> {
+/// Every event of every binlog file the index lists, in order.
+pub(crate) fn binlog_events(sim: &SimFs) -> Vec<crate::binlog::format::ParsedEvent> {
     let idx = sim
         .file_bytes(&cfg().datadir.join("binlog.index"))
         .expect("index");
     let mut out = Vec::new();
     for line in String::from_utf8_lossy(&idx).lines() {
         let name = line.trim().trim_start_matches("./");
-        let Some(b) = sim.file_bytes(&cfg().datadir.join(name)) else {
-            continue;
-        };
-        for ev in crate::binlog::format::parse_events(&b).events {
-            if let crate::binlog::format::EventData::Rows(r) = ev.data {
-                if r.table_id == u64::from(t.id) {
-                    for row in r.decode(&t.types()).expect("rows decode") {
-                        out.extend(row.after);
-                    }
+        if let Some(b) = sim.file_bytes(&cfg().datadir.join(name)) {
+            out.extend(crate::binlog::format::parse_events(&b).events);
+        }
+    }
+    out
+}
+
+fn binlog_inserted_rows(sim: &SimFs, t: &TableDef) -> Vec<Vec<Value>> {
+    let mut out = Vec::new();
+    for ev in binlog_events(sim) {
+        if let crate::binlog::format::EventData::Rows(r) = ev.data {
+            if r.table_id == u64::from(t.id) {
+                for row in r.decode(&t.types()).expect("rows decode") {
+                    out.extend(row.after);
                 }
             }
         }
