@@ -180,10 +180,10 @@ impl Parser<'_> {
         }
     }
 
+    /// One value; `depth` counts the arrays and objects around it. As
+    /// MySQL's parser, only containers count toward [`MAX_DEPTH`]: a
+    /// hundred nested arrays are a document, the 101st is refused.
     fn value(&mut self, depth: usize) -> PResult<J> {
-        if depth > MAX_DEPTH {
-            return Err(("depth", self.i));
-        }
         self.ws();
         let Some(&c) = self.s.get(self.i) else {
             return Err(if self.i == 0 {
@@ -192,6 +192,9 @@ impl Parser<'_> {
                 ("Invalid value.", self.i)
             });
         };
+        if matches!(c, b'{' | b'[') && depth >= MAX_DEPTH {
+            return Err(("depth", self.i));
+        }
         match c {
             b'{' => {
                 self.i += 1;

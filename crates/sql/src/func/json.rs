@@ -507,13 +507,7 @@ pub fn cast(v: &Value) -> SqlResult<Value> {
         return Ok(Value::Null);
     }
     let j = match v {
-        Value::Bytes(b) => parse_text(b).map_err(|(w, p)| {
-            EngineError::new(
-                3141,
-                "22032",
-                format!("Invalid JSON text in argument 1 to function cast_as_json: \"{w}\" at position {p}."),
-            )
-        })?,
+        Value::Bytes(b) => parse_text(b).map_err(|(w, p)| invalid(1, "cast_as_json", w, p))?,
         other => from_sql(other, false, 1, "cast_as_json")?,
     };
     Ok(out(&j))
