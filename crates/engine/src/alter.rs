@@ -473,10 +473,13 @@ impl Engine {
         ids.dedup();
         let wait = self.inner.mdl_timeout_for(interrupt);
         let mdl = &self.inner.mdl;
+        // One owner for all the claims: this DDL holds the first tables
+        // while it waits for the next.
+        let who = mdl.owner();
         ids.into_iter()
             .map(|id| match no_write {
-                true => mdl.enter_ddl_no_write(id, wait, interrupt),
-                false => mdl.enter_ddl(id, wait, interrupt),
+                true => mdl.enter_ddl_no_write(id, who, wait, interrupt),
+                false => mdl.enter_ddl(id, who, wait, interrupt),
             })
             .collect()
     }

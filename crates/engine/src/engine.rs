@@ -998,10 +998,12 @@ impl Engine {
     /// (metadata locks, mdl.rs).
     pub fn drop_table(&self, db: &str, name: &str, interrupt: Option<&Interrupt>) -> Result<()> {
         let id = self.table(db, name)?.id;
-        let _mdl =
-            self.inner
-                .mdl
-                .enter_ddl(id, self.inner.mdl_timeout_for(interrupt), interrupt)?;
+        let _mdl = self.inner.mdl.enter_ddl(
+            id,
+            self.inner.mdl.owner(),
+            self.inner.mdl_timeout_for(interrupt),
+            interrupt,
+        )?;
         let t = {
             let mut ddl = self.inner.commit.lock();
             let t = self.table(db, name)?;

@@ -194,6 +194,8 @@ pub struct Txn {
     /// Tables this transaction has read or written, each counted once in
     /// the table's metadata lock until the transaction ends (mdl.rs).
     mdl_tables: Vec<(u32, Use)>,
+    /// This transaction in the metadata locks' wait-for graph.
+    mdl_owner: crate::mdl::Owner,
     /// One autocommit statement: SERIALIZABLE reads do not lock.
     single_statement: bool,
     /// The session's `foreign_key_checks` (txn/fk.rs).
@@ -237,6 +239,7 @@ pub struct ScanBatch {
 
 impl Txn {
     pub(crate) fn new(e: Arc<Inner>, isolation: Isolation, read_only: bool) -> Txn {
+        let mdl_owner = e.mdl.owner();
         let id = e.next_trx.fetch_add(1, Ordering::Relaxed);
         Txn {
             e,
@@ -250,6 +253,7 @@ impl Txn {
             interrupt: None,
             lock_wait: None,
             mdl_tables: Vec::new(),
+            mdl_owner,
             single_statement: false,
             fk_checks: true,
             fk_depth: 0,
@@ -432,7 +436,7 @@ impl Txn {
         match self.mdl_tables.iter_mut().find(|(id, _)| *id == t.id) {
             Some((_, Use::Write)) => Ok(()),
             Some((id, u)) => {
-                self.e.mdl.upgrade(*id)?;
+                self.e.mdl.upgrade(*id, self.mdl_owner)?;
                 *u = Use::Write;
                 Ok(())
             }
@@ -464,13 +468,14 @@ impl Txn {
         self.e.mdl.enter(
             t.id,
             what,
+            self.mdl_owner,
             self.e.mdl_timeout_for(self.interrupt.as_ref()),
             self.interrupt.as_ref(),
         )?;
         let current = self.e.catalog.read().by_id.get(&t.id).cloned();
         let fresh = current.is_some_and(|c| std::ptr::eq(Arc::as_ptr(&c), t) || *c == *t);
         if !fresh {
-            self.e.mdl.leave(t.id, what);
+            self.e.mdl.leave(t.id, what, self.mdl_owner);
             return Err(need_reprepare());
         }
         self.mdl_tables.push((t.id, what));
@@ -480,7 +485,7 @@ impl Txn {
     /// The end of the transaction: DDL waiting on its tables may go on.
     fn release_tables(&mut self) {
         for (t, what) in self.mdl_tables.drain(..) {
-            self.e.mdl.leave(t, what);
+            self.e.mdl.leave(t, what, self.mdl_owner);
         }
     }
 

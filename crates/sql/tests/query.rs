@@ -129,6 +129,65 @@ fn session_lock_wait_timeout_bounds_ddl_waiting_for_open_writers() {
 /// REPEATABLE READ snapshot goes on reading instead of failing with 1412;
 /// autocommit reads hold the table for their statement only; a waiting
 /// ALTER goes on once the reader commits.
+/// Two transactions each read one table while an ALTER waits on each
+/// table; then each reads the other table. The waits form a cycle through
+/// both ALTERs, which quire finds at once (MySQL's MDL deadlock
+/// detector): the transaction that closes it gets 1213 and is rolled
+/// back, and everything else finishes, with no lock_wait_timeout.
+#[test]
+fn a_metadata_lock_cycle_across_tables_is_a_deadlock_not_a_hang() {
+    let (engine, _dir) = setup("q_mdl_cycle");
+    let mut a = session(&engine);
+    let mut b = session(&engine);
+    for t in ["m1", "m2"] {
+        a.execute(&format!("CREATE TABLE {t} (id INT PRIMARY KEY)"))
+            .expect("create");
+        a.execute(&format!("INSERT INTO {t} VALUES (1)"))
+            .expect("insert");
+    }
+    a.execute("BEGIN").expect("begin");
+    a.execute("SELECT * FROM m1").expect("T1 reads m1");
+    b.execute("BEGIN").expect("begin");
+    b.execute("SELECT * FROM m2").expect("T2 reads m2");
+    let alter = |t: &'static str| {
+        let engine = engine.clone();
+        std::thread::spawn(move || {
+            session(&engine)
+                .execute(&format!("ALTER TABLE {t} ADD COLUMN x INT"))
+                .map(|_| ())
+                .map_err(|e| e.code)
+        })
+    };
+    let alter1 = alter("m1");
+    let alter2 = alter("m2");
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let t1 = std::thread::spawn(move || {
+        let r = a
+            .execute("SELECT * FROM m2")
+            .map(|_| ())
+            .map_err(|e| e.code);
+        (a, r)
+    });
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    assert!(!t1.is_finished(), "T1 waits behind the ALTER of m2");
+    let started = std::time::Instant::now();
+    assert_eq!(
+        code(&mut b, "SELECT * FROM m1"),
+        Some(1213),
+        "T2 closes the cycle"
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    // T2 was rolled back: the ALTER of m2 runs, then T1 reads m2 (with
+    // the new column) and commits, and the ALTER of m1 runs.
+    assert_eq!(alter2.join().expect("alter m2"), Ok(()));
+    let (mut a, r) = t1.join().expect("t1");
+    assert_eq!(r, Ok(()), "T1 reads m2 once the ALTER of m2 is done");
+    a.execute("COMMIT").expect("commit");
+    assert_eq!(alter1.join().expect("alter m1"), Ok(()));
+    b.execute("SELECT x FROM m1").expect("both ALTERs ran");
+    b.execute("SELECT x FROM m2").expect("both ALTERs ran");
+}
+
 #[test]
 fn readers_hold_alter_off_until_their_transaction_ends() {
     let (engine, _dir) = setup("q_mdl_readers");

@@ -156,11 +156,13 @@ impl Engine {
         let name = name.as_str();
         let id = self.table(db, table)?.id;
         let wait = self.inner.mdl_timeout_for(interrupt);
+        let who = self.inner.mdl.owner();
         let mdl = match lock {
-            BuildLock::Exclusive => self.inner.mdl.enter_ddl(id, wait, interrupt)?,
-            BuildLock::None | BuildLock::Shared => {
-                self.inner.mdl.enter_ddl_no_write(id, wait, interrupt)?
-            }
+            BuildLock::Exclusive => self.inner.mdl.enter_ddl(id, who, wait, interrupt)?,
+            BuildLock::None | BuildLock::Shared => self
+                .inner
+                .mdl
+                .enter_ddl_no_write(id, who, wait, interrupt)?,
         };
         let t = self.table(db, table)?;
         if t.id != id {
