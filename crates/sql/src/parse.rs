@@ -204,6 +204,10 @@ pub struct Parsed {
     /// `SELECT ... INTO @a, @b`: the user variables (names without `@`),
     /// cut out of the statement before parsing (see [`cut_select_into`]).
     pub into: Option<Vec<String>>,
+    /// `DO expr [, expr] ...`: parsed as the SELECT of those expressions,
+    /// whose row is computed (errors and warnings as usual) and dropped;
+    /// the statement answers OK.
+    pub discard: bool,
     /// The tokens hold something a deprecation warning is about (`:=`,
     /// FOUND_ROWS, SQL_CALC_FOUND_ROWS, VALUES with DUPLICATE): only then
     /// does the session walk the tree for 1287s (`session_sql.rs`), a walk
@@ -405,6 +409,7 @@ fn parse_inner(sql: &str) -> SqlResult<Parsed> {
         update_order: Vec::new(),
         update_limit: None,
         into: None,
+        discard: false,
         maybe_deprecated: maybe_deprecated(&tokens),
     };
     let sig: Vec<usize> = (0..tokens.len())
@@ -426,6 +431,10 @@ fn parse_inner(sql: &str) -> SqlResult<Parsed> {
         Token::Word(w) => w.value.to_ascii_uppercase(),
         _ => String::new(),
     };
+    if first == "DO" {
+        tokens[sig[0]] = Token::make_keyword("SELECT");
+        parsed.discard = true;
+    }
     if matches!(first.as_str(), "SELECT" | "WITH") || tokens[sig[0]] == Token::LParen {
         parsed.into = cut_select_into(&mut tokens)?;
         split_lock_of_lists(&mut tokens);
@@ -560,8 +569,63 @@ fn parse_inner(sql: &str) -> SqlResult<Parsed> {
             return Err(syntax_error(&t.token.to_string()));
         }
     }
+    if parsed.discard {
+        if let Some(word) = do_refuses(&cmd) {
+            // MySQL's "near" text: the statement from that word on.
+            let at = sig[1..].iter().find(|&&i| match &tokens[i] {
+                Token::Word(w) => w.value.eq_ignore_ascii_case(word),
+                t => t.to_string() == word,
+            });
+            let near = match at {
+                Some(&i) => tokens[i..]
+                    .iter()
+                    .map(|t| t.to_string())
+                    .collect::<String>(),
+                None => word.to_string(),
+            };
+            return Err(syntax_error(near.trim_end()));
+        }
+    }
     parsed.cmd = cmd;
     Ok(parsed)
+}
+
+/// `DO` takes a list of expressions and nothing else: no FROM, WHERE,
+/// GROUP BY, ORDER BY, LIMIT, DISTINCT or set operation (a syntax error
+/// in MySQL): the first such clause's word.
+fn do_refuses(cmd: &Command) -> Option<&'static str> {
+    let Command::Sql(stmt) = cmd else {
+        return Some("DO");
+    };
+    let Statement::Query(q) = &**stmt else {
+        return Some("DO");
+    };
+    let clause = match &*q.body {
+        _ if q.with.is_some() => Some("WITH"),
+        _ if q.order_by.is_some() => Some("ORDER"),
+        _ if q.limit_clause.is_some() => Some("LIMIT"),
+        _ if !q.locks.is_empty() => Some("FOR"),
+        sqlparser::ast::SetExpr::Select(s) => {
+            if !s.from.is_empty() {
+                Some("FROM")
+            } else if s.selection.is_some() {
+                Some("WHERE")
+            } else if s.having.is_some() {
+                Some("HAVING")
+            } else if s.distinct.is_some() {
+                Some("DISTINCT")
+            } else if s.projection.iter().any(|i| {
+                !matches!(i, sqlparser::ast::SelectItem::UnnamedExpr(_))
+                    && !matches!(i, sqlparser::ast::SelectItem::ExprWithAlias { .. })
+            }) {
+                Some("*")
+            } else {
+                None
+            }
+        }
+        _ => Some("UNION"),
+    };
+    clause
 }
 
 /// `SELECT ... INTO @a, @b ...` (after the select list, or at the end of

@@ -1074,8 +1074,8 @@ impl Session {
         let Statement::Query(q) = &**stmt else {
             return Ok(Vec::new());
         };
-        if p.into.is_some() {
-            // SELECT ... INTO answers OK, without a result set.
+        if p.into.is_some() || p.discard {
+            // SELECT ... INTO and DO answer OK, without a result set.
             return Ok(Vec::new());
         }
         let params = vec![Value::Null; p.params];
@@ -1463,6 +1463,9 @@ impl Session {
                 Ok((rs, n))
             }
         })?;
+        if p.discard {
+            return Ok(done(0, 0, 0, String::new()));
+        }
         self.found_rows = found;
         if let Some(names) = &p.into {
             let n = crate::session_sql::assign_into(&self.live, names, rs)?;
@@ -2100,8 +2103,9 @@ impl Session {
                 // Streamed to the client as produced, unless the rows
                 // go to variables (INTO) or must all be counted first
                 // (SQL_CALC_FOUND_ROWS).
-                let streams =
-                    p.into.is_none() && crate::session_sql::strip_calc_found_rows(q).is_none();
+                let streams = p.into.is_none()
+                    && !p.discard
+                    && crate::session_sql::strip_calc_found_rows(q).is_none();
                 let out = match sink {
                     Some(sink) if streams => {
                         let r = self.with_ctx(params, |cx, txn| {
