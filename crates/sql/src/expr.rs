@@ -275,6 +275,13 @@ pub enum F {
     Rand,
     Crc32,
     Sleep,
+    /// User-level locks (`userlock.rs`); the connection id is the last
+    /// argument, filled in when the call is compiled.
+    GetLock,
+    ReleaseLock,
+    ReleaseAllLocks,
+    IsFreeLock,
+    IsUsedLock,
     /// A function of the library in `func/` (dates, strings, math, JSON,
     /// hashes, regular expressions, bit operators, INTERVAL arithmetic).
     Lib(crate::func::Func),
@@ -2093,6 +2100,32 @@ impl Compiler<'_> {
                 want(1, 1)?;
                 F::Sleep
             }
+            "GET_LOCK" | "RELEASE_LOCK" | "RELEASE_ALL_LOCKS" => {
+                let f = match name.as_str() {
+                    "GET_LOCK" => {
+                        want(2, 2)?;
+                        F::GetLock
+                    }
+                    "RELEASE_LOCK" => {
+                        want(1, 1)?;
+                        F::ReleaseLock
+                    }
+                    _ => {
+                        want(0, 0)?;
+                        F::ReleaseAllLocks
+                    }
+                };
+                args.push(E::Lit(Value::UInt(self.env.connection_id())));
+                return Ok(E::Func(f, args));
+            }
+            "IS_FREE_LOCK" => {
+                want(1, 1)?;
+                F::IsFreeLock
+            }
+            "IS_USED_LOCK" => {
+                want(1, 1)?;
+                F::IsUsedLock
+            }
             _ => match crate::func::lookup(&name) {
                 Some((Func::FindInSet, lo, hi)) => {
                     want(lo, hi)?;
@@ -2389,7 +2422,16 @@ fn bool_val(b: Option<bool>) -> Value {
     }
 }
 
-fn bytes_of(v: &Value) -> Vec<u8> {
+/// The connection id a user-level lock call was compiled with.
+fn conn_of(v: &Value) -> u64 {
+    match v {
+        Value::UInt(n) => *n,
+        Value::Int(n) => *n as u64,
+        _ => 0,
+    }
+}
+
+pub(crate) fn bytes_of(v: &Value) -> Vec<u8> {
     match v {
         Value::Bytes(b) => b.clone(),
         other => other.to_string().into_bytes(),
@@ -3106,7 +3148,18 @@ impl E {
                 Value::Bytes(parts.join(sep.as_slice()))
             }
             _ if null_in
-                && !matches!(f, F::NullIf | F::Greatest | F::Least | F::Rand | F::Sleep) =>
+                && !matches!(
+                    f,
+                    F::NullIf
+                        | F::Greatest
+                        | F::Least
+                        | F::Rand
+                        | F::Sleep
+                        | F::GetLock
+                        | F::ReleaseLock
+                        | F::IsFreeLock
+                        | F::IsUsedLock
+                ) =>
             {
                 Value::Null
             }
@@ -3268,6 +3321,11 @@ impl E {
                 Value::UInt(u64::from(!c))
             }
             F::Sleep => crate::process::sleep(v0.to_f64().unwrap_or(f64::NAN))?,
+            F::GetLock => crate::userlock::get(conn_of(&vals[2]), &v0, &vals[1])?,
+            F::ReleaseLock => crate::userlock::release(conn_of(&vals[1]), &v0)?,
+            F::ReleaseAllLocks => Value::UInt(crate::userlock::release_all(conn_of(&v0))),
+            F::IsFreeLock => crate::userlock::is_free(&v0)?,
+            F::IsUsedLock => crate::userlock::is_used(&v0)?,
             F::Coalesce | F::IfNull | F::If | F::Lib(_) => Value::Null,
         })
     }
@@ -3776,7 +3834,10 @@ fn infer_inner(e: &E, cols: &[ColInfo], aggs: &[AggSpec]) -> ColumnType {
             match f {
                 F::Length | F::CharLength | F::Locate | F::Sign => int,
                 F::Crc32 => ColumnType::BigInt { unsigned: true },
-                F::Sleep => ColumnType::BigInt { unsigned: false },
+                F::Sleep | F::GetLock | F::ReleaseLock | F::ReleaseAllLocks | F::IsFreeLock => {
+                    ColumnType::BigInt { unsigned: false }
+                }
+                F::IsUsedLock => ColumnType::BigInt { unsigned: true },
                 F::Coalesce | F::IfNull | F::Greatest | F::Least => merge_types(args, cols, aggs),
                 F::If => merge_types(args.get(1..).unwrap_or(&[]), cols, aggs),
                 // NULLIF(a, b) is a or NULL: a's type (NULL when a is).

@@ -52,6 +52,7 @@ pub mod stack;
 pub mod temp;
 mod temp_alter;
 pub(crate) mod tz;
+mod userlock;
 mod uservars;
 mod view;
 mod view_dml;

@@ -952,6 +952,7 @@ impl Session {
         if let Some(t) = self.txn.take() {
             t.rollback();
         }
+        crate::userlock::release_all(self.conn_id);
         // A failure leaves trees the next start's orphan sweep drops.
         for def in self.temps.take_all() {
             let _ = self.engine.drop_temporary_table(def);

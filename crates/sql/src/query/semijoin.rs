@@ -197,7 +197,16 @@ fn volatile(e: &E) -> bool {
             x,
             E::Live(..)
                 | E::Subquery { .. }
-                | E::Func(F::Rand | F::Sleep, _)
+                | E::Func(
+                    F::Rand
+                        | F::Sleep
+                        | F::GetLock
+                        | F::ReleaseLock
+                        | F::ReleaseAllLocks
+                        | F::IsFreeLock
+                        | F::IsUsedLock,
+                    _
+                )
                 | E::Func(F::Lib(Func::Uuid | Func::UuidShort | Func::Benchmark), _)
         )
     });
