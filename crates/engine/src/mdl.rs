@@ -66,9 +66,12 @@
 //! DML below DDL, the victim is a transaction waiting to enter a table
 //! (the thread itself if it is one, else the first in the cycle, told at
 //! its next wake); it gets 1213, and the SQL layer rolls its transaction
-//! back, which ends its part of the cycle. Waits are checked when they
-//! start and at every wake, so a cycle is found by whichever thread
-//! closes it.
+//! back, which ends its part of the cycle. An edge only appears when a
+//! wait starts (a claim that keeps a use out keeps new users from
+//! entering, and a waiter's edge to a new claim owner comes with that
+//! owner's own wait), so the thread that closes a cycle finds it when it
+//! starts waiting; waiters look again once a second, not at every wake,
+//! so a thousand connections queued behind one ALTER stay cheap.
 //!
 //! Invariants: `readers + writers` counts the open transactions that use
 //! the table, each once (a reader that writes moves from one count to the
@@ -84,6 +87,9 @@ use parking_lot::{Condvar, Mutex};
 
 use crate::error::{EngineError, Result};
 use crate::interrupt::{Interrupt, Stage, WAIT_SLICE};
+
+/// How often a waiter looks for a deadlock again after its first look.
+const DEADLOCK_LOOK_EVERY: Duration = Duration::from_secs(1);
 
 /// A transaction or a DDL statement, as the wait-for graph names it
 /// ([`TableLocks::owner`]; 0 is never handed out).
@@ -291,6 +297,7 @@ impl TableLocks {
         let mut st = self.state.lock();
         // Set once the thread has to wait: the process list's State.
         let mut stage = None;
+        let mut next_look = Instant::now();
         let r = loop {
             let e = st.tables.entry(table).or_default();
             if ready(e) {
@@ -309,14 +316,21 @@ impl TableLocks {
             if st.victims.remove(&who) {
                 break Err(deadlock());
             }
-            st.waits.insert(who, (table, on));
-            match st.deadlock_victim(who) {
-                Some(v) if v == who => break Err(deadlock()),
-                Some(v) => {
-                    st.victims.insert(v);
-                    self.changed.notify_all();
+            // Wait-for edges appear when a wait starts (see the module
+            // doc), so the thread that closes a cycle finds it here; the
+            // look is repeated now and then, not at every wake, to keep
+            // many waiters cheap under the one mutex.
+            if Instant::now() >= next_look {
+                next_look = Instant::now() + DEADLOCK_LOOK_EVERY;
+                st.waits.insert(who, (table, on));
+                match st.deadlock_victim(who) {
+                    Some(v) if v == who => break Err(deadlock()),
+                    Some(v) => {
+                        st.victims.insert(v);
+                        self.changed.notify_all();
+                    }
+                    None => {}
                 }
-                None => {}
             }
             let slice = deadline
                 .saturating_duration_since(Instant::now())
