@@ -275,6 +275,9 @@ pub enum F {
     Rand,
     Crc32,
     Sleep,
+    /// A comparison where the left (`.1`) or right (`.2`) operand holds
+    /// a JSON value: MySQL's order of JSON values (`func::json::compare`).
+    JsonCmp(Cmp, bool, bool),
     /// User-level locks (`userlock.rs`); the connection id is the last
     /// argument, filled in when the call is compiled.
     GetLock,
@@ -481,6 +484,19 @@ impl Compiler<'_> {
 
     /// A comparison node, under the collation its operands agree on.
     fn cmp_node(&self, op: Cmp, l: Box<E>, r: Box<E>, name: &str) -> SqlResult<E> {
+        let (lj, rj) = (
+            holds_json_value(&l, self.cols),
+            holds_json_value(&r, self.cols),
+        );
+        if lj || rj {
+            // A condition on the other side compares as JSON true/false.
+            let as_json = |e: E, json: bool| match json || !is_bool_expr(&e) {
+                true => (e, json),
+                false => (lib(Func::JsonBool, vec![e]), true),
+            };
+            let ((l, lj), (r, rj)) = (as_json(*l, lj), as_json(*r, rj));
+            return Ok(E::Func(F::JsonCmp(op, lj, rj), vec![l, r]));
+        }
         let coll = self.collation_of([&*l, &*r], name)?;
         Ok(collated(coll, E::Cmp(op, l, r)))
     }
@@ -731,6 +747,29 @@ fn is_json_expr(e: &E, cols: &[ColInfo]) -> bool {
         E::Outer(_, ty) => *ty == ColumnType::Json,
         _ => false,
     }
+}
+
+/// Whether `e` is a condition (a comparison, a logical operator, IS,
+/// BETWEEN, IN, LIKE): MySQL turns its value into JSON true/false where
+/// JSON is built or compared.
+fn is_bool_expr(e: &E) -> bool {
+    matches!(
+        e,
+        E::Cmp(..)
+            | E::Not(_)
+            | E::And(..)
+            | E::Or(..)
+            | E::Xor(..)
+            | E::IsNull(..)
+            | E::IsBool(..)
+            | E::Between(..)
+            | E::InList(..)
+            | E::Like(..)
+            | E::Func(F::JsonCmp(..), _)
+    ) || matches!(e, E::Collated(_, x) if matches!(
+        **x,
+        E::Cmp(..) | E::Between(..) | E::InList(..) | E::Like(..)
+    ))
 }
 
 /// Whether `e`'s value is always a JSON value as quire passes one: a
@@ -2211,22 +2250,7 @@ impl Compiler<'_> {
     fn lib_call(&self, f: Func, args: &mut Vec<E>) -> F {
         if f.builds_json() {
             for a in args.iter_mut() {
-                if matches!(
-                    a,
-                    E::Cmp(..)
-                        | E::Not(_)
-                        | E::And(..)
-                        | E::Or(..)
-                        | E::Xor(..)
-                        | E::IsNull(..)
-                        | E::IsBool(..)
-                        | E::Between(..)
-                        | E::InList(..)
-                        | E::Like(..)
-                ) || matches!(a, E::Collated(_, x) if matches!(
-                    **x,
-                    E::Cmp(..) | E::Between(..) | E::InList(..) | E::Like(..)
-                )) {
+                if is_bool_expr(a) {
                     let inner = std::mem::replace(a, E::Lit(Value::Null));
                     *a = lib(Func::JsonBool, vec![inner]);
                 }
@@ -2621,16 +2645,19 @@ fn cmp_vals_in(op: Cmp, a: &Value, b: &Value, coll: Option<Collation>) -> Value 
     let Some(o) = compare_in(a, b, coll) else {
         return Value::Null;
     };
-    let r = match op {
-        Cmp::Eq => o == Ordering::Equal,
+    Value::Int(i64::from(cmp_holds_order(op, o)))
+}
+
+/// Whether `op` holds between two values in order `o`.
+fn cmp_holds_order(op: Cmp, o: Ordering) -> bool {
+    match op {
+        Cmp::Eq | Cmp::NullSafeEq => o == Ordering::Equal,
         Cmp::Ne => o != Ordering::Equal,
         Cmp::Lt => o == Ordering::Less,
         Cmp::Le => o != Ordering::Greater,
         Cmp::Gt => o == Ordering::Greater,
         Cmp::Ge => o != Ordering::Less,
-        Cmp::NullSafeEq => o == Ordering::Equal,
-    };
-    Value::Int(i64::from(r))
+    }
 }
 
 /// `LIKE` over bytes: `%` any run, `_` one character (UTF-8 aware), `esc`
@@ -3155,6 +3182,7 @@ impl E {
                         | F::Least
                         | F::Rand
                         | F::Sleep
+                        | F::JsonCmp(..)
                         | F::GetLock
                         | F::ReleaseLock
                         | F::IsFreeLock
@@ -3321,6 +3349,16 @@ impl E {
                 Value::UInt(u64::from(!c))
             }
             F::Sleep => crate::process::sleep(v0.to_f64().unwrap_or(f64::NAN))?,
+            F::JsonCmp(op, lj, rj) => {
+                let o = crate::func::json::compare(&v0, lj, &vals[1], rj)?;
+                match (op, o) {
+                    (Cmp::NullSafeEq, None) => {
+                        Value::Int(i64::from(v0.is_null() && vals[1].is_null()))
+                    }
+                    (_, None) => Value::Null,
+                    (op, Some(o)) => Value::Int(i64::from(cmp_holds_order(op, o))),
+                }
+            }
             F::GetLock => crate::userlock::get(conn_of(&vals[2]), &v0, &vals[1])?,
             F::ReleaseLock => crate::userlock::release(conn_of(&vals[1]), &v0)?,
             F::ReleaseAllLocks => Value::UInt(crate::userlock::release_all(conn_of(&v0))),
@@ -3834,9 +3872,12 @@ fn infer_inner(e: &E, cols: &[ColInfo], aggs: &[AggSpec]) -> ColumnType {
             match f {
                 F::Length | F::CharLength | F::Locate | F::Sign => int,
                 F::Crc32 => ColumnType::BigInt { unsigned: true },
-                F::Sleep | F::GetLock | F::ReleaseLock | F::ReleaseAllLocks | F::IsFreeLock => {
-                    ColumnType::BigInt { unsigned: false }
-                }
+                F::Sleep
+                | F::JsonCmp(..)
+                | F::GetLock
+                | F::ReleaseLock
+                | F::ReleaseAllLocks
+                | F::IsFreeLock => ColumnType::BigInt { unsigned: false },
                 F::IsUsedLock => ColumnType::BigInt { unsigned: true },
                 F::Coalesce | F::IfNull | F::Greatest | F::Least => merge_types(args, cols, aggs),
                 F::If => merge_types(args.get(1..).unwrap_or(&[]), cols, aggs),
@@ -4070,6 +4111,10 @@ fn is_unfixed_scale(ty: &ColumnType) -> bool {
 /// An ORDER BY key as MySQL sorts it: [`key_at_result_scale`], and an
 /// ENUM or SET column by its number (declaration order), not its text.
 pub fn order_key(e: E, cols: &[ColInfo], aggs: &[AggSpec], conn: Collation) -> E {
+    if holds_json_value(&e, cols) {
+        // A JSON value sorts in MySQL's order of JSON values.
+        return E::Func(F::Lib(Func::JsonSortKey), vec![e]);
+    }
     match enum_as_number(e, cols) {
         n @ E::EnumNum(..) => n,
         other => weigh_key(key_at_result_scale(other, cols, aggs), cols, aggs, conn),

@@ -29,7 +29,9 @@
 //! * paths: `$`, `.key`, `."quoted key"`, `.*`, `[n]`, `[last]`,
 //!   `[last-n]`, `[*]`, `**`; a scalar is its own `[0]`.
 
-use quire_engine::types::json::{parse_text, print, print_into, quote_into, Parser, J};
+use std::cmp::Ordering;
+
+use quire_engine::types::json::{key_order, parse_text, print, print_into, quote_into, Parser, J};
 use quire_engine::types::jsonb::{self, Node};
 use quire_engine::{EngineError, Value};
 
@@ -993,6 +995,145 @@ pub fn array_insert(args: &[Value], json_mask: u64) -> SqlResult<Value> {
     Ok(out(&d))
 }
 
+// ------------------------------------------------- comparison and order
+
+/// The rank of a JSON value's type in MySQL's order of JSON values,
+/// lowest first: null, numbers (integers, decimals and doubles compare
+/// as numbers), strings, objects, arrays, booleans. (MySQL ranks its
+/// date, time, opaque and bit types above booleans; quire's JSON values
+/// hold none of them: a date converted to JSON is a string here.)
+fn type_rank(j: &J) -> u8 {
+    match j {
+        J::Null => 0,
+        J::Int(_) | J::UInt(_) | J::Double(_) | J::Dec(_) => 1,
+        J::Str(_) => 2,
+        J::Obj(_) => 3,
+        J::Arr(_) => 4,
+        J::Bool(_) => 5,
+    }
+}
+
+/// Two JSON numbers' order: exactly for two integers, as doubles
+/// otherwise.
+fn number_order(a: &J, b: &J) -> Ordering {
+    let as_f64 = |j: &J| match j {
+        J::Int(i) => *i as f64,
+        J::UInt(u) => *u as f64,
+        // + 0.0: -0.0 and 0.0 are one number.
+        J::Double(d) => *d + 0.0,
+        J::Dec(s) => s.parse::<f64>().unwrap_or(0.0) + 0.0,
+        _ => 0.0,
+    };
+    match (a, b) {
+        (J::Int(x), J::Int(y)) => x.cmp(y),
+        (J::UInt(x), J::UInt(y)) => x.cmp(y),
+        (J::Int(x), J::UInt(y)) => i128::from(*x).cmp(&i128::from(*y)),
+        (J::UInt(x), J::Int(y)) => i128::from(*x).cmp(&i128::from(*y)),
+        _ => as_f64(a).total_cmp(&as_f64(b)),
+    }
+}
+
+/// MySQL's order of two JSON values: by type rank, then numbers by
+/// value, strings by their utf8mb4 bytes, booleans false first, arrays
+/// element by element (a prefix first). MySQL leaves the order of two
+/// different objects unspecified; quire compares their members (keys in
+/// MySQL's key order, then values), so equal objects are equal.
+pub fn order(a: &J, b: &J) -> Ordering {
+    let ranks = type_rank(a).cmp(&type_rank(b));
+    if ranks != Ordering::Equal {
+        return ranks;
+    }
+    match (a, b) {
+        (J::Str(x), J::Str(y)) => x.as_bytes().cmp(y.as_bytes()),
+        (J::Bool(x), J::Bool(y)) => x.cmp(y),
+        (J::Arr(x), J::Arr(y)) => x
+            .iter()
+            .zip(y)
+            .map(|(p, q)| order(p, q))
+            .find(|o| o.is_ne())
+            .unwrap_or_else(|| x.len().cmp(&y.len())),
+        (J::Obj(x), J::Obj(y)) => {
+            let (x, y) = (sorted_members(x), sorted_members(y));
+            x.iter()
+                .zip(&y)
+                .map(|(p, q)| key_order(&p.0, &q.0).then_with(|| order(&p.1, &q.1)))
+                .find(|o| o.is_ne())
+                .unwrap_or_else(|| x.len().cmp(&y.len()))
+        }
+        (J::Null, J::Null) => Ordering::Equal,
+        _ => number_order(a, b),
+    }
+}
+
+/// An object's members in MySQL's key order.
+fn sorted_members(o: &[(String, J)]) -> Vec<&(String, J)> {
+    let mut m: Vec<&(String, J)> = o.iter().collect();
+    m.sort_by(|p, q| key_order(&p.0, &q.0));
+    m
+}
+
+/// One side of a comparison as a JSON value: a JSON value as it is
+/// (printed text or a stored binary document), any other SQL value
+/// converted as MySQL does (a string is a JSON string, not parsed).
+fn side(v: &Value, is_json: bool) -> SqlResult<J> {
+    if is_json {
+        return match doc_arg(v, true, 1, "json comparison")? {
+            Some(d) => d.into_tree(),
+            None => Ok(J::Null),
+        };
+    }
+    from_sql(v, false, 1, "json comparison")
+}
+
+/// The order of `a` and `b` when at least one holds a JSON value
+/// (`a_json`, `b_json`), as MySQL compares JSON with JSON or with an SQL
+/// value; None when either is SQL NULL.
+pub fn compare(a: &Value, a_json: bool, b: &Value, b_json: bool) -> SqlResult<Option<Ordering>> {
+    if a.is_null() || b.is_null() {
+        return Ok(None);
+    }
+    Ok(Some(order(&side(a, a_json)?, &side(b, b_json)?)))
+}
+
+/// An ORDER BY key for a JSON value whose byte order is MySQL's order of
+/// JSON scalars: the type rank, then a number as an order-preserving
+/// double, a string's bytes, a boolean's 0 or 1. An array or an object
+/// keys by its rank alone, with MySQL's warning 1235 (it does not sort
+/// non-scalar JSON values either).
+pub fn sort_key(v: &Value) -> SqlResult<Value> {
+    if v.is_null() {
+        return Ok(Value::Null);
+    }
+    let j = side(v, true)?;
+    let mut out = vec![type_rank(&j)];
+    match &j {
+        J::Null => {}
+        J::Bool(b) => out.push(u8::from(*b)),
+        J::Str(s) => out.extend_from_slice(s.as_bytes()),
+        J::Arr(_) | J::Obj(_) => crate::func::warn::warn(
+            1235,
+            "This version of MySQL doesn't yet support 'sorting of non-scalar JSON values'",
+        ),
+        n => {
+            let d = match n {
+                J::Int(i) => *i as f64,
+                J::UInt(u) => *u as f64,
+                J::Double(d) => *d,
+                J::Dec(s) => s.parse::<f64>().unwrap_or(0.0),
+                _ => 0.0,
+            } + 0.0;
+            let bits = d.to_bits();
+            let ordered = if d.is_sign_negative() {
+                !bits
+            } else {
+                bits | (1 << 63)
+            };
+            out.extend_from_slice(&ordered.to_be_bytes());
+        }
+    }
+    Ok(Value::Bytes(out))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1084,5 +1225,32 @@ mod tests {
         assert_eq!(extract(&[t("[1]"), t("a")]).unwrap_err().code, 3143);
         assert_eq!(unquote(&t("\"a\\tb\"")).unwrap(), t("a\tb"));
         assert_eq!(extract(&[t("1.0"), t("$")]).unwrap(), t("1.0"));
+    }
+
+    /// The ORDER BY key sorts scalars exactly as `order` compares them,
+    /// across types and within numbers (negative, zero, -0.0, fractions,
+    /// integers past 2^53 aside).
+    #[test]
+    fn sort_keys_follow_the_json_order_of_scalars() {
+        let docs = [
+            "null", "-1e300", "-5", "-0.5", "-0.0", "0", "0.25", "1", "1.0", "2", "10", "1e20",
+            "\"\"", "\"a\"", "\"ab\"", "\"b\"", "false", "true",
+        ];
+        let js: Vec<J> = docs
+            .iter()
+            .map(|d| parse_text(d.as_bytes()).expect("valid"))
+            .collect();
+        for (i, a) in js.iter().enumerate() {
+            for (k, b) in js.iter().enumerate() {
+                let ka = sort_key(&Value::text(docs[i])).expect("key");
+                let kb = sort_key(&Value::text(docs[k])).expect("key");
+                let by_key = match (ka, kb) {
+                    (Value::Bytes(x), Value::Bytes(y)) => x.cmp(&y),
+                    other => panic!("{other:?}"),
+                };
+                assert_eq!(by_key, order(a, b), "{} vs {}", docs[i], docs[k]);
+            }
+        }
+        assert!(order(&js[3], &js[4]).is_lt() && order(&js[4], &js[5]).is_eq());
     }
 }

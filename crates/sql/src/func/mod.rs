@@ -101,6 +101,9 @@ pub enum Func {
     IsUuid,
     // JSON; the u64 masks mark arguments that are JSON values themselves
     JsonExtract(bool),
+    /// ORDER BY's key for a JSON value (`json::sort_key`); not callable
+    /// by name.
+    JsonSortKey,
     JsonUnquote,
     JsonQuote,
     JsonObject(u64),
@@ -532,6 +535,7 @@ pub fn call(f: Func, a: &[Value]) -> SqlResult<Value> {
         BinToUuid => hash::bin_to_uuid(a0, a.get(1))?,
         IsUuid => hash::is_uuid(a0),
         JsonExtract(st) => json::extract(a, st)?,
+        JsonSortKey => json::sort_key(a0)?,
         JsonUnquote => json::unquote(a0)?,
         JsonQuote => json::quote(a0),
         JsonObject(mask) => json::object(a, mask)?,
@@ -686,6 +690,7 @@ pub fn ret_type(f: Func, a: &[ArgInfo]) -> ColumnType {
         UuidShort => ubigint,
         UuidToBin => ColumnType::VarBinary { len: 16 },
         IsUuid | JsonValid | JsonContains => int,
+        JsonSortKey => ColumnType::VarBinary { len: 65_535 },
         JsonLength(_) | JsonDepth(_) => int,
         JsonType(_) => varchar(16),
         JsonExtract(_) | JsonUnquote | JsonQuote | JsonObject(_) | JsonArray(_)
