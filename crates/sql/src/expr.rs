@@ -113,6 +113,9 @@ pub struct AggSpec {
     /// The collation a string argument compares in (MIN, MAX, DISTINCT);
     /// None: bytes.
     pub coll: Option<Collation>,
+    /// The argument holds JSON values: MIN and MAX compare them in
+    /// MySQL's order of JSON values (`func::json::compare`).
+    pub json: bool,
 }
 
 /// A window function (`f(...) OVER (PARTITION BY ... ORDER BY ...)`).
@@ -1671,6 +1674,7 @@ impl Compiler<'_> {
                     arg: args.first().cloned(),
                     distinct: false,
                     coll: None,
+                    json: false,
                 };
                 infer(&E::Agg(0), self.cols, std::slice::from_ref(&spec))
             }
@@ -1893,6 +1897,7 @@ impl Compiler<'_> {
                 .and_then(|a| self.derive(a))
                 .map(|d| d.coll)
                 .filter(|c| !c.is_plain_bytes());
+            let json = arg.as_ref().is_some_and(|a| holds_json_value(a, self.cols));
             let list = self
                 .aggs
                 .as_mut()
@@ -1902,6 +1907,7 @@ impl Compiler<'_> {
                 arg,
                 distinct,
                 coll,
+                json,
             });
             return Ok(E::Agg(list.len() - 1));
         }

@@ -93,8 +93,12 @@ impl AggState {
                 }
             },
             AggKind::Min | AggKind::Max => {
+                let order = match spec.json {
+                    true => crate::func::json::compare(&v, true, &self.best, true)?,
+                    false => compare_in(&v, &self.best, spec.coll),
+                };
                 let better = self.best.is_null()
-                    || match compare_in(&v, &self.best, spec.coll) {
+                    || match order {
                         Some(Ordering::Less) => spec.kind == AggKind::Min,
                         Some(Ordering::Greater) => spec.kind == AggKind::Max,
                         _ => false,

@@ -305,6 +305,7 @@ impl<'p> WindowOp<'p> {
                     arg: None,
                     distinct: spec.distinct,
                     coll: None,
+                    json: false,
                 };
                 if spec.frame.is_some() {
                     return self.framed_agg(spec, &agg, keyed, part, &peers, out);
