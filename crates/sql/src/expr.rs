@@ -752,6 +752,18 @@ fn is_json_expr(e: &E, cols: &[ColInfo]) -> bool {
     }
 }
 
+/// `e0 OR e1 OR ...` as a balanced tree (a long IN list stays shallow).
+fn or_tree(mut es: Vec<E>) -> E {
+    match es.len() {
+        0 => E::Lit(Value::Int(0)),
+        1 => es.pop().unwrap_or(E::Lit(Value::Int(0))),
+        n => {
+            let right = es.split_off(n / 2);
+            E::Or(Box::new(or_tree(es)), Box::new(or_tree(right)))
+        }
+    }
+}
+
 /// Whether `e` is a condition (a comparison, a logical operator, IS,
 /// BETWEEN, IN, LIKE): MySQL turns its value into JSON true/false where
 /// JSON is built or compared.
@@ -1122,6 +1134,19 @@ impl Compiler<'_> {
                     .iter()
                     .map(|i| self.compile(i))
                     .collect::<SqlResult<Vec<_>>>()?;
+                if std::iter::once(&x)
+                    .chain(&l)
+                    .any(|e| holds_json_value(e, self.cols))
+                {
+                    // JSON compares as JSON: `x = a OR x = b ...`, which
+                    // is IN's value, NULLs included.
+                    let eqs = l
+                        .into_iter()
+                        .map(|i| self.cmp_node(Cmp::Eq, Box::new(x.clone()), Box::new(i), "IN"))
+                        .collect::<SqlResult<Vec<_>>>()?;
+                    let any = or_tree(eqs);
+                    return Ok(if *negated { E::Not(Box::new(any)) } else { any });
+                }
                 // `e IN (1, 3)`: an ENUM/SET among numbers is its number.
                 let numbers = matches!(enum_as_number(x.clone(), self.cols), E::EnumNum(..))
                     && !l.is_empty()
@@ -1159,6 +1184,26 @@ impl Compiler<'_> {
                 high,
             } => {
                 let (x, lo, hi) = (self.compile(expr)?, self.compile(low)?, self.compile(high)?);
+                if [&x, &lo, &hi]
+                    .iter()
+                    .any(|e| holds_json_value(e, self.cols))
+                {
+                    // JSON compares as JSON: `x >= lo AND x <= hi`.
+                    let both = E::And(
+                        Box::new(self.cmp_node(
+                            Cmp::Ge,
+                            Box::new(x.clone()),
+                            Box::new(lo),
+                            "between",
+                        )?),
+                        Box::new(self.cmp_node(Cmp::Le, Box::new(x), Box::new(hi), "between")?),
+                    );
+                    return Ok(if *negated {
+                        E::Not(Box::new(both))
+                    } else {
+                        both
+                    });
+                }
                 let coll = self.collation_of([&x, &lo, &hi], "between")?;
                 collated(
                     coll,
