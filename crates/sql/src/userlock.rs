@@ -74,22 +74,48 @@ impl Locks {
 static LOCKS: LazyLock<(Mutex<Locks>, Condvar)> =
     LazyLock::new(|| (Mutex::new(Locks::default()), Condvar::new()));
 
-/// The lock's key: 3057 for NULL, empty or too long names.
+/// The lock's key: 3057 for NULL, empty or too long names, and for
+/// names MySQL's utf8mb3 lock names cannot hold (bytes that are not
+/// UTF-8, characters beyond U+FFFF): a lossy conversion would let two
+/// different names share one lock.
 fn key(name: &Value) -> SqlResult<String> {
-    let text = match name {
+    let bytes = match name {
         Value::Null => None,
-        v => Some(String::from_utf8_lossy(&crate::expr::bytes_of(v)).into_owned()),
+        v => Some(crate::expr::bytes_of(v)),
     };
-    match text {
-        Some(t) if !t.is_empty() && t.chars().count() <= MAX_NAME_CHARS => Ok(t.to_lowercase()),
-        other => Err(EngineError::new(
+    let valid = bytes
+        .as_deref()
+        .and_then(|b| std::str::from_utf8(b).ok())
+        .filter(|t| {
+            !t.is_empty()
+                && t.chars().count() <= MAX_NAME_CHARS
+                && t.chars().all(|c| c <= '\u{FFFF}')
+        });
+    match valid {
+        Some(t) => Ok(t.to_lowercase()),
+        None => Err(EngineError::new(
             3057,
             "42000",
             format!(
                 "Incorrect user-level lock name '{}'.",
-                other.unwrap_or_else(|| "NULL".into())
+                bytes.map_or_else(|| "NULL".into(), |b| shown(&b))
             ),
         )),
+    }
+}
+
+/// A name as the error shows it: UTF-8 as it is, other bytes outside
+/// printable ASCII as `\xHH`.
+fn shown(b: &[u8]) -> String {
+    match std::str::from_utf8(b) {
+        Ok(t) => t.to_string(),
+        Err(_) => b
+            .iter()
+            .map(|&c| match c {
+                0x20..=0x7e => (c as char).to_string(),
+                _ => format!("\\x{c:02X}"),
+            })
+            .collect(),
     }
 }
 
