@@ -1685,10 +1685,13 @@ impl Compiler<'_> {
         let mut order = Vec::new();
         for o in &spec.order_by {
             let desc = matches!(o.options.sort, Some(ast::OrderBySort::Desc));
-            order.push((
-                weigh_key(self.compile(&o.expr)?, self.cols, &[], conn),
-                desc,
-            ));
+            let e = self.compile(&o.expr)?;
+            let key = match holds_json_value(&e, self.cols) {
+                // Sorted, not grouped: the JSON order's key.
+                true => E::Func(F::Lib(Func::JsonSortKey), vec![e]),
+                false => weigh_key(e, self.cols, &[], conn),
+            };
+            order.push((key, desc));
         }
         let frame = match &spec.window_frame {
             None => None,
@@ -3657,6 +3660,10 @@ fn derive_all(
 /// than byte order becomes its weight string, so that keys compare and
 /// group as the collation says.
 pub fn weigh_key(e: E, cols: &[ColInfo], aggs: &[AggSpec], conn: Collation) -> E {
+    if holds_json_value(&e, cols) {
+        // JSON values group by JSON equality (1 and 1.0 together).
+        return E::Func(F::Lib(Func::JsonGroupKey), vec![e]);
+    }
     match derive(&e, cols, aggs, conn) {
         Some(d) if !d.coll.is_plain_bytes() => E::Weigh(d.coll, Box::new(e)),
         _ => e,

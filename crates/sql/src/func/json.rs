@@ -1134,6 +1134,72 @@ pub fn sort_key(v: &Value) -> SqlResult<Value> {
     Ok(Value::Bytes(out))
 }
 
+/// A GROUP BY / PARTITION BY key for a JSON value: equal exactly when
+/// the values are equal in MySQL's comparison (1 and 1.0 one group,
+/// objects whatever their member order), arrays and objects included.
+/// Integral numbers key as integers, others as doubles; strings are
+/// escaped so that no key is a prefix of another.
+pub fn group_key(v: &Value) -> SqlResult<Value> {
+    if v.is_null() {
+        return Ok(Value::Null);
+    }
+    let mut out = Vec::new();
+    group_key_into(&side(v, true)?, &mut out);
+    Ok(Value::Bytes(out))
+}
+
+fn group_key_into(j: &J, out: &mut Vec<u8>) {
+    let escaped = |s: &str, out: &mut Vec<u8>| {
+        for &b in s.as_bytes() {
+            out.push(b);
+            if b == 0 {
+                out.push(0xff);
+            }
+        }
+        out.extend_from_slice(&[0, 0]);
+    };
+    out.push(type_rank(j));
+    match j {
+        J::Null => {}
+        J::Bool(b) => out.push(u8::from(*b)),
+        J::Str(s) => escaped(s, out),
+        J::Arr(a) => {
+            out.extend_from_slice(&(a.len() as u64).to_be_bytes());
+            for x in a {
+                group_key_into(x, out);
+            }
+        }
+        J::Obj(o) => {
+            out.extend_from_slice(&(o.len() as u64).to_be_bytes());
+            for (k, x) in sorted_members(o) {
+                escaped(k, out);
+                group_key_into(x, out);
+            }
+        }
+        J::Int(i) => integral_key(i128::from(*i), out),
+        J::UInt(u) => integral_key(i128::from(*u), out),
+        J::Double(_) | J::Dec(_) => {
+            let d = match j {
+                J::Double(d) => *d,
+                J::Dec(s) => s.parse::<f64>().unwrap_or(0.0),
+                _ => 0.0,
+            } + 0.0;
+            if d.fract() == 0.0 && d.abs() < 1e18 {
+                integral_key(d as i128, out);
+            } else {
+                out.push(1);
+                out.extend_from_slice(&d.to_bits().to_be_bytes());
+            }
+        }
+    }
+}
+
+/// An integral JSON number's group key part (after the type rank).
+fn integral_key(n: i128, out: &mut Vec<u8>) {
+    out.push(0);
+    out.extend_from_slice(&n.to_be_bytes());
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -104,6 +104,9 @@ pub enum Func {
     /// ORDER BY's key for a JSON value (`json::sort_key`); not callable
     /// by name.
     JsonSortKey,
+    /// GROUP BY's key for a JSON value (`json::group_key`); not callable
+    /// by name.
+    JsonGroupKey,
     JsonUnquote,
     JsonQuote,
     JsonObject(u64),
@@ -536,6 +539,7 @@ pub fn call(f: Func, a: &[Value]) -> SqlResult<Value> {
         IsUuid => hash::is_uuid(a0),
         JsonExtract(st) => json::extract(a, st)?,
         JsonSortKey => json::sort_key(a0)?,
+        JsonGroupKey => json::group_key(a0)?,
         JsonUnquote => json::unquote(a0)?,
         JsonQuote => json::quote(a0),
         JsonObject(mask) => json::object(a, mask)?,
@@ -690,7 +694,7 @@ pub fn ret_type(f: Func, a: &[ArgInfo]) -> ColumnType {
         UuidShort => ubigint,
         UuidToBin => ColumnType::VarBinary { len: 16 },
         IsUuid | JsonValid | JsonContains => int,
-        JsonSortKey => ColumnType::VarBinary { len: 65_535 },
+        JsonSortKey | JsonGroupKey => ColumnType::VarBinary { len: 65_535 },
         JsonLength(_) | JsonDepth(_) => int,
         JsonType(_) => varchar(16),
         JsonExtract(_) | JsonUnquote | JsonQuote | JsonObject(_) | JsonArray(_)
