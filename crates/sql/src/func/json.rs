@@ -1319,4 +1319,43 @@ mod tests {
         }
         assert!(order(&js[3], &js[4]).is_lt() && order(&js[4], &js[5]).is_eq());
     }
+
+    /// Two JSON values share a GROUP BY key exactly when `order` calls
+    /// them equal, for scalars, arrays and objects (member order aside).
+    #[test]
+    fn group_keys_are_equal_exactly_for_equal_values() {
+        let docs = [
+            "null",
+            "0",
+            "-0.0",
+            "1",
+            "1.0",
+            "1.5",
+            "\"1\"",
+            "\"a\\u0000b\"",
+            "\"a\"",
+            "[1, 2]",
+            "[1.0, 2]",
+            "[2, 1]",
+            "[[1], 2]",
+            "[1, [2]]",
+            "{\"a\": 1, \"b\": [2]}",
+            "{\"b\": [2.0], \"a\": 1}",
+            "{\"a\": 1}",
+            "{\"a\": \"1\"}",
+            "true",
+            "false",
+            "9007199254740993",
+            "9007199254740992",
+        ];
+        for a in docs {
+            for b in docs {
+                let ja = parse_text(a.as_bytes()).expect("valid");
+                let jb = parse_text(b.as_bytes()).expect("valid");
+                let ka = group_key(&Value::text(a)).expect("key");
+                let kb = group_key(&Value::text(b)).expect("key");
+                assert_eq!(ka == kb, order(&ja, &jb).is_eq(), "{a} vs {b}");
+            }
+        }
+    }
 }
