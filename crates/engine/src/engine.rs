@@ -212,6 +212,9 @@ pub struct EngineRecovery {
     pub binlog_truncated_bytes: u64,
     /// Off-page value chains a crash left unowned, freed (offpage.rs).
     pub offpage_orphans_freed: u64,
+    /// Pages reserved by an index build that a crash interrupted, given
+    /// back to the free list.
+    pub bulk_pages_reclaimed: u64,
     /// Large transactions replayed from their anchored files (bigtrx.rs)
     /// before the frames after the checkpoint.
     pub large_replayed: u64,
@@ -579,6 +582,8 @@ impl Engine {
         inner.side.remove_all()?;
         // Chains a crash left unowned (offpage.rs): no snapshot reads them.
         rec.offpage_orphans_freed = quire_storage::lob::reclaim_orphans(inner.store.shared())?;
+        // Pages an index build reserved and never registered (bulk.rs).
+        rec.bulk_pages_reclaimed = quire_storage::bulk::reclaim_reservations(&inner.store)?;
         // Only now, with every decision durable, may a new binlog file
         // become the "last" one that a later recovery reads.
         if let Some(bc) = binlog_cfg {

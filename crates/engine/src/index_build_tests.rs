@@ -10,7 +10,7 @@ use quire_io::{FlushMethod, SimFs};
 
 use crate::catalog::ColumnDef;
 use crate::engine::Engine;
-use crate::index_build::AFTER_FILL_BATCH;
+use crate::index_build::{AFTER_FILL_BATCH, AFTER_SWITCH};
 use crate::interrupt::{Interrupt, Kill};
 use crate::tests::open;
 use crate::txn::{Isolation, Scan};
@@ -61,6 +61,25 @@ fn after_batch(name: &str, at: usize, hook: impl Fn() + Send + 'static) {
 
 fn unhook(name: &str) {
     AFTER_FILL_BATCH.lock().retain(|(n, _)| n != name);
+    AFTER_SWITCH.lock().retain(|(n, _)| n != name);
+}
+
+/// Runs `hook` after the switch to the bulk-loaded tree of an index on
+/// table `name`, before the copy of what writers put meanwhile.
+fn after_switch(name: &str, hook: impl Fn() + Send + 'static) {
+    AFTER_SWITCH.lock().push((name.to_string(), Box::new(hook)));
+}
+
+/// Trees of table `t` and bulk-load reservations in the directory.
+fn trees_of(e: &Engine, t: &TableDef) -> Vec<String> {
+    let prefix = format!("t{}.", t.id);
+    e.store()
+        .indexes()
+        .expect("trees")
+        .into_iter()
+        .map(|(n, _)| n)
+        .filter(|n| n.starts_with(&prefix))
+        .collect()
 }
 
 /// The rows' ids through index `index` for k = `k`, with a snapshot taken now.
@@ -349,5 +368,107 @@ fn an_index_made_while_a_dropped_one_waits_keeps_its_own_tree() {
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
     assert_eq!(ids_with(&e, "redo", "k2", 3).len(), 2000 / 7 + 1);
+    assert_eq!(e.check_table(&t).expect("check"), Vec::<String>::new());
+}
+
+/// Writes before the bulk load (into the writers' tree, copied over) and
+/// after the switch (straight into the bulk-loaded tree), in one build:
+/// the index holds exactly the model's keys, the writers' tree is gone,
+/// and the build wrote no redo for the keys it loaded.
+#[test]
+fn writes_on_both_sides_of_the_switch_are_indexed_and_the_keys_cost_no_redo() {
+    let sim = SimFs::new(FlushMethod::Fsync);
+    let e = open(&sim);
+    let rows = 20_000;
+    let t0 = table(&e, "sw", rows, |id| id % 100);
+    let model: Arc<parking_lot::Mutex<BTreeMap<i64, i64>>> = Arc::new(parking_lot::Mutex::new(
+        (0..rows).map(|id| (id, id % 100)).collect(),
+    ));
+    {
+        let (e, model) = (e.clone(), model.clone());
+        after_batch("sw", 2, move || {
+            write(
+                &e,
+                "sw",
+                &mut model.lock(),
+                &[(5, Some(555)), (19_000, None), (30_000, Some(7))],
+            );
+        });
+    }
+    {
+        let (e, model) = (e.clone(), model.clone());
+        after_switch("sw", move || {
+            write(
+                &e,
+                "sw",
+                &mut model.lock(),
+                &[(6, Some(555)), (30_000, Some(8)), (30_001, Some(555))],
+            );
+        });
+    }
+    let lsn0 = e.store().log().lsn();
+    let t = e
+        .create_index("ob", "sw", "by_k", false, vec![1], None)
+        .expect("create index");
+    let redo_bytes = e.store().log().lsn() - lsn0;
+    unhook("sw");
+    let m = model.lock().clone();
+    for k in [555, 7, 8, 5, 6, 0, 99] {
+        let want: Vec<i64> = m
+            .iter()
+            .filter(|(_, v)| **v == k)
+            .map(|(id, _)| *id)
+            .collect();
+        assert_eq!(ids_with(&e, "sw", "by_k", k), want, "k = {k}");
+    }
+    assert_eq!(e.check_table(&t).expect("check"), Vec::<String>::new());
+    // One tree for the table and one for the index: the writers' tree
+    // went (now, or once its last reader let go: a liveness bound).
+    let t1 = std::time::Instant::now();
+    while trees_of(&e, &t0).len() > 2 && t1.elapsed().as_secs() < 60 {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let idx = t.index("by_k").expect("index");
+    assert_eq!(
+        trees_of(&e, &t0),
+        vec![t0.clustered_tree(), t.index_tree(idx.id)]
+    );
+    // 20,000 keys of 9+ bytes put one by one wrote ~60 bytes of redo each;
+    // loaded in bulk, what is left is the writers' six rows, the copy of
+    // three entries, the reservations and the catalog.
+    assert!(
+        redo_bytes < 200_000,
+        "the build wrote {redo_bytes} redo bytes"
+    );
+}
+
+/// A build killed after the switch (during the copy) leaves neither tree
+/// nor any reserved page behind.
+#[test]
+fn a_build_killed_after_the_switch_leaves_nothing_behind() {
+    let sim = SimFs::new(FlushMethod::Fsync);
+    let e = open(&sim);
+    let t0 = table(&e, "ks", 5000, |id| id % 9);
+    let i = Interrupt::new();
+    {
+        let i = i.clone();
+        after_switch("ks", move || i.kill(Kill::Query));
+    }
+    let err = e
+        .create_index("ob", "ks", "k", false, vec![1], Some(&i))
+        .expect_err("killed");
+    unhook("ks");
+    assert_eq!(err.code, 1317);
+    let t = e.table("ob", "ks").expect("table");
+    assert!(t.index("k").is_none() && t.building.is_none());
+    let t1 = std::time::Instant::now();
+    while trees_of(&e, &t0).len() > 1 && t1.elapsed().as_secs() < 60 {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    assert_eq!(trees_of(&e, &t0), vec![t0.clustered_tree()]);
+    let t = e
+        .create_index("ob", "ks", "k", false, vec![1], None)
+        .expect("the build runs again");
+    assert_eq!(ids_with(&e, "ks", "k", 4).len(), 5000 / 9 + 1);
     assert_eq!(e.check_table(&t).expect("check"), Vec::<String>::new());
 }

@@ -1818,12 +1818,11 @@ fn create_index_larger_than_the_redo_log_while_others_commit() {
     stop.store(true, Ordering::Relaxed);
     let commits = writer.join().expect("writer");
     built.expect("create index");
-    let capacity = cfg().innodb_redo_log_capacity;
-    let written = e.store().log().lsn() - lsn0;
-    assert!(
-        written > capacity,
-        "the build wrote {written} redo bytes, more than the {capacity}-byte log"
-    );
+    // The index (40,000 keys of 244 bytes) is larger than the 8 MiB log;
+    // its keys are bulk-loaded without redo now (index_build), so the log
+    // no longer wraps because of them, but the liveness bound above still
+    // holds the build to finishing while the other table commits.
+    let _ = lsn0;
     assert!(commits > 0, "the other table committed during the build");
     let big = e.table("bank", "big").expect("big");
     let mut tx = e.begin(Isolation::RepeatableRead, false);

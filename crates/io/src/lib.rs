@@ -49,7 +49,7 @@ mod rng;
 mod sim;
 
 pub use aligned::AlignedBuf;
-pub use os::OsFs;
+pub use os::{lower_thread_priority, OsFs};
 pub use rng::Rng;
 pub use sim::{CrashMode, CrashReport, Fault, FaultKind, FaultOn, SimFs, SimStats};
 

@@ -474,11 +474,49 @@ impl File for OsFile {
     }
 }
 
+/// Lowers the calling thread's CPU priority to nice value `nice` (on
+/// Linux a thread's nice value is its own). Background work that must
+/// leave the CPU to statements (an index build's fill) runs on a thread
+/// of its own and calls this first: without privilege a thread cannot
+/// raise its priority back. Returns whether it took effect.
+pub fn lower_thread_priority(nice: i32) -> bool {
+    // SAFETY: gettid and setpriority take no pointers; on failure they
+    // return -1 and change nothing.
+    unsafe {
+        let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
+        libc::setpriority(libc::PRIO_PROCESS, tid, nice) == 0
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::AlignedBuf;
     use std::sync::atomic::AtomicUsize;
+
+    /// The nice value is the calling thread's own: another thread of the
+    /// process keeps its priority.
+    #[test]
+    fn a_lowered_priority_is_the_threads_own() {
+        fn nice_of_this_thread() -> i32 {
+            // SAFETY: no pointers; errno is cleared first because -1 is
+            // also a valid nice value.
+            unsafe {
+                let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
+                *libc::__errno_location() = 0;
+                libc::getpriority(libc::PRIO_PROCESS, tid)
+            }
+        }
+        let before = nice_of_this_thread();
+        let lowered = std::thread::spawn(move || {
+            assert!(lower_thread_priority(19));
+            nice_of_this_thread()
+        })
+        .join()
+        .expect("thread");
+        assert_eq!(lowered, 19);
+        assert_eq!(nice_of_this_thread(), before);
+    }
 
     /// A fresh directory under the system temp dir, removed on drop.
     struct TempDir(PathBuf);

@@ -55,6 +55,10 @@ pub enum StorageError {
     #[error("{0}")]
     Full(String),
 
+    /// A caller broke an API's contract (a bug, reported, never a panic).
+    #[error("internal error: {0}")]
+    Internal(String),
+
     /// The store was shut down.
     #[error("the store is shut down")]
     Shutdown,

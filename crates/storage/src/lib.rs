@@ -8,6 +8,7 @@
 
 pub mod btree;
 pub mod buf;
+pub mod bulk;
 pub mod check;
 pub mod cleaner;
 pub mod dblwr;

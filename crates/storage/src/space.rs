@@ -159,3 +159,48 @@ pub fn free(mtr: &mut Mtr<'_>, space: u32, page_no: u32) -> Result<()> {
     mtr.write_u32(hs, OFF_FREE_COUNT, h.free_count + 1);
     Ok(())
 }
+
+/// Hands out `pages` consecutive pages at the high-water mark (never the
+/// free list) in the caller's mtr, growing the file as [`allocate`] does.
+/// The pages are not latched or initialised: a bulk load (bulk.rs)
+/// writes them outside the buffer pool. Returns the first page.
+pub fn reserve(mtr: &mut Mtr<'_>, space: u32, pages: u32) -> Result<u32> {
+    let hs = mtr.latch(PageId::new(space, 0))?;
+    let h = header(mtr, hs)?;
+    let first = h.hwm;
+    let end = first
+        .checked_add(pages)
+        .filter(|&e| e < u32::MAX - 1)
+        .ok_or_else(|| {
+            StorageError::TooLarge(format!(
+                "space {space} is full ({} pages, {pages} more asked for)",
+                h.hwm
+            ))
+        })?;
+    if end > h.size_pages {
+        let grow = (h.size_pages / 8).clamp(64, 4096);
+        let new_size = end.max(h.size_pages.saturating_add(grow));
+        let pool = mtr.pool();
+        let sf = pool.space_file(space)?;
+        pool.poison
+            .guard(sf.file.allocate(new_size as u64 * pool.page_size() as u64))?;
+        mtr.write_u32(hs, OFF_SIZE, new_size);
+    }
+    mtr.write_u32(hs, OFF_HWM, end);
+    mtr.pool().note_hwm(end);
+    Ok(first)
+}
+
+/// [`free`] of a page whose content is not read first (it may be all
+/// zero or never written): a reserved page a bulk load did not use.
+pub fn free_unread(mtr: &mut Mtr<'_>, space: u32, page_no: u32) -> Result<()> {
+    assert!(page_no > DIR_ROOT_PAGE, "freeing a fixed page {page_no}");
+    let hs = mtr.latch(PageId::new(space, 0))?;
+    let h = header(mtr, hs)?;
+    let s = mtr.latch_new(PageId::new(space, page_no))?;
+    mtr.init_page(s, PageType::Free);
+    mtr.write_u32(s, OFF_FREE_NEXT, h.free_head);
+    mtr.write_u32(hs, OFF_FREE_HEAD, page_no);
+    mtr.write_u32(hs, OFF_FREE_COUNT, h.free_count + 1);
+    Ok(())
+}

@@ -837,6 +837,9 @@ impl Store {
         let mut out = Vec::new();
         for e in self.directory().scan_all()? {
             let (k, v) = e;
+            if crate::bulk::is_reservation_key(&k) {
+                continue;
+            }
             let root = u32::from_le_bytes(v.as_slice().try_into().map_err(|_| {
                 StorageError::BadDatadir("index directory entry is malformed".into())
             })?);

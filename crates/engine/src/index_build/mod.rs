@@ -15,12 +15,17 @@
 //!   ────────────                         ────────────
 //!   claim t (MDL, no writes), open      wait
 //!     writers end
-//!   [commit mutex] def.building = idx,
+//!   [commit mutex] def.building = idx    (tree D, "delta"),
 //!     purge held (a snapshot S)
-//!   admit writers                        commit: apply puts idx keys too
-//!   fill: rows in primary-key order,     commit
+//!   admit writers                        commit: apply puts idx keys
+//!   fill: rows in primary-key order,       into D (logged)
 //!     batches read from the tree, each
-//!     row's current key put
+//!     row's current key sorted (runs.rs)
+//!   bulk load the sorted keys into a
+//!     new tree B, no redo (storage bulk.rs)
+//!   [commit mutex] def.building = idx    commit: apply puts idx keys
+//!     with B's id ("the switch")           into B (logged)
+//!   copy D's entries into B, drop D
 //!   release S: purge removes the stale keys
 //!   (UNIQUE) open writers end, then      wait
 //!     one pass finds duplicates → 1062
@@ -30,6 +35,15 @@
 //!     idx readable, catalog mtr, binlog
 //!   release the claim                    go on
 //! ```
+//!
+//! Why a second tree: putting a million keys one by one writes each to
+//! the redo log (~170 bytes a key of sysbench's CHAR(120)), more than the
+//! default log holds, so the checkpoint chased the build and every writer
+//! of the server stalled at the log's sync point (half the TPS of a
+//! 16-thread sysbench run was lost while the index built). The bulk load
+//! writes the sorted keys as full pages straight to the data file, synced
+//! before the tree is registered, as InnoDB's sorted index build does.
+//! Only the writers' own keys go through the log, as they would anyway.
 //!
 //! Readers go on through all of it but the last step: the claim at the
 //! start keeps writers out only (MySQL's SNW), the fill admits everyone,
@@ -44,17 +58,22 @@
 //! entry that outlives the build unless a row version needs it:
 //! - Every version applied before `building` was set is either replaced
 //!   before the fill reads its row (then a later version is indexed) or
-//!   read by the fill (its key is put). Every version applied after was
-//!   indexed by its own commit: apply skips the put only when the row's
-//!   key did not change, and then the fill has put that key or will.
-//! - The fill reads rows without holding commits off, so it may put the
+//!   read by the fill (its key is loaded into B). Every version applied
+//!   after was indexed by its own commit, into D before the switch and
+//!   into B after it: apply skips the put only when the row's key did not
+//!   change, and then the fill has put that key or will.
+//! - D's entries are copied into B after the switch, before the index can
+//!   be read; a put is idempotent, so an entry both have stays one.
+//!   Writers only add keys to an index (purge removes them), so B ∪ D is
+//!   every key the index needs.
+//! - The fill reads rows without holding commits off, so it may load the
 //!   key of a version a commit is replacing at that moment. Such a key is
 //!   stale, exactly like the keys any update leaves behind: readers check
 //!   an entry against the row version they see, and purge removes it once
 //!   no snapshot needs the version. Purge of the versions replaced during
 //!   the build is held back by the snapshot S taken when `building` was
-//!   set (every such commit has a CSN above it), so it cannot run before
-//!   the fill has put the stale key it must remove.
+//!   set (every such commit has a CSN above it) until the copy is done,
+//!   so it cannot run before the stale key it must remove is in B.
 //!
 //! Writers check uniqueness only against readable indexes, so a
 //! duplicate can enter a UNIQUE index while it fills. After the fill the
@@ -65,12 +84,11 @@
 //!
 //! Giving up (1062, KILL, an I/O error) takes `building` out of the
 //! definition under the commit mutex, so no apply or purge touches the
-//! tree afterwards; the tree goes once no statement holds the old
-//! definition. A crash mid-build: the catalog never held the index, and
-//! its tree is an orphan the next start drops.
-//!
-//! The keys are sorted before they go into the tree (runs.rs), so the
-//! tree fills left to right instead of at random leaves.
+//! trees afterwards; D and B go once no statement holds the old
+//! definition, and a bulk load cut short gives its reserved pages back.
+//! A crash mid-build: the catalog never held the index, D and B are
+//! orphans the next start drops, and a reservation B never registered is
+//! freed by the storage at start (`quire_storage::bulk`).
 //!
 //! No part of the build holds the commit mutex for longer than a
 //! catalog change: a write there that waits for the checkpoint would
@@ -92,6 +110,9 @@ use crate::offpage;
 mod runs;
 use runs::KeySorter;
 
+/// Nice value of the thread that reads, sorts and loads an index's keys
+/// (statements run at 0): under load it yields the CPU to them.
+const FILL_NICE: i32 = 19;
 /// Rows a fill batch reads at most.
 const FILL_BATCH_ROWS: usize = 256;
 /// Bytes of row bodies a fill batch reads at most.
@@ -104,6 +125,11 @@ const FILL_BATCH_BODY_BYTES: usize = 1 << 20;
 pub(crate) type FillHook = Box<dyn Fn() + Send>;
 #[cfg(test)]
 pub(crate) static AFTER_FILL_BATCH: parking_lot::Mutex<Vec<(String, FillHook)>> =
+    parking_lot::Mutex::new(Vec::new());
+/// Test hooks by table name, run once after the switch to the
+/// bulk-loaded tree and before the copy of the writers' tree.
+#[cfg(test)]
+pub(crate) static AFTER_SWITCH: parking_lot::Mutex<Vec<(String, FillHook)>> =
     parking_lot::Mutex::new(Vec::new());
 
 /// What the table's writers may do while an index builds (MySQL's
@@ -193,33 +219,49 @@ impl Engine {
         if lock == BuildLock::None {
             mdl.admit_writers();
         }
-        let mut built = self.fill_index(&def, &idx, &tree, interrupt);
+        // The keys go into a tree of their own, bulk-loaded without redo
+        // (quire_storage::bulk): its id is the index's id from the switch
+        // on (see `fill_index`).
+        let bulk_id = self.free_index_id(&def)?;
+        let mut trees = vec![tree_name, def.index_tree(bulk_id)];
+        let built = self.fill_index(&def, &idx, &tree, bulk_id, interrupt);
         drop(held);
         drop(def);
-        if built.is_ok() && unique {
-            if lock == BuildLock::None {
-                built = mdl.exclude_writers(wait, interrupt);
+        let built = built.and_then(|(bulk, replaced)| {
+            if unique {
+                if lock == BuildLock::None {
+                    mdl.exclude_writers(wait, interrupt)?;
+                }
+                self.check_unique(id, &bulk.idx, &bulk.tree, interrupt)?;
             }
-            if built.is_ok() {
-                built = self.check_unique(id, &idx, &tree, interrupt);
+            // The transactions that use the table end before the index is
+            // theirs to see: a snapshot older than the index cannot use it
+            // (1412), and one holding the table must not meet it (MySQL's
+            // upgrade to an exclusive lock to commit the ALTER).
+            if lock != BuildLock::Exclusive {
+                mdl.exclusive(wait, interrupt)?;
             }
-        }
-        // The transactions that use the table end before the index is
-        // theirs to see: a snapshot older than the index cannot use it
-        // (1412), and one holding the table must not meet it (MySQL's
-        // upgrade to an exclusive lock to commit the ALTER).
-        if built.is_ok() && lock != BuildLock::Exclusive {
-            built = mdl.exclusive(wait, interrupt);
-        }
-        if let Err(e) = built {
-            // The build's own error is the one to report; giving up can
-            // only fail on an I/O error, which poisoned the store (every
-            // later write reports it), and then the tree is an orphan the
-            // next start drops.
-            let _ = self.abandon_build(id, tree_name);
-            return Err(e);
-        }
-        self.install_index(id, idx)
+            Ok((bulk, replaced))
+        });
+        let (idx, delta) = match built {
+            Ok((bulk, delta)) => (bulk.idx, delta),
+            Err(e) => {
+                // The build's own error is the one to report; giving up can
+                // only fail on an I/O error, which poisoned the store (every
+                // later write reports it), and then the trees are orphans
+                // the next start drops.
+                let _ = self.abandon_build(id, trees);
+                return Err(e);
+            }
+        };
+        let def = self.install_index(id, idx)?;
+        drop(mdl);
+        // The tree writers filled during the build (its entries are in the
+        // bulk-loaded tree) goes once the index is in place and the table's
+        // statements run again: a drop deletes entry by entry. A failure
+        // leaves an orphan the next start drops.
+        let _ = self.drop_when_unused(delta, OldTrees::Named(vec![trees.remove(0)]));
+        Ok(def)
     }
 
     /// An index id past the table's whose tree name no tree has: a
@@ -254,16 +296,55 @@ impl Engine {
             .ok_or_else(|| EngineError::internal(format!("table {id} vanished under its DDL")))
     }
 
-    /// Puts every row's current key into the new index: the table read
-    /// a bounded batch at a time (no latch held meanwhile), the keys
-    /// sorted (runs.rs), then put in ascending order.
+    /// Fills the new index: every row's current key, the table read a
+    /// bounded batch at a time (no latch held meanwhile), the keys sorted
+    /// (runs.rs) and bulk-loaded into a tree of their own, `bulk_id`; then
+    /// the switch (see the module doc) and the copy of what writers put
+    /// into `delta` meanwhile. Returns the index as it now is and the
+    /// definition the switch replaced (its `building` names `delta`).
     fn fill_index(
         &self,
         t: &TableDef,
         idx: &IndexDef,
-        tree: &Tree,
+        delta: &Tree,
+        bulk_id: u32,
         interrupt: Option<&Interrupt>,
-    ) -> Result<()> {
+    ) -> Result<(Built, Arc<TableDef>)> {
+        // The scan, sort and load are CPU-bound for seconds: they run on
+        // a thread of lower priority (FILL_NICE), so that on a busy
+        // server the statements keep the CPU and the build takes what
+        // they leave.
+        let tree = std::thread::scope(|scope| {
+            let h = std::thread::Builder::new()
+                .name("quire-index-fill".into())
+                .spawn_scoped(scope, || {
+                    quire_io::lower_thread_priority(FILL_NICE);
+                    self.load_keys(t, idx, bulk_id, interrupt)
+                })
+                .map_err(|e| EngineError::internal(format!("cannot start the fill: {e}")))?;
+            h.join()
+                .map_err(|_| EngineError::internal("the index fill thread panicked"))?
+        })?;
+        let mut idx = idx.clone();
+        idx.id = bulk_id;
+        let replaced = self.switch_building(t.id, &idx)?;
+        #[cfg(test)]
+        for (_, hook) in AFTER_SWITCH.lock().iter().filter(|(n, _)| *n == t.name) {
+            hook();
+        }
+        self.copy_delta(delta, &tree, interrupt)?;
+        Ok((Built { idx, tree }, replaced))
+    }
+
+    /// Reads every row's current key, sorts them (runs.rs) and bulk-loads
+    /// them into the new tree `bulk_id` (see `fill_index`).
+    fn load_keys(
+        &self,
+        t: &TableDef,
+        idx: &IndexDef,
+        bulk_id: u32,
+        interrupt: Option<&Interrupt>,
+    ) -> Result<Tree> {
         let (path, sort_buffer_bytes) = {
             let c = self.inner.config.lock();
             let name = format!("ib_sort_t{}_{}", t.id, idx.id);
@@ -315,6 +396,8 @@ impl Engine {
             }
         }
         let mut merged = sorter.finish()?;
+        let bulk_name = t.index_tree(bulk_id);
+        let mut bulk = self.inner.store.bulk_load(&bulk_name)?;
         let mut n: u64 = 0;
         while let Some((key, pk_len)) = merged.next_key()? {
             n += 1;
@@ -323,7 +406,40 @@ impl Engine {
                     i.check()?;
                 }
             }
-            tree.put(&key, &key[key.len() - pk_len..])?;
+            bulk.push(&key, &key[key.len() - pk_len..])?;
+        }
+        Ok(bulk.finish()?)
+    }
+
+    /// Points the table's `building` index at the bulk-loaded tree, under
+    /// the commit mutex: every commit from here on puts its keys there.
+    /// Returns the definition replaced.
+    fn switch_building(&self, id: u32, idx: &IndexDef) -> Result<Arc<TableDef>> {
+        let _c = self.inner.commit.lock();
+        let old = self.current(id)?;
+        let mut def = (*old).clone();
+        def.building = Some(idx.clone());
+        self.inner.catalog.write().insert(Arc::new(def));
+        Ok(old)
+    }
+
+    /// Puts into `to` every entry writers put into `delta` before the
+    /// switch (a put is idempotent: an entry both have stays one).
+    fn copy_delta(&self, delta: &Tree, to: &Tree, interrupt: Option<&Interrupt>) -> Result<()> {
+        if let Some(i) = interrupt {
+            i.check()?;
+        }
+        for (n, e) in delta
+            .range(Bound::Unbounded, Bound::Unbounded, false)
+            .enumerate()
+        {
+            if n.is_multiple_of(1024) {
+                if let Some(i) = interrupt {
+                    i.check()?;
+                }
+            }
+            let (key, pk) = e?;
+            to.put(&key, &pk)?;
         }
         Ok(())
     }
@@ -421,7 +537,7 @@ impl Engine {
     /// Gives a build up: the definition loses the index under the commit
     /// mutex (no apply or purge touches the tree after), and the tree goes
     /// once no statement holds the definition that named it.
-    fn abandon_build(&self, id: u32, tree_name: String) -> Result<()> {
+    fn abandon_build(&self, id: u32, tree_names: Vec<String>) -> Result<()> {
         let old = {
             let _c = self.inner.commit.lock();
             let old = self.current(id)?;
@@ -430,7 +546,7 @@ impl Engine {
             self.inner.catalog.write().insert(Arc::new(def));
             old
         };
-        self.drop_when_unused(old, OldTrees::Named(vec![tree_name]))
+        self.drop_when_unused(old, OldTrees::Named(tree_names))
     }
 
     /// Makes the filled index readable: stamped with the commit sequence
@@ -474,6 +590,13 @@ impl Engine {
         self.inner.binlog_ddl(&def.db, &sql)?;
         Ok(def)
     }
+}
+
+/// A filled index: its definition (with the bulk-loaded tree's id) and
+/// that tree.
+struct Built {
+    idx: IndexDef,
+    tree: Tree,
 }
 
 /// Holds purge back while an index fills (see the module doc): a
