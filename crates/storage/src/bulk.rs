@@ -381,10 +381,13 @@ impl BulkLoad<'_> {
         sync_data(&sh)?;
         // Unused pages of the last chunk go back to the free list (never
         // written: nothing to zero).
-        if let Some(&(first, count)) = self.chunks.last() {
+        if let Some(last) = self.chunks.len().checked_sub(1) {
+            let (first, _) = self.chunks[last];
             let used = self.next_free - first;
-            let key = self.chunk_key(self.chunks.len() - 1);
-            free_tail(&sh, &key, first, count, used)?;
+            let key = self.chunk_key(last);
+            // The count shrinks with each batch freed, so that an abandon
+            // after an error here never touches a page given back.
+            free_tail(&sh, &key, first, &mut self.chunks[last].1, used)?;
         }
         sh.before_write()?;
         let dir = directory(&sh);
@@ -408,9 +411,9 @@ impl BulkLoad<'_> {
         let sh = self.shared().clone();
         self.pending.clear();
         for i in 0..self.chunks.len() {
-            let (first, count) = self.chunks[i];
             let key = self.chunk_key(i);
-            give_back(&sh, &key, first, count)?;
+            let first = self.chunks[i].0;
+            give_back(&sh, &key, first, &mut self.chunks[i].1)?;
         }
         self.chunks.clear();
         Ok(())
@@ -456,20 +459,20 @@ fn write_run(
 
 /// Frees pages `[first + used, first + count)` of a reservation whose
 /// first `used` pages stay reserved, a batch per mini-transaction, each
-/// shrinking the reservation record in the same mini-transaction. With
+/// shrinking the reservation record (and `count`) with it. With
 /// `used == 0` the record goes with the last batch.
 fn free_tail(
     sh: &std::sync::Arc<Shared>,
     key: &[u8],
     first: u32,
-    count: u32,
+    count: &mut u32,
     used: u32,
 ) -> Result<()> {
     let dir = directory(sh);
     let latch = sh.index_latch(0, space::DIR_ROOT_PAGE);
-    let mut end = first + count;
-    while end > first + used {
-        let from = (end - FREE_BATCH_PAGES).max(first + used);
+    while *count > used {
+        let end = first + *count;
+        let from = end.saturating_sub(FREE_BATCH_PAGES).max(first + used);
         sh.before_write()?;
         let _x = latch.write();
         let mut mtr = Mtr::new(&sh.pool);
@@ -482,21 +485,21 @@ fn free_tail(
             dir.put_in(&mut mtr, key, &encode_reservation(first, from - first))?;
         }
         mtr.commit(&sh.log)?;
-        end = from;
+        *count = from - first;
     }
     Ok(())
 }
 
 /// Gives a whole reservation back: zeroes its pages on disk (synced),
 /// then frees them (see the module doc).
-fn give_back(sh: &std::sync::Arc<Shared>, key: &[u8], first: u32, count: u32) -> Result<()> {
+fn give_back(sh: &std::sync::Arc<Shared>, key: &[u8], first: u32, count: &mut u32) -> Result<()> {
     let ps = sh.pool.page_size();
     let sf = sh.pool.space_file(0)?;
     let zero_pages = 256u32;
     let zeros = AlignedBuf::new(ps * zero_pages as usize, IO_ALIGN);
     let mut p = first;
-    while p < first + count {
-        let n = zero_pages.min(first + count - p);
+    while p < first + *count {
+        let n = zero_pages.min(first + *count - p);
         sh.poison.guard(
             sf.file
                 .write_at(&zeros[..n as usize * ps], p as u64 * ps as u64),
@@ -529,7 +532,8 @@ pub fn reclaim_reservations(store: &Store) -> Result<u64> {
     }
     let mut freed = 0u64;
     for (k, first, count) in found {
-        give_back(&sh, &k, first, count)?;
+        let mut left = count;
+        give_back(&sh, &k, first, &mut left)?;
         freed += count as u64;
     }
     Ok(freed)
