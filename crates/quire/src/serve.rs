@@ -55,6 +55,12 @@ pub fn run(_a: Args, cfg: Config) -> Result<ExitCode, Box<dyn std::error::Error>
             rec.binlog_truncated_bytes
         );
     }
+    if rec.bulk_pages_reclaimed > 0 || rec.offpage_orphans_freed > 0 {
+        eprintln!(
+            "quire: freed what interrupted work left: {} pages an index build had reserved, {} off-page value chains no row owned",
+            rec.bulk_pages_reclaimed, rec.offpage_orphans_freed
+        );
+    }
     if rec.binlog_index_rebuilt {
         eprintln!(
             "quire: the binary log index was missing; rebuilt it from the binlog files in {}",
