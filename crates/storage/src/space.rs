@@ -127,32 +127,55 @@ pub fn allocate(mtr: &mut Mtr<'_>, space: u32) -> Result<(u32, Slot)> {
             h.hwm
         )));
     }
-    if p >= h.size_pages {
-        let grow = (h.size_pages / 8).clamp(64, 4096);
-        let new_size = h.size_pages.saturating_add(grow);
-        let pool = mtr.pool();
-        let sf = pool.space_file(space)?;
-        // Usually a no-op: Store::reserve_pages keeps the file ahead of
-        // the high-water mark before commits start (an ENOSPC there is an
-        // error to the client); running out here, inside a mini-
-        // transaction that may have changed pages, poisons the store.
-        pool.poison
-            .guard(sf.file.allocate(new_size as u64 * pool.page_size() as u64))?;
-        mtr.write_u32(hs, OFF_SIZE, new_size);
-    }
+    grow_to(mtr, hs, &h, space, p + 1)?;
     mtr.write_u32(hs, OFF_HWM, p + 1);
     mtr.pool().note_hwm(p + 1);
     let s = mtr.latch_new(PageId::new(space, p))?;
     Ok((p, s))
 }
 
+/// Grows the space so that pages below `end` exist: by an eighth of its
+/// size (64..4096 pages) or to `end`, whichever is more. Usually a no-op:
+/// Store::reserve_pages keeps the file ahead of the high-water mark before
+/// commits start (an ENOSPC there is an error to the client); running out
+/// here, inside a mini-transaction that may have changed pages, poisons
+/// the store.
+fn grow_to(mtr: &mut Mtr<'_>, hs: Slot, h: &Header, space: u32, end: u32) -> Result<()> {
+    if end <= h.size_pages {
+        return Ok(());
+    }
+    let grow = (h.size_pages / 8).clamp(64, 4096);
+    let new_size = end.max(h.size_pages.saturating_add(grow));
+    let pool = mtr.pool();
+    let sf = pool.space_file(space)?;
+    pool.poison
+        .guard(sf.file.allocate(new_size as u64 * pool.page_size() as u64))?;
+    mtr.write_u32(hs, OFF_SIZE, new_size);
+    Ok(())
+}
+
 /// Returns a page to the free list (in the caller's mtr). The page must be
 /// latched in this mtr already or unlatched by everyone else.
 pub fn free(mtr: &mut Mtr<'_>, space: u32, page_no: u32) -> Result<()> {
+    free_page(mtr, space, page_no, true)
+}
+
+/// [`free`] of a page whose content is not read first (it may be all
+/// zero or never written): a reserved page a bulk load did not use.
+pub fn free_unread(mtr: &mut Mtr<'_>, space: u32, page_no: u32) -> Result<()> {
+    free_page(mtr, space, page_no, false)
+}
+
+fn free_page(mtr: &mut Mtr<'_>, space: u32, page_no: u32, read: bool) -> Result<()> {
     assert!(page_no > DIR_ROOT_PAGE, "freeing a fixed page {page_no}");
     let hs = mtr.latch(PageId::new(space, 0))?;
     let h = header(mtr, hs)?;
-    let s = mtr.latch(PageId::new(space, page_no))?;
+    let id = PageId::new(space, page_no);
+    let s = if read {
+        mtr.latch(id)?
+    } else {
+        mtr.latch_new(id)?
+    };
     mtr.init_page(s, PageType::Free);
     mtr.write_u32(s, OFF_FREE_NEXT, h.free_head);
     mtr.write_u32(hs, OFF_FREE_HEAD, page_no);
@@ -177,30 +200,8 @@ pub fn reserve(mtr: &mut Mtr<'_>, space: u32, pages: u32) -> Result<u32> {
                 h.hwm
             ))
         })?;
-    if end > h.size_pages {
-        let grow = (h.size_pages / 8).clamp(64, 4096);
-        let new_size = end.max(h.size_pages.saturating_add(grow));
-        let pool = mtr.pool();
-        let sf = pool.space_file(space)?;
-        pool.poison
-            .guard(sf.file.allocate(new_size as u64 * pool.page_size() as u64))?;
-        mtr.write_u32(hs, OFF_SIZE, new_size);
-    }
+    grow_to(mtr, hs, &h, space, end)?;
     mtr.write_u32(hs, OFF_HWM, end);
     mtr.pool().note_hwm(end);
     Ok(first)
-}
-
-/// [`free`] of a page whose content is not read first (it may be all
-/// zero or never written): a reserved page a bulk load did not use.
-pub fn free_unread(mtr: &mut Mtr<'_>, space: u32, page_no: u32) -> Result<()> {
-    assert!(page_no > DIR_ROOT_PAGE, "freeing a fixed page {page_no}");
-    let hs = mtr.latch(PageId::new(space, 0))?;
-    let h = header(mtr, hs)?;
-    let s = mtr.latch_new(PageId::new(space, page_no))?;
-    mtr.init_page(s, PageType::Free);
-    mtr.write_u32(s, OFF_FREE_NEXT, h.free_head);
-    mtr.write_u32(hs, OFF_FREE_HEAD, page_no);
-    mtr.write_u32(hs, OFF_FREE_COUNT, h.free_count + 1);
-    Ok(())
 }

@@ -429,19 +429,10 @@ impl Engine {
         if let Some(i) = interrupt {
             i.check()?;
         }
-        for (n, e) in delta
-            .range(Bound::Unbounded, Bound::Unbounded, false)
-            .enumerate()
-        {
-            if n.is_multiple_of(1024) {
-                if let Some(i) = interrupt {
-                    i.check()?;
-                }
-            }
-            let (key, pk) = e?;
+        for_each_entry(delta, interrupt, |key, pk| {
             to.put(&key, &pk)?;
-        }
-        Ok(())
+            Ok(())
+        })
     }
 
     /// A row body decoded for `idx`'s columns only (no other long value
@@ -473,16 +464,7 @@ impl Engine {
         let ct = self.inner.tree(&t.clustered_tree())?;
         let mut group: Vec<Vec<u8>> = Vec::new();
         let mut group_key: Vec<u8> = Vec::new();
-        for (n, e) in tree
-            .range(Bound::Unbounded, Bound::Unbounded, false)
-            .enumerate()
-        {
-            if n.is_multiple_of(1024) {
-                if let Some(i) = interrupt {
-                    i.check()?;
-                }
-            }
-            let (key, pk) = e?;
+        for_each_entry(tree, interrupt, |key, pk| {
             let sk = key[..key.len().saturating_sub(pk.len())].to_vec();
             if sk != group_key {
                 self.check_group(&t, &ct, idx, &group_key, &group)?;
@@ -490,7 +472,8 @@ impl Engine {
                 group_key = sk;
             }
             group.push(pk);
-        }
+            Ok(())
+        })?;
         self.check_group(&t, &ct, idx, &group_key, &group)
     }
 
@@ -619,6 +602,28 @@ impl Drop for PurgeHold<'_> {
     fn drop(&mut self) {
         self.snapshots.close(self.at);
     }
+}
+
+/// Every (key, value) of `tree` in key order, checking `interrupt` every
+/// 1024 entries.
+fn for_each_entry(
+    tree: &Tree,
+    interrupt: Option<&Interrupt>,
+    mut f: impl FnMut(Vec<u8>, Vec<u8>) -> Result<()>,
+) -> Result<()> {
+    for (n, e) in tree
+        .range(Bound::Unbounded, Bound::Unbounded, false)
+        .enumerate()
+    {
+        if n.is_multiple_of(1024) {
+            if let Some(i) = interrupt {
+                i.check()?;
+            }
+        }
+        let (key, val) = e?;
+        f(key, val)?;
+    }
+    Ok(())
 }
 
 /// 1061 for a name in use, 1072 for a column that is not there.
