@@ -42,6 +42,7 @@ use crate::expr::{
     Compiler, OuterScope, Row, SubKind, SubqueryBinder, E,
 };
 use crate::query::fullgroup;
+use crate::query::key::KeyOf;
 use crate::query::locking::{self, Locking};
 use crate::query::plan::{
     exposed_cols, Join, Node, ReadLock, SetOpKind, Source, SourceKind, Subplan,
@@ -1540,9 +1541,10 @@ impl<'a> Binder<'a> {
         let distinct_colls: Vec<_> = outs
             .iter()
             .map(|(e, _)| {
-                crate::expr::derive(e, &cols, &aggs, conn)
-                    .map(|d| d.coll)
-                    .filter(|c| !c.is_plain_bytes())
+                if crate::expr::holds_json_value(e, &cols) {
+                    return KeyOf::Json;
+                }
+                KeyOf::of_coll(crate::expr::derive(e, &cols, &aggs, conn).map(|d| d.coll))
             })
             .collect();
         let group_exprs: Vec<E> = group_exprs
@@ -1995,9 +1997,12 @@ fn set_op(kind: SetOpKind, all: bool, l: Bound, r: Bound) -> SqlResult<Bound> {
         .iter()
         .zip(&r.columns)
         .map(|(a, b)| {
-            crate::expr::type_collation(&a.ty)
-                .or_else(|| crate::expr::type_collation(&b.ty))
-                .filter(|c| !c.is_plain_bytes())
+            if a.ty == ColumnType::Json && b.ty == ColumnType::Json {
+                return KeyOf::Json;
+            }
+            KeyOf::of_coll(
+                crate::expr::type_collation(&a.ty).or_else(|| crate::expr::type_collation(&b.ty)),
+            )
         })
         .collect();
     let mut refs = l.refs;

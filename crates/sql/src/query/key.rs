@@ -65,11 +65,48 @@ pub fn key_part_in(v: &Value, coll: Option<Collation>) -> KeyPart {
     }
 }
 
-/// [`row_key`] with per-column collations (missing ones: bytes).
-pub fn row_key_in(vals: &[Value], colls: &[Option<Collation>]) -> Vec<KeyPart> {
+/// How one key column's values compare (DISTINCT, UNION).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum KeyOf {
+    /// As [`key_part`] has them (strings by their bytes).
+    Value,
+    /// Strings by their weights in a collation.
+    Coll(Collation),
+    /// As JSON values ([`crate::func::json::group_key`]: `1` and `1.0`
+    /// one key, objects whatever their member order), as MySQL compares
+    /// JSON in DISTINCT and UNION.
+    Json,
+}
+
+impl KeyOf {
+    /// A string column's collation (None, or plain bytes: by value).
+    pub fn of_coll(c: Option<Collation>) -> KeyOf {
+        match c {
+            Some(c) if !c.is_plain_bytes() => KeyOf::Coll(c),
+            _ => KeyOf::Value,
+        }
+    }
+}
+
+/// The key of one value compared as `k` says. A JSON column's value that
+/// is not valid JSON (it cannot be; defensively) keys by its bytes.
+pub fn key_part_of(v: &Value, k: KeyOf) -> KeyPart {
+    match k {
+        KeyOf::Value => key_part(v),
+        KeyOf::Coll(c) => key_part_in(v, Some(c)),
+        KeyOf::Json => match crate::func::json::group_key(v) {
+            Ok(Value::Bytes(b)) => KeyPart::Bytes(b),
+            Ok(Value::Null) => KeyPart::Null,
+            _ => key_part(v),
+        },
+    }
+}
+
+/// [`row_key`] with a [`KeyOf`] per column (missing ones: by value).
+pub fn row_key_of(vals: &[Value], kinds: &[KeyOf]) -> Vec<KeyPart> {
     vals.iter()
         .enumerate()
-        .map(|(i, v)| key_part_in(v, colls.get(i).copied().flatten()))
+        .map(|(i, v)| key_part_of(v, kinds.get(i).copied().unwrap_or(KeyOf::Value)))
         .collect()
 }
 

@@ -1507,7 +1507,7 @@ impl<'p> Operator<'p> for ProjectOp<'p> {
 // ------------------------------------------------- distinct, sort, limit
 
 struct DistinctOp<'p> {
-    colls: &'p [Option<Collation>],
+    colls: &'p [crate::query::key::KeyOf],
     input: BoxOp<'p>,
     width: usize,
     dedup: Option<Dedup>,
@@ -1606,7 +1606,7 @@ impl<'p> Operator<'p> for LimitOp<'p> {
 // ------------------------------------------------------ set operations
 
 struct SetOpOp<'p> {
-    colls: &'p [Option<Collation>],
+    colls: &'p [crate::query::key::KeyOf],
     op: SetOpKind,
     all: bool,
     left: BoxOp<'p>,

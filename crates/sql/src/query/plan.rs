@@ -29,11 +29,11 @@
 
 use std::sync::Arc;
 
-use quire_engine::types::Collation;
 use quire_engine::{LockMode, LockWait, TableDef, Value};
 
 use crate::expr::{AggSpec, ColInfo, SubKind, E};
 use crate::query::access::Access;
+use crate::query::key::KeyOf;
 use crate::ColumnMeta;
 
 /// A plan node.
@@ -77,8 +77,8 @@ pub enum Node {
     Distinct {
         input: Box<Node>,
         width: usize,
-        /// The collation each key column's strings compare in.
-        colls: Vec<Option<Collation>>,
+        /// How each key column compares (collation, JSON).
+        colls: Vec<KeyOf>,
     },
     /// Sorts by the given columns (position, descending). `top`: only the
     /// first `top` rows are needed (ORDER BY ... LIMIT).
@@ -99,8 +99,8 @@ pub enum Node {
         all: bool,
         left: Box<Node>,
         right: Box<Node>,
-        /// The collation each column's strings compare in.
-        colls: Vec<Option<Collation>>,
+        /// How each column compares (collation, JSON).
+        colls: Vec<KeyOf>,
     },
     /// A recursive CTE: `anchor` once, then `step` over the rows the
     /// previous round produced until a round produces none.

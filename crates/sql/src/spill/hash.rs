@@ -34,12 +34,11 @@ use std::hash::{Hash, Hasher};
 use std::path::PathBuf;
 use std::rc::Rc;
 
-use quire_engine::types::Collation;
 use quire_engine::Value;
 
 use super::file::{SpillFile, StreamReader, StreamWriter};
 use super::{row_bytes, stats, table_full, Limits};
-use crate::query::key::{row_key, row_key_in, KeyPart};
+use crate::query::key::{row_key, row_key_of, KeyOf, KeyPart};
 use crate::SqlResult;
 
 /// Partitions per overflowing table.
@@ -113,8 +112,8 @@ pub struct Dedup {
     dir: PathBuf,
     /// Keys are the first `width` values (None: all).
     width: Option<usize>,
-    /// The collation of each key column's strings (None: bytes).
-    colls: Vec<Option<Collation>>,
+    /// How each key column compares.
+    colls: Vec<KeyOf>,
     seen: HashSet<Key>,
     bytes: usize,
     over: Option<Partitions>,
@@ -124,7 +123,7 @@ pub struct Dedup {
 }
 
 impl Dedup {
-    pub fn new(limits: &Limits, width: Option<usize>, colls: Vec<Option<Collation>>) -> Dedup {
+    pub fn new(limits: &Limits, width: Option<usize>, colls: Vec<KeyOf>) -> Dedup {
         Dedup {
             limit_bytes: limits.table_bytes,
             dir: limits.dir.clone(),
@@ -140,7 +139,7 @@ impl Dedup {
     }
 
     fn key(&self, row: &[Value]) -> Key {
-        row_key_in(
+        row_key_of(
             &row[..self.width.unwrap_or(row.len()).min(row.len())],
             &self.colls,
         )
