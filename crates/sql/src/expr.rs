@@ -148,6 +148,10 @@ pub struct WinSpec {
     /// `ROWS | RANGE BETWEEN ...` (`win_frame.rs`); None = MySQL's default
     /// frame. Only the functions that use a frame keep it.
     pub frame: Option<crate::win_frame::Frame>,
+    /// As [`AggSpec::coll`] and [`AggSpec::json`], for the argument of an
+    /// aggregate used as a window function (MIN/MAX compare by them).
+    pub coll: Option<Collation>,
+    pub json: bool,
 }
 
 /// Columns of the enclosing query blocks that a subquery may read
@@ -1728,6 +1732,12 @@ impl Compiler<'_> {
             }
             _ => args.first().map_or(int, |a| infer(a, self.cols, &[])),
         };
+        let coll = args
+            .first()
+            .and_then(|a| self.derive(a))
+            .map(|d| d.coll)
+            .filter(|c| !c.is_plain_bytes());
+        let json = args.first().is_some_and(|a| holds_json_value(a, self.cols));
         let list = self
             .windows
             .as_mut()
@@ -1739,6 +1749,8 @@ impl Compiler<'_> {
             order,
             distinct,
             frame,
+            coll,
+            json,
         });
         Ok(E::Win(list.len() - 1, ty))
     }

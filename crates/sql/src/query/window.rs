@@ -304,8 +304,8 @@ impl<'p> WindowOp<'p> {
                     kind,
                     arg: None,
                     distinct: spec.distinct,
-                    coll: None,
-                    json: false,
+                    coll: spec.coll,
+                    json: spec.json,
                 };
                 if spec.frame.is_some() {
                     return self.framed_agg(spec, &agg, keyed, part, &peers, out);
