@@ -1659,7 +1659,12 @@ impl<'p> SetOpOp<'p> {
     /// INTERSECT / EXCEPT [ALL]: left rows the right side's keys keep.
     fn next_filtered(&mut self, ex: &mut Ex<'_, 'p>) -> SqlResult<Option<Vec<Value>>> {
         if self.filter.is_none() {
-            let mut f = SetFilter::new(ex.sh.limits(), self.op == SetOpKind::Intersect, self.all);
+            let mut f = SetFilter::new(
+                ex.sh.limits(),
+                self.op == SetOpKind::Intersect,
+                self.all,
+                self.colls.to_vec(),
+            );
             if let Some(mut op) = self.right.take() {
                 while let Some(r) = op.next(ex)? {
                     f.add_right(r, 1)?;

@@ -38,7 +38,7 @@ use quire_engine::Value;
 
 use super::file::{SpillFile, StreamReader, StreamWriter};
 use super::{row_bytes, stats, table_full, Limits};
-use crate::query::key::{row_key, row_key_of, KeyOf, KeyPart};
+use crate::query::key::{row_key_of, KeyOf, KeyPart};
 use crate::SqlResult;
 
 /// Partitions per overflowing table.
@@ -201,6 +201,8 @@ pub struct SetFilter {
     all: bool,
     limit_bytes: usize,
     dir: PathBuf,
+    /// How each column compares (collation, JSON), as for [`Dedup`].
+    kinds: Vec<KeyOf>,
     /// Right side: key → (a row with that key, count).
     map: HashMap<Key, (Row, u64)>,
     bytes: usize,
@@ -213,10 +215,11 @@ pub struct SetFilter {
 }
 
 impl SetFilter {
-    pub fn new(limits: &Limits, intersect: bool, all: bool) -> SetFilter {
+    pub fn new(limits: &Limits, intersect: bool, all: bool, kinds: Vec<KeyOf>) -> SetFilter {
         SetFilter {
             intersect,
             all,
+            kinds,
             limit_bytes: limits.table_bytes,
             dir: limits.dir.clone(),
             map: HashMap::default(),
@@ -231,7 +234,7 @@ impl SetFilter {
 
     /// A right-side row (with `count` occurrences).
     pub fn add_right(&mut self, row: Row, count: u64) -> SqlResult<()> {
-        let key = row_key(&row);
+        let key = row_key_of(&row, &self.kinds);
         if let Some(p) = self.right_over.as_mut() {
             let mut rec = row;
             rec.push(Value::UInt(count));
@@ -287,7 +290,7 @@ impl SetFilter {
     /// A left-side row during the input: Some(row) if it is kept now;
     /// None if dropped or set aside for [`SetFilter::drain`].
     pub fn offer_left(&mut self, row: Row) -> SqlResult<Option<Row>> {
-        let key = row_key(&row);
+        let key = row_key_of(&row, &self.kinds);
         if let Some(p) = self.left_over.as_mut() {
             p.push(&key, &row)?;
             return Ok(None);
@@ -387,7 +390,7 @@ mod tests {
             let run = |limit: usize| {
                 let l = limits(&format!("set{intersect}{all}{limit}"), limit);
                 let ok = || Ok(());
-                let mut f = SetFilter::new(&l, intersect, all);
+                let mut f = SetFilter::new(&l, intersect, all, Vec::new());
                 for i in 0..3000i64 {
                     f.add_right(vec![Value::Int(i % 1000 * 2)], 1)
                         .expect("right");
