@@ -697,8 +697,11 @@ pub fn ret_type(f: Func, a: &[ArgInfo]) -> ColumnType {
         JsonSortKey | JsonGroupKey => ColumnType::VarBinary { len: 65_535 },
         JsonLength(_) | JsonDepth(_) => int,
         JsonType(_) => varchar(16),
-        JsonExtract(_) | JsonUnquote | JsonQuote | JsonObject(_) | JsonArray(_)
-        | JsonModify(..) | JsonRemove | JsonKeys(_) | CastJson | JsonBool => LONGTEXT,
+        // MySQL types the results of the functions that make JSON values
+        // JSON (protocol type 245); quoting and unquoting give text.
+        JsonExtract(_) | JsonObject(_) | JsonArray(_) | JsonModify(..) | JsonRemove
+        | JsonKeys(_) | CastJson => ColumnType::Json,
+        JsonUnquote | JsonQuote | JsonBool => LONGTEXT,
         RegexpLike | RegexpInstr => int,
         RegexpReplace | RegexpSubstr => LONGTEXT,
         Benchmark => int,
@@ -721,7 +724,8 @@ pub fn ret_type(f: Func, a: &[ArgInfo]) -> ColumnType {
             },
         },
         JsonContainsPath(_) => int,
-        JsonMerge(_) | JsonPretty | JsonArrayInsert(_) => LONGTEXT,
+        JsonMerge(_) | JsonArrayInsert(_) => ColumnType::Json,
+        JsonPretty => LONGTEXT,
         AnyValue => t0.unwrap_or(varchar(255)),
     }
 }
