@@ -15,7 +15,7 @@ use quire_engine::{EngineError, Value};
 
 use crate::expr::compare_in;
 use crate::expr::{AggKind, AggSpec};
-use crate::query::key::{key_part_in, KeyPart};
+use crate::query::key::{key_part_of, KeyOf, KeyPart};
 use crate::SqlResult;
 
 #[derive(Clone)]
@@ -58,7 +58,13 @@ impl AggState {
         if v.is_null() {
             return Ok(());
         }
-        if spec.distinct && !self.seen.insert(vec![key_part_in(&v, spec.coll)]) {
+        // DISTINCT compares as the argument does: in its collation, or
+        // as JSON values (1 and 1.0 count once).
+        let kind = match spec.json {
+            true => KeyOf::Json,
+            false => KeyOf::of_coll(spec.coll),
+        };
+        if spec.distinct && !self.seen.insert(vec![key_part_of(&v, kind)]) {
             return Ok(());
         }
         self.count += 1;
