@@ -1690,12 +1690,7 @@ impl Compiler<'_> {
         for o in &spec.order_by {
             let desc = matches!(o.options.sort, Some(ast::OrderBySort::Desc));
             let e = self.compile(&o.expr)?;
-            let key = match holds_json_value(&e, self.cols) {
-                // Sorted, not grouped: the JSON order's key.
-                true => E::Func(F::Lib(Func::JsonSortKey), vec![e]),
-                false => weigh_key(e, self.cols, &[], conn),
-            };
-            order.push((key, desc));
+            order.push((order_key(e, self.cols, &[], conn), desc));
         }
         let frame = match &spec.window_frame {
             None => None,
@@ -1732,12 +1727,7 @@ impl Compiler<'_> {
             }
             _ => args.first().map_or(int, |a| infer(a, self.cols, &[])),
         };
-        let coll = args
-            .first()
-            .and_then(|a| self.derive(a))
-            .map(|d| d.coll)
-            .filter(|c| !c.is_plain_bytes());
-        let json = args.first().is_some_and(|a| holds_json_value(a, self.cols));
+        let (coll, json) = self.compared_as(args.first());
         let list = self
             .windows
             .as_mut()
@@ -1753,6 +1743,17 @@ impl Compiler<'_> {
             json,
         });
         Ok(E::Win(list.len() - 1, ty))
+    }
+
+    /// How an aggregate's argument compares (MIN, MAX, DISTINCT): the
+    /// collation of its strings (None: bytes), and whether it holds JSON
+    /// values (then MySQL's order of JSON values).
+    fn compared_as(&mut self, arg: Option<&E>) -> (Option<Collation>, bool) {
+        let coll = arg
+            .and_then(|a| self.derive(a))
+            .map(|d| d.coll)
+            .filter(|c| !c.is_plain_bytes());
+        (coll, arg.is_some_and(|a| holds_json_value(a, self.cols)))
     }
 
     /// A window's `ROWS | RANGE` clause, checked as MySQL does
@@ -1952,12 +1953,7 @@ impl Compiler<'_> {
                 }
                 other => other,
             };
-            let coll = arg
-                .as_ref()
-                .and_then(|a| self.derive(a))
-                .map(|d| d.coll)
-                .filter(|c| !c.is_plain_bytes());
-            let json = arg.as_ref().is_some_and(|a| holds_json_value(a, self.cols));
+            let (coll, json) = self.compared_as(arg.as_ref());
             let list = self
                 .aggs
                 .as_mut()
