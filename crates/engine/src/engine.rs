@@ -512,7 +512,7 @@ impl Engine {
             let writes = big_record_writes(&record, f.anchor.xid)?;
             drop(record);
             for piece in writes.chunks(REPLAY_PIECE_WRITES) {
-                inner.replay(f.anchor.xid, piece, &last)?;
+                inner.replay(f.anchor.xid, piece, &last, Replay::Commit)?;
                 inner.store.recovery_progress(first_data)?;
             }
             inner.store.recovery_step()?;
@@ -569,7 +569,7 @@ impl Engine {
             inner.store.recovery_step()?;
         }
         for (end, writes) in undo.iter().rev() {
-            inner.replay(*end, writes, &last)?;
+            inner.replay(*end, writes, &last, Replay::Undo)?;
             inner.store.recovery_step()?;
         }
         // Until here the checkpoint is held at the first engine record
@@ -1447,13 +1447,28 @@ pub(crate) fn encode_commit(trx: u64, writes: &[RecWrite]) -> Vec<u8> {
 }
 
 /// Recovery: for each row, the end LSN of the last record in the log that
-/// writes it (the CSN its replay uses). A commit record's body may name
-/// chains written before the record (`Inner::stage_body`); once a later
-/// commit replaced the row, purge may have freed those chains and their
-/// pages may hold another chain by now. So a body naming chains is
-/// replayed only by the row's last writer: an earlier writer's effect is
-/// replaced by the last one's replay (or, for a rolled-back prepare, by
-/// the undo's before image) anyway.
+/// writes it (the CSN its replay uses). A committed write is replayed
+/// only by the row's last writer:
+///
+/// * Only the last writer's apply can be missing from the recovered
+///   pages. A transaction writing a row another one wrote waited for
+///   that one's row lock, released after its apply, so the earlier
+///   apply's mtrs precede the later record in the log; the recovered log
+///   is a prefix, so with the later record it holds the whole earlier
+///   apply, which the redo pass has put on the pages. Replaying the
+///   earlier record would rewrite the row to an old state and the later
+///   one back again: redo for nothing, written while the checkpoint is
+///   pinned at the earlier record, and for a large transaction more than
+///   the log has free.
+/// * A commit record's body may name chains written before the record
+///   (`Inner::stage_body`); once a later commit replaced the row, purge
+///   may have freed those chains and their pages may hold another chain
+///   by now.
+///
+/// Undoing a rolled-back prepare is not a committed write; its before
+/// image is written even when a later record writes the row (another
+/// rolled-back prepare, undone first), except a before image naming
+/// chains, for the second reason.
 #[derive(Default)]
 pub(crate) struct LastWriters(HashMap<(u32, Vec<u8>), u64>);
 
@@ -1468,6 +1483,15 @@ impl LastWriters {
     fn is_last(&self, table: u32, pk: &[u8], lsn: u64) -> bool {
         self.0.get(&(table, pk.to_vec())).is_none_or(|&l| l == lsn)
     }
+}
+
+/// What a recovery replay writes (see [`LastWriters`]).
+#[derive(Clone, Copy)]
+pub(crate) enum Replay {
+    /// A committed record's after images: only where it is the last writer.
+    Commit,
+    /// A rolled-back prepare's before images.
+    Undo,
 }
 
 /// The writes of a COMMIT or PREPARE record (a prepare's after images).
@@ -2220,7 +2244,7 @@ impl Inner {
         last: &LastWriters,
     ) -> Result<()> {
         let Some((trx, last_frame)) = big else {
-            return self.replay(end, writes, last);
+            return self.replay(end, writes, last, Replay::Commit);
         };
         let next = if last_frame {
             self.side.anchor(trx, end, None)?;
@@ -2229,7 +2253,7 @@ impl Inner {
             Some(start)
         };
         for piece in writes.chunks(REPLAY_PIECE_WRITES) {
-            self.replay(end, piece, last)?;
+            self.replay(end, piece, last, Replay::Commit)?;
             self.store.recovery_progress(next)?;
         }
         Ok(())
@@ -2238,17 +2262,20 @@ impl Inner {
     /// Recovery: re-applies a record's writes (after images of a commit,
     /// before images of an undone prepare) on the recovered trees. Whole
     /// rows make it idempotent; no snapshot exists, so what a write
-    /// replaces is removed at once. A body naming chains is applied only
-    /// by the row's last writer in the log (see [`LastWriters`]).
-    fn replay(&self, csn: u64, writes: &[RecWrite], last: &LastWriters) -> Result<()> {
+    /// replaces is removed at once. A committed write is applied only by
+    /// the row's last writer in the log, an undo's before image naming
+    /// chains likewise (see [`LastWriters`]).
+    fn replay(&self, csn: u64, writes: &[RecWrite], last: &LastWriters, how: Replay) -> Result<()> {
         for w in writes {
             let t = match self.catalog.read().by_id.get(&w.table) {
                 Some(t) => t.clone(),
                 None => continue,
             };
-            if w.row.as_deref().is_some_and(offpage::is_extern)
-                && !last.is_last(w.table, &w.pk, csn)
-            {
+            let skip = match how {
+                Replay::Commit => true,
+                Replay::Undo => w.row.as_deref().is_some_and(offpage::is_extern),
+            };
+            if skip && !last.is_last(w.table, &w.pk, csn) {
                 continue;
             }
             let ct = self.tree(&t.clustered_tree())?;
