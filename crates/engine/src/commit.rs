@@ -357,8 +357,12 @@ const ENCODE_ROWS_BATCH: usize = 4096;
 /// adds the XID event, whose xid is known only once the PREPARE is logged).
 fn encode_events(w: &EventWriter, writes: &[TxWrite], cache: &mut TrxCache) -> Result<()> {
     // Temporary tables are not logged (binlog_format=ROW); a transaction
-    // that wrote only them logs nothing at all (temp_table.rs).
-    let writes: Vec<&TxWrite> = writes.iter().filter(|w| !w.table.temporary).collect();
+    // that wrote only them logs nothing at all (temp_table.rs). Nor are
+    // the system tables (see `is_system_schema`).
+    let writes: Vec<&TxWrite> = writes
+        .iter()
+        .filter(|w| !w.table.temporary && !is_system_schema(&w.table.db))
+        .collect();
     if writes.is_empty() {
         return Ok(());
     }
@@ -381,8 +385,11 @@ fn encode_events(w: &EventWriter, writes: &[TxWrite], cache: &mut TrxCache) -> R
             tables.push(&x.table);
         }
     }
-    let n_tables = tables.len();
-    for (ti, tdef) in tables.into_iter().enumerate() {
+    // Each table's part is a statement of its own: its TABLE_MAP, then its
+    // rows events, the last with STMT_END_F. Replicas require a statement
+    // to end before the next TABLE_MAP (MariaDB's I/O thread stops with
+    // "did not receive an expected Rows-log end-of-statement" otherwise).
+    for tdef in tables {
         let types = tdef.types();
         let nullable: Vec<bool> = tdef.columns.iter().map(|c| c.nullable).collect();
         let ev = w.table_map(
@@ -398,7 +405,7 @@ fn encode_events(w: &EventWriter, writes: &[TxWrite], cache: &mut TrxCache) -> R
         let groups = row_groups(&writes, tdef.id);
         let ng = groups.len();
         for (gi, (kind, rows)) in groups.into_iter().enumerate() {
-            let last_group = ti + 1 == n_tables && gi + 1 == ng;
+            let last_group = gi + 1 == ng;
             let n_batches = rows.len().div_ceil(ENCODE_ROWS_BATCH);
             for (bi, batch) in rows.chunks(ENCODE_ROWS_BATCH).enumerate() {
                 let last = last_group && bi + 1 == n_batches;
@@ -421,6 +428,15 @@ fn encode_events(w: &EventWriter, writes: &[TxWrite], cache: &mut TrxCache) -> R
         }
     }
     Ok(())
+}
+
+/// quire's own tables in the `mysql` schema (the grant tables): their
+/// creation and their rows stay out of the binary log. MySQL creates its
+/// system tables at `--initialize`, unlogged, and a replica has its own
+/// (MariaDB's `mysql.user` is not even a table), so replaying quire's
+/// would break it. Account statements are not replicated yet either.
+pub(crate) fn is_system_schema(db: &str) -> bool {
+    db.eq_ignore_ascii_case("mysql")
 }
 
 /// A table's changes as rows events want them: inserts, updates, deletes.
@@ -753,6 +769,11 @@ impl Inner {
             if sync_binlog > 1 {
                 *p.sync_counter.lock() += 1;
             }
+            // Not synced by this group: replicas may read it once written
+            // (dump.rs), as MySQL's dump threads do with sync_binlog != 1.
+            if let Some((seq, end)) = batch.iter().map(|t| *t.binlog_end.lock()).max() {
+                p.binlog.publish(seq, end);
+            }
             Ok(())
         };
         let r = r.and_then(|()| self.flush_redo_for_commit(max_lsn));
@@ -948,11 +969,26 @@ impl Inner {
         ))
     }
 
-    /// Writes a DDL statement to the binlog (its own group, synced).
+    /// Writes a DDL statement on an object of database `db` to the binlog
+    /// (its own group, synced), with `use db`.
     pub(crate) fn binlog_ddl(&self, db: &str, sql: &str) -> Result<()> {
+        self.binlog_ddl_with_use(db, db, sql)
+    }
+
+    /// CREATE / DROP DATABASE `db`: with no default database, so that a
+    /// replica replaying the log never meets `use db` before `db` exists
+    /// (and never after it is dropped).
+    pub(crate) fn binlog_database_ddl(&self, db: &str, sql: &str) -> Result<()> {
+        self.binlog_ddl_with_use(db, "", sql)
+    }
+
+    fn binlog_ddl_with_use(&self, schema: &str, db: &str, sql: &str) -> Result<()> {
         let Some(p) = self.pipeline.as_ref() else {
             return Ok(());
         };
+        if is_system_schema(schema) {
+            return Ok(());
+        }
         let _g = p.flush.lock.lock();
         // Every transaction already in the binlog has its prepare durable
         // before the DDL event follows it, so a recovery cut (a lost

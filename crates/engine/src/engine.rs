@@ -803,7 +803,7 @@ impl Engine {
         self.inner.tree(CATALOG_TREE)?.put(&k, &v)?;
         cat.databases.insert(name.to_ascii_lowercase(), coll);
         drop(cat);
-        self.inner.binlog_ddl(name, &sql)?;
+        self.inner.binlog_database_ddl(name, &sql)?;
         Ok(())
     }
 
@@ -1086,7 +1086,7 @@ impl Engine {
             .databases
             .remove(&db.to_ascii_lowercase());
         self.inner
-            .binlog_ddl(db, &format!("DROP DATABASE `{db}`"))?;
+            .binlog_database_ddl(db, &format!("DROP DATABASE `{db}`"))?;
         Ok(())
     }
 

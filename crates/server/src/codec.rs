@@ -100,6 +100,8 @@ pub mod com {
     pub const DEBUG: u8 = 0x0d;
     pub const PING: u8 = 0x0e;
     pub const CHANGE_USER: u8 = 0x11;
+    pub const BINLOG_DUMP: u8 = 0x12;
+    pub const REGISTER_SLAVE: u8 = 0x15;
     pub const STMT_PREPARE: u8 = 0x16;
     pub const STMT_EXECUTE: u8 = 0x17;
     pub const STMT_SEND_LONG_DATA: u8 = 0x18;
@@ -107,6 +109,7 @@ pub mod com {
     pub const STMT_RESET: u8 = 0x1a;
     pub const SET_OPTION: u8 = 0x1b;
     pub const STMT_FETCH: u8 = 0x1c;
+    pub const BINLOG_DUMP_GTID: u8 = 0x1e;
     pub const RESET_CONNECTION: u8 = 0x1f;
 }
 

@@ -69,9 +69,33 @@ pub enum Command<'a> {
     ProcessInfo,
     /// COM_PROCESS_KILL (= KILL CONNECTION id).
     ProcessKill(u32),
+    /// COM_REGISTER_SLAVE: a replica announces itself (SHOW REPLICAS).
+    RegisterReplica(Replica),
+    /// COM_BINLOG_DUMP: stream the binary log from a file and position.
+    BinlogDump {
+        pos: u32,
+        flags: u16,
+        server_id: u32,
+        file: &'a [u8],
+    },
+    /// COM_BINLOG_DUMP_GTID (answered with an error: no GTIDs yet).
+    BinlogDumpGtid,
     /// Any other command byte (answered with ERR 1047).
     Unknown(u8),
 }
+
+/// What COM_REGISTER_SLAVE carries.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Replica {
+    pub server_id: u32,
+    pub host: String,
+    pub user: String,
+    pub port: u16,
+    pub source_id: u32,
+}
+
+/// `BINLOG_DUMP_NON_BLOCK`: end the dump with EOF once caught up.
+pub const BINLOG_DUMP_NON_BLOCK: u16 = 1;
 
 /// Decodes a command-phase payload.
 pub fn decode_client_packet(payload: &[u8]) -> Result<Command<'_>, ProtocolError> {
@@ -118,6 +142,33 @@ pub fn decode_client_packet(payload: &[u8]) -> Result<Command<'_>, ProtocolError
         com::SHUTDOWN => Command::Shutdown,
         com::PROCESS_INFO => Command::ProcessInfo,
         com::PROCESS_KILL => Command::ProcessKill(r.u32()?),
+        com::REGISTER_SLAVE => {
+            let server_id = r.u32()?;
+            let short = |r: &mut Reader<'_>| -> Result<String, ProtocolError> {
+                let n = r.u8()? as usize;
+                Ok(String::from_utf8_lossy(r.bytes(n)?).into_owned())
+            };
+            let host = short(&mut r)?;
+            let user = short(&mut r)?;
+            let _password = short(&mut r)?;
+            let port = r.u16()?;
+            let _rank = r.u32()?;
+            let source_id = r.u32()?;
+            Command::RegisterReplica(Replica {
+                server_id,
+                host,
+                user,
+                port,
+                source_id,
+            })
+        }
+        com::BINLOG_DUMP => Command::BinlogDump {
+            pos: r.u32()?,
+            flags: r.u16()?,
+            server_id: r.u32()?,
+            file: r.rest(),
+        },
+        com::BINLOG_DUMP_GTID => Command::BinlogDumpGtid,
         other => Command::Unknown(other),
     })
 }

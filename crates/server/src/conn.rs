@@ -67,6 +67,7 @@ use crate::split::{hex_binary_literals, split_statements};
 use crate::status::{self as st, counters};
 use crate::stream::Stream;
 
+mod dump;
 mod login;
 
 /// Materialised result sets flush to the socket once this many bytes
@@ -132,6 +133,8 @@ struct Conn {
     proc: Option<sessions::ProcGuard>,
     /// The account's connection slot (`max_user_connections`).
     user_conn: Option<crate::login::UserConnGuard>,
+    /// This connection's COM_REGISTER_SLAVE entry (removed when dropped).
+    replica: Option<crate::replicas::Registered>,
 }
 
 /// Runs one connection to its end. Never panics outward (the caller also
@@ -159,6 +162,7 @@ pub(crate) fn run(stream: Stream, p: ConnParams) {
         counted_out: 0,
         proc: None,
         user_conn: None,
+        replica: None,
     };
     match c.login() {
         Ok(true) => {
@@ -551,6 +555,18 @@ impl Conn {
                     Ok(Ok(_)) => self.send_ok(0, 0, 0, "", false),
                     Ok(Err(e)) => self.send_engine_err(&e),
                 }
+            }
+            Command::RegisterReplica(r) => return self.register_replica(r),
+            Command::BinlogDump {
+                pos, flags, file, ..
+            } => return self.binlog_dump(pos, flags, file),
+            Command::BinlogDumpGtid => {
+                self.send_err(
+                    1236,
+                    "HY000",
+                    "COM_BINLOG_DUMP_GTID is not supported by quire yet: replicate by binary \
+                     log file and position (MASTER_AUTO_POSITION=0)",
+                );
             }
             Command::ChangeUser | Command::Unknown(_) => {
                 self.send_err(1047, "08S01", "Unknown command");

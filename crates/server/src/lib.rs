@@ -81,6 +81,7 @@ mod error;
 mod grant_tables;
 pub mod handshake;
 mod login;
+mod replicas;
 pub mod packet;
 pub mod resultset;
 mod server;

@@ -195,6 +195,11 @@ impl PacketWriter {
         }
     }
 
+    /// Bytes framed and not yet sent.
+    pub fn pending(&self) -> usize {
+        self.out.len()
+    }
+
     /// Sends the buffered packets.
     pub fn flush_to<W: Write>(&mut self, w: &mut W) -> io::Result<()> {
         if self.out.is_empty() {

@@ -710,6 +710,18 @@ impl Session {
         self.privileges()
             .is_none_or(|a| a.global_effective().has(p))
     }
+    /// What VERSION() and @@version say to this session (the server's
+    /// compatibility answer to a client that refuses 8.0, see
+    /// quire-server's login).
+    pub fn set_reported_version(&mut self, v: &str) {
+        self.vars.insert("version".to_string(), v.to_string());
+    }
+    /// `@name` (NULL when never set): what replicas announce with user
+    /// variables before COM_BINLOG_DUMP (`@master_binlog_checksum`,
+    /// `@master_heartbeat_period`).
+    pub fn user_var(&self, name: &str) -> Value {
+        self.live.get(name)
+    }
     /// The connection's TLS protocol and cipher (`Ssl_version`,
     /// `Ssl_cipher` in SHOW STATUS); unset = not encrypted.
     pub fn set_tls(&mut self, version: &str, cipher: &str) {

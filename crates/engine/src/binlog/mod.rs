@@ -26,6 +26,7 @@
 //!   needs the last file only.
 
 pub(crate) mod cache;
+pub mod dump;
 pub mod format;
 
 use std::collections::HashSet;
@@ -33,7 +34,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
-use parking_lot::Mutex;
+use parking_lot::{Condvar, Mutex};
 use quire_io::{File, FileKind, OpenOptions, Vfs};
 
 use crate::error::{EngineError, Result};
@@ -109,6 +110,9 @@ pub struct Binlog {
     pub fsyncs: AtomicU64,
     /// Rotations put off by a full disk.
     rotations_deferred: AtomicU64,
+    /// (file seq, offset): what dump readers may send (dump.rs).
+    published: Mutex<(u32, u64)>,
+    published_cv: Condvar,
 }
 
 impl std::fmt::Debug for Binlog {
@@ -376,6 +380,8 @@ impl Binlog {
             bytes_written: AtomicU64::new(pos),
             fsyncs: AtomicU64::new(1),
             rotations_deferred: AtomicU64::new(0),
+            published: Mutex::new((seq, pos)),
+            published_cv: Condvar::new(),
         })
     }
 
@@ -526,6 +532,7 @@ impl Binlog {
         if self.synced_seq.load(Ordering::Acquire) == seq as u64 {
             self.synced_pos.fetch_max(pos, Ordering::AcqRel);
         }
+        self.publish(seq, pos);
         Ok((seq, pos))
     }
 
@@ -580,6 +587,7 @@ impl Binlog {
         *self.written.lock() = (a.file.clone(), a.seq, npos);
         self.synced_pos.store(npos, Ordering::Release);
         self.synced_seq.store(a.seq as u64, Ordering::Release);
+        self.publish(a.seq, npos);
         Ok(true)
     }
 

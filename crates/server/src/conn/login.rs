@@ -293,6 +293,9 @@ impl Conn {
         if let Some((version, cipher, _)) = &tls_state {
             session.set_tls(version, cipher);
         }
+        if is_mariadb_binlog_reader(&resp.attrs) {
+            session.set_reported_version(MARIADB_BINLOG_READER_VERSION);
+        }
         if let Some(db) = &resp.database {
             if let Err(e) = session.use_db(db) {
                 self.send_engine_err(&e);
@@ -337,7 +340,15 @@ impl Conn {
             resp.plugin.as_str()
         };
         let mut token = first.clone();
-        if client_plugin != want.name() {
+        // An empty answer in the account's own plugin: the client's
+        // plugin is not the one the greeting's scramble was offered for
+        // (libmariadb with --default-auth=mysql_native_password, a MariaDB
+        // replica) and it waits for a switch to it, as MySQL sends.
+        let restart = client_plugin == want.name()
+            && empty(first)
+            && !acct.passwordless()
+            && resp.capabilities & cap::PLUGIN_AUTH != 0;
+        if client_plugin != want.name() || restart {
             if resp.capabilities & cap::PLUGIN_AUTH == 0 {
                 // A pre-plugin client cannot be switched; it can still
                 // log in to an account without a password.
@@ -425,4 +436,20 @@ impl Conn {
             Ok(false)
         }
     }
+}
+
+/// VERSION() for MariaDB's `mariadb-binlog --read-from-remote-server`,
+/// which accepts only servers whose VERSION() starts with 3, 4, 5 or 10
+/// and refuses `8.0.36-quire`. MariaDB's own servers lead their handshake
+/// version with `5.5.5-` for old clients, a prefix MariaDB's client
+/// library knows to strip; this is that convention, for this one client,
+/// still naming quire and the MySQL version it follows.
+const MARIADB_BINLOG_READER_VERSION: &str = "5.5.5-8.0.36-quire";
+
+/// Whether the connect attributes say MariaDB's binlog reader (MySQL's
+/// `mysqlbinlog` accepts 8.0 and gets the true version).
+fn is_mariadb_binlog_reader(attrs: &[(String, String)]) -> bool {
+    let get = |k: &str| attrs.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
+    get("_client_name") == Some("libmariadb")
+        && matches!(get("program_name"), Some("mysqlbinlog" | "mariadb-binlog"))
 }

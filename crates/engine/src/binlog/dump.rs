@@ -1,0 +1,242 @@
+//! # Reading the binary log for replicas (the dump side)
+//!
+//! A replica, `mariadb-binlog --read-from-remote-server` or a CDC client
+//! asks for the log from a file and position (COM_BINLOG_DUMP); the server
+//! then sends every event from there on, following the active file as it
+//! grows and across rotations. This module is the engine's half: a
+//! [`DumpCursor`] that yields whole events, one at a time, and waits when
+//! it has caught up. The protocol half (packets, fake ROTATE, heartbeats)
+//! is `quire-server`'s `conn/dump.rs`.
+//!
+//! ```text
+//!  binlog.000007 (closed)  MAGIC FDE ..events.. ROTATE   read to its end,
+//!                                                       then binlog.000008
+//!  binlog.000008 (active)  MAGIC FDE ..events..|..........  zeros (prealloc)
+//!                                              ^ published: readers stop here
+//! ```
+//!
+//! **What a reader may see.** Only the bytes below the *published*
+//! position, which the commit pipeline moves once a group is through the
+//! sync stage: after the binlog fsync with `sync_binlog=1`, after the
+//! write otherwise (as MySQL moves its dump threads' end position). So a
+//! replica never receives a transaction the source could still lose in a
+//! crash at `sync_binlog=1`, never reads a group half-written, and never
+//! reads the active file's preallocated zeros. A closed file (a file
+//! before the published one) is complete: it is read to its length.
+//!
+//! **Cost to the commit path.** Publishing is one mutex and a condition
+//! variable notification per group; readers read the files through their
+//! own handles and never take the binlog's locks.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use quire_io::{File, FileKind, OpenOptions};
+
+use super::format::{self, event_type, CHECKSUM_LEN, HEADER_LEN, MAGIC};
+use super::{io, Binlog};
+use crate::error::{EngineError, Result};
+
+/// Where a dump reads: one file of the log and the offset of the next
+/// event in it.
+pub struct DumpCursor {
+    pub name: String,
+    pub seq: u32,
+    pub pos: u64,
+    file: Arc<dyn File>,
+}
+
+/// What [`Binlog::dump_next`] found.
+pub enum DumpStep {
+    /// The next event (header, body and checksum as in the file).
+    Event(Vec<u8>),
+    /// The file ended (its ROTATE was the last event); the cursor is now
+    /// at the start of the next file, whose FORMAT_DESCRIPTION comes next.
+    NextFile,
+    /// Nothing new within the wait.
+    Idle,
+}
+
+/// ER_MASTER_FATAL_ERROR_READING_BINLOG (1236) with MySQL's wording.
+fn fatal(msg: impl Into<String>) -> EngineError {
+    EngineError::new(1236, "HY000", msg.into())
+}
+
+impl Binlog {
+    /// Moves what readers may see forward to (seq, pos) (never back).
+    pub(crate) fn publish(&self, seq: u32, pos: u64) {
+        let mut p = self.published.lock();
+        if (seq, pos) > *p {
+            *p = (seq, pos);
+            self.published_cv.notify_all();
+        }
+    }
+
+    /// (file seq, offset) below which every byte may be sent.
+    pub fn published(&self) -> (u32, u64) {
+        *self.published.lock()
+    }
+
+    /// A cursor at `pos` of `name` (the first file of the index when
+    /// `name` is empty; an offset below 4 means the first event).
+    pub fn dump_open(&self, name: &str, pos: u64) -> Result<DumpCursor> {
+        let cfg = self.cfg.lock().clone();
+        let names = Binlog::read_index(&self.vfs, &cfg)?;
+        let name = if name.is_empty() {
+            names.first().cloned().unwrap_or_default()
+        } else {
+            name.to_string()
+        };
+        if !names.contains(&name) {
+            return Err(fatal(
+                "Could not find first log file name in binary log index file",
+            ));
+        }
+        let mut cur = self.open_cursor(&name)?;
+        let len = self.readable_len(&cur)?;
+        let pos = pos.max(MAGIC.len() as u64);
+        if pos > len {
+            return Err(fatal(
+                "Client requested master to start replication from position > file size",
+            ));
+        }
+        cur.pos = pos;
+        Ok(cur)
+    }
+
+    fn open_cursor(&self, name: &str) -> Result<DumpCursor> {
+        let stem = self.cfg.lock().stem.clone();
+        let seq = Binlog::seq_of(&stem, name)
+            .ok_or_else(|| fatal(format!("Binary log '{name}' has no sequence number")))?;
+        let file = self
+            .vfs
+            .open(&self.path(name), OpenOptions::existing(FileKind::Other))
+            .map_err(|_| fatal(format!("Could not open log file '{name}'")))?;
+        Ok(DumpCursor {
+            name: name.to_string(),
+            seq,
+            pos: MAGIC.len() as u64,
+            file,
+        })
+    }
+
+    /// How far the cursor's file may be read now.
+    fn readable_len(&self, cur: &DumpCursor) -> Result<u64> {
+        let (seq, pos) = self.published();
+        if cur.seq < seq {
+            cur.file.len().map_err(io)
+        } else if cur.seq == seq {
+            Ok(pos)
+        } else {
+            Ok(MAGIC.len() as u64)
+        }
+    }
+
+    /// The FORMAT_DESCRIPTION event of the cursor's file (after MAGIC),
+    /// whatever the cursor's position.
+    pub fn dump_format_description(&self, cur: &DumpCursor) -> Result<Vec<u8>> {
+        self.read_event_at(cur, MAGIC.len() as u64, u64::MAX)
+            .and_then(|e| {
+                if e.get(4) == Some(&event_type::FORMAT_DESCRIPTION) {
+                    Ok(e)
+                } else {
+                    Err(fatal(format!(
+                        "binary log '{}' does not start with a format description event",
+                        cur.name
+                    )))
+                }
+            })
+    }
+
+    /// Reads the event at `at`, which must end by `limit`.
+    fn read_event_at(&self, cur: &DumpCursor, at: u64, limit: u64) -> Result<Vec<u8>> {
+        let mut header = [0u8; HEADER_LEN];
+        cur.file.read_at(&mut header, at).map_err(io)?;
+        let size = u32::from_le_bytes([header[9], header[10], header[11], header[12]]) as u64;
+        if size < HEADER_LEN as u64 || at + size > limit.min(at + (1u64 << 32)) {
+            return Err(fatal(format!(
+                "event of {size} bytes at {at} in '{}' does not fit the log",
+                cur.name
+            )));
+        }
+        let mut ev = vec![0u8; size as usize];
+        cur.file.read_at(&mut ev, at).map_err(io)?;
+        Ok(ev)
+    }
+
+    /// The next event after the cursor, waiting up to `wait` for one.
+    pub fn dump_next(&self, cur: &mut DumpCursor, wait: Duration) -> Result<DumpStep> {
+        let deadline = Instant::now() + wait;
+        loop {
+            let limit = self.readable_len(cur)?;
+            if cur.pos + HEADER_LEN as u64 <= limit {
+                let ev = self.read_event_at(cur, cur.pos, limit)?;
+                cur.pos += ev.len() as u64;
+                return Ok(DumpStep::Event(ev));
+            }
+            if cur.seq < self.published().0 {
+                // A closed file read to its end: on to the next one.
+                let stem = self.cfg.lock().stem.clone();
+                let next = Binlog::file_name(&stem, cur.seq + 1);
+                *cur = self.open_cursor(&next)?;
+                return Ok(DumpStep::NextFile);
+            }
+            let mut p = self.published.lock();
+            let now = Instant::now();
+            if now >= deadline {
+                return Ok(DumpStep::Idle);
+            }
+            if p.0 == cur.seq && p.1 <= cur.pos {
+                self.published_cv.wait_for(&mut p, deadline - now);
+            }
+        }
+    }
+}
+
+/// An event the source makes up for the stream (fake ROTATE, HEARTBEAT):
+/// timestamp 0, `LOG_EVENT_ARTIFICIAL_F`, the given `log_pos`, and a CRC32
+/// footer when the replica asked for checksums.
+pub fn artificial_event(
+    server_id: u32,
+    type_code: u8,
+    log_pos: u32,
+    body: &[u8],
+    checksum: bool,
+) -> Vec<u8> {
+    const LOG_EVENT_ARTIFICIAL_F: u16 = 0x0020;
+    let size = HEADER_LEN + body.len() + if checksum { CHECKSUM_LEN } else { 0 };
+    let mut out = Vec::with_capacity(size);
+    out.extend_from_slice(&0u32.to_le_bytes());
+    out.push(type_code);
+    out.extend_from_slice(&server_id.to_le_bytes());
+    out.extend_from_slice(&(size as u32).to_le_bytes());
+    out.extend_from_slice(&log_pos.to_le_bytes());
+    out.extend_from_slice(&LOG_EVENT_ARTIFICIAL_F.to_le_bytes());
+    out.extend_from_slice(body);
+    if checksum {
+        let crc = format::crc32(&out);
+        out.extend_from_slice(&crc.to_le_bytes());
+    }
+    out
+}
+
+/// The FORMAT_DESCRIPTION sent ahead of events from the middle of a file:
+/// `log_pos` 0 (the replica must not take it as its position) and not "in
+/// use", with its checksum computed again when it has one.
+pub fn mid_file_format_description(mut fde: Vec<u8>) -> Vec<u8> {
+    if fde.len() < HEADER_LEN + CHECKSUM_LEN {
+        return fde;
+    }
+    fde[13..17].copy_from_slice(&0u32.to_le_bytes());
+    fde[17] &= !(format::LOG_EVENT_BINLOG_IN_USE_F as u8);
+    // The checksum algorithm byte sits just before the footer when the
+    // file has checksums (FDEs always carry a footer: see EventWriter).
+    let n = fde.len();
+    let crc = format::crc32(&fde[..n - CHECKSUM_LEN]);
+    fde[n - CHECKSUM_LEN..].copy_from_slice(&crc.to_le_bytes());
+    fde
+}
+
+#[cfg(test)]
+#[path = "dump_tests.rs"]
+mod tests;

@@ -1,0 +1,339 @@
+//! # Replication source: COM_REGISTER_SLAVE and COM_BINLOG_DUMP
+//!
+//! A replica (MySQL or MariaDB), `mariadb-binlog --read-from-remote-server`
+//! and CDC clients read the binary log over an ordinary connection: they
+//! set a few user variables, may register, then send COM_BINLOG_DUMP and
+//! from then on only read. The connection's thread becomes the dump
+//! thread:
+//!
+//! ```text
+//!  replica                                   source (this file)
+//!  SET @master_binlog_checksum = ...    ->   (user variable)
+//!  SET @master_heartbeat_period = ns    ->   (user variable)
+//!  COM_REGISTER_SLAVE id host port      ->   OK      (REPLICATION SLAVE)
+//!  COM_BINLOG_DUMP file pos flags id    ->
+//!                                       <-   ROTATE   artificial: file, pos
+//!                                       <-   FORMAT_DESCRIPTION of file
+//!                                            (log_pos 0 when pos > 4)
+//!                                       <-   events from pos ...
+//!                                       <-   HEARTBEAT when idle a period
+//!                                       <-   ROTATE (artificial), next
+//!                                            file's FDE, its events ...
+//!                                       <-   EOF (only with NON_BLOCK)
+//! ```
+//!
+//! Each event travels as one packet: a 0x00 byte, then the event exactly
+//! as in the file. Events come from `quire_engine::binlog::dump`, which
+//! hands out only what the commit pipeline has published (synced, at
+//! `sync_binlog=1`). The artificial events carry a CRC32 footer only
+//! when the replica announced `@master_binlog_checksum = 'CRC32'`; a
+//! client that announced nothing cannot strip footers and is refused when
+//! the log has them (MySQL's rule).
+//!
+//! The dump ends when the client goes away (a write fails), on KILL, at
+//! shutdown, or (NON_BLOCK) once it has caught up; the connection closes
+//! then, as MySQL's does.
+
+use std::time::{Duration, Instant};
+
+use quire_engine::binlog::dump::{artificial_event, mid_file_format_description, DumpStep};
+use quire_engine::binlog::format::{event_type, CHECKSUM_LEN, HEADER_LEN};
+use quire_engine::{Engine, EngineError, Value};
+use quire_sql::Privs;
+
+use super::{Conn, Flow};
+use crate::command::{Replica, BINLOG_DUMP_NON_BLOCK};
+use crate::error::ProtocolError;
+use crate::replicas;
+
+/// How long one wait for new events lasts: also how soon KILL and
+/// shutdown are noticed by an idle dump thread.
+const POLL: Duration = Duration::from_millis(500);
+const HEARTBEAT_LOG_EVENT: u8 = 27;
+
+/// What the replica announced before the dump.
+struct Announced {
+    /// `@master_binlog_checksum` set at all (the client strips footers).
+    checksum_aware: bool,
+    /// ... and to CRC32: artificial events get a footer too.
+    checksum_crc32: bool,
+    /// `@master_heartbeat_period` (nanoseconds), if not 0.
+    heartbeat: Option<Duration>,
+    /// `@mariadb_slave_capability` set: a MariaDB replica or tool, which
+    /// gets DDL in its dialect (`for_mariadb`).
+    mariadb: bool,
+}
+
+fn text_of(v: &Value) -> Option<String> {
+    match v {
+        Value::Null => None,
+        Value::Bytes(b) => Some(String::from_utf8_lossy(b).into_owned()),
+        Value::Int(i) => Some(i.to_string()),
+        Value::UInt(u) => Some(u.to_string()),
+        Value::Decimal(d) => Some(d.to_string()),
+        Value::Double(f) => Some(f.to_string()),
+        Value::Float(f) => Some(f.to_string()),
+        other => Some(format!("{other:?}")),
+    }
+}
+
+impl Conn {
+    /// REPLICATION SLAVE, as MySQL requires for both commands.
+    fn may_replicate(&mut self) -> Result<bool, ()> {
+        match self.guarded(|s| Ok(s.has_global_privilege(Privs::REPL_SLAVE))) {
+            Err(()) => Err(()),
+            Ok(Ok(true)) => Ok(true),
+            Ok(_) => {
+                self.send_err(
+                    1227,
+                    "42000",
+                    "Access denied; you need (at least one of) the REPLICATION SLAVE \
+                     privilege(s) for this operation",
+                );
+                Ok(false)
+            }
+        }
+    }
+
+    pub(super) fn register_replica(&mut self, r: Replica) -> Result<Flow, ProtocolError> {
+        match self.may_replicate() {
+            Err(()) => return Ok(Flow::Close),
+            Ok(false) => return Ok(Flow::Continue),
+            Ok(true) => {}
+        }
+        self.replica = Some(replicas::register(self.p.id, r));
+        self.send_ok(0, 0, 0, "", false);
+        Ok(Flow::Continue)
+    }
+
+    fn announced(&self) -> Announced {
+        let var = |n: &str| {
+            self.session
+                .as_ref()
+                .and_then(|s| text_of(&s.user_var(n)))
+        };
+        let checksum = var("master_binlog_checksum");
+        let heartbeat_ns = var("master_heartbeat_period")
+            .and_then(|v| v.trim().parse::<f64>().ok())
+            .filter(|&ns| ns >= 1.0)
+            .map(|ns| Duration::from_nanos(ns.min(u64::MAX as f64) as u64));
+        Announced {
+            checksum_aware: checksum.is_some(),
+            checksum_crc32: checksum.is_some_and(|c| c.eq_ignore_ascii_case("CRC32")),
+            heartbeat: heartbeat_ns,
+            mariadb: var("mariadb_slave_capability").is_some(),
+        }
+    }
+
+    /// COM_BINLOG_DUMP. Errors before the first event are ERR packets (the
+    /// connection stays); once streaming, the connection ends with it.
+    pub(super) fn binlog_dump(
+        &mut self,
+        pos: u32,
+        flags: u16,
+        file: &[u8],
+    ) -> Result<Flow, ProtocolError> {
+        match self.may_replicate() {
+            Err(()) => return Ok(Flow::Close),
+            Ok(false) => return Ok(Flow::Continue),
+            Ok(true) => {}
+        }
+        let engine: Engine = self.p.engine.clone();
+        if engine.binlog().is_none() {
+            self.send_err(1381, "HY000", "You are not using binary logging");
+            return Ok(Flow::Continue);
+        }
+        let name = String::from_utf8_lossy(file).into_owned();
+        let ann = self.announced();
+        match self.stream_binlog(&engine, &name, u64::from(pos), flags, &ann) {
+            Ok(()) => Ok(Flow::Close),
+            Err(DumpEnd::Client(e)) => Err(e),
+            Err(DumpEnd::Log(e)) => {
+                self.send_err(e.code, e.sqlstate, &e.message);
+                Ok(Flow::Close)
+            }
+        }
+    }
+
+    fn stream_binlog(
+        &mut self,
+        engine: &Engine,
+        name: &str,
+        pos: u64,
+        flags: u16,
+        ann: &Announced,
+    ) -> Result<(), DumpEnd> {
+        let b = engine.binlog().ok_or_else(|| {
+            DumpEnd::Log(EngineError::new(1381, "HY000", "You are not using binary logging"))
+        })?;
+        let server_id = engine.config().server_id;
+        let mut cur = b.dump_open(name, pos).map_err(DumpEnd::Log)?;
+        let fde = b.dump_format_description(&cur).map_err(DumpEnd::Log)?;
+        if !ann.checksum_aware && file_has_checksums(&fde) {
+            return Err(DumpEnd::Log(EngineError::new(
+                1236,
+                "HY000",
+                format!(
+                    "Slave can not handle replication events with the checksum that master is \
+                     configured to log; the first event '{}' at {}",
+                    cur.name, cur.pos
+                ),
+            )));
+        }
+        // The artificial ROTATE naming where the stream starts.
+        let mut body = cur.pos.to_le_bytes().to_vec();
+        body.extend_from_slice(cur.name.as_bytes());
+        let rotate = artificial_event(server_id, event_type::ROTATE, 0, &body, ann.checksum_crc32);
+        self.send_event(&rotate)?;
+        // From the start of a file the FDE comes as its first event;
+        // from the middle it is sent ahead, marked as not a position.
+        let mut file_crc = file_has_checksums(&fde);
+        if cur.pos > 4 {
+            self.send_event(&mid_file_format_description(fde))?;
+        }
+        self.flush_dump()?;
+        let mut last_sent = Instant::now();
+        loop {
+            if self.killed() || self.p.shutdown.load(std::sync::atomic::Ordering::Acquire) {
+                return Ok(());
+            }
+            let step = b.dump_next(&mut cur, POLL).map_err(DumpEnd::Log)?;
+            match step {
+                DumpStep::Event(mut ev) => {
+                    match ev.get(4) {
+                        Some(&event_type::FORMAT_DESCRIPTION) => file_crc = file_has_checksums(&ev),
+                        Some(&event_type::QUERY) if ann.mariadb => for_mariadb(&mut ev, file_crc),
+                        _ => {}
+                    }
+                    self.send_event(&ev)?;
+                    // Batch what is ready; flush once caught up.
+                    if self.w_pending() >= 64 << 10 {
+                        self.flush_dump()?;
+                    }
+                    last_sent = Instant::now();
+                    continue;
+                }
+                DumpStep::NextFile => {
+                    // Named to the replica by an artificial ROTATE: a file
+                    // a crash closed ends without its own ROTATE event.
+                    // The next file's FDE is then its first event.
+                    let mut body = cur.pos.to_le_bytes().to_vec();
+                    body.extend_from_slice(cur.name.as_bytes());
+                    let rotate = artificial_event(
+                        server_id,
+                        event_type::ROTATE,
+                        0,
+                        &body,
+                        ann.checksum_crc32,
+                    );
+                    self.send_event(&rotate)?;
+                    continue;
+                }
+                DumpStep::Idle => {}
+            }
+            self.flush_dump()?;
+            if flags & BINLOG_DUMP_NON_BLOCK != 0 {
+                crate::resultset::write_eof(self.w.begin(), 0, 0);
+                self.w.finish();
+                self.flush_dump()?;
+                return Ok(());
+            }
+            if let Some(period) = ann.heartbeat {
+                if last_sent.elapsed() >= period {
+                    let hb = artificial_event(
+                        server_id,
+                        HEARTBEAT_LOG_EVENT,
+                        cur.pos as u32,
+                        cur.name.as_bytes(),
+                        ann.checksum_crc32,
+                    );
+                    self.send_event(&hb)?;
+                    self.flush_dump()?;
+                    last_sent = Instant::now();
+                }
+            }
+        }
+    }
+
+    fn send_event(&mut self, ev: &[u8]) -> Result<(), DumpEnd> {
+        if ev.len() + 1 > self.p.max_allowed_packet {
+            return Err(DumpEnd::Log(EngineError::new(
+                1236,
+                "HY000",
+                format!(
+                    "log event entry exceeded max_allowed_packet; Increase \
+                     max_allowed_packet on master; the event is {} bytes",
+                    ev.len()
+                ),
+            )));
+        }
+        let out = self.w.begin();
+        out.push(0);
+        out.extend_from_slice(ev);
+        self.w.finish();
+        Ok(())
+    }
+
+    fn w_pending(&self) -> usize {
+        self.w.pending()
+    }
+
+    fn flush_dump(&mut self) -> Result<(), DumpEnd> {
+        self.flush().map_err(DumpEnd::Client)?;
+        self.count_bytes();
+        Ok(())
+    }
+}
+
+/// Why a dump stopped early.
+enum DumpEnd {
+    /// The client is gone (a write failed).
+    Client(ProtocolError),
+    /// The log could not be read: sent to the client as ERR.
+    Log(EngineError),
+}
+
+/// Whether a file's FORMAT_DESCRIPTION says its events carry CRC32: the
+/// checksum algorithm byte sits just before the FDE's own footer.
+fn file_has_checksums(fde: &[u8]) -> bool {
+    fde.len() > HEADER_LEN + CHECKSUM_LEN && fde[fde.len() - CHECKSUM_LEN - 1] == 1
+}
+
+/// MySQL 8.0 collations MariaDB 10.11 does not have, and the MariaDB
+/// collation of the same name length that stands in for each in DDL sent
+/// to a MariaDB replica: the event keeps its size, so every position the
+/// replica records stays the source's. `utf8mb4_unicode_ci` (UCA 4.0,
+/// accent and case insensitive) is MariaDB's nearest to
+/// `utf8mb4_0900_ai_ci` (UCA 9.0); the padding after `utf8mb4_bin` is
+/// whitespace in the statement. See tests/differential/known_differences.
+const MARIADB_COLLATIONS: [(&[u8], &[u8]); 2] = [
+    (b"utf8mb4_0900_ai_ci", b"utf8mb4_unicode_ci"),
+    (b"utf8mb4_0900_bin", b"utf8mb4_bin     "),
+];
+
+/// A QUERY event's statement with MySQL-only collation names replaced
+/// (same length), its checksum computed again when the file has them.
+fn for_mariadb(ev: &mut [u8], crc: bool) {
+    let end = ev.len() - if crc { CHECKSUM_LEN } else { 0 };
+    if end <= HEADER_LEN {
+        return;
+    }
+    let mut changed = false;
+    for (from, to) in MARIADB_COLLATIONS {
+        debug_assert_eq!(from.len(), to.len());
+        let mut i = HEADER_LEN;
+        while i + from.len() <= end {
+            if ev[i..i + from.len()].eq_ignore_ascii_case(from) {
+                ev[i..i + from.len()].copy_from_slice(to);
+                changed = true;
+                i += from.len();
+            } else {
+                i += 1;
+            }
+        }
+    }
+    if changed && crc {
+        let c = quire_engine::binlog::format::crc32(&ev[..end]);
+        ev[end..].copy_from_slice(&c.to_le_bytes());
+    }
+}

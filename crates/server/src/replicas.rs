@@ -1,0 +1,36 @@
+//! # Registered replicas (COM_REGISTER_SLAVE)
+//!
+//! A replica announces its server_id, host and port before it asks for
+//! the binary log; MySQL lists them in SHOW REPLICAS. The registry holds
+//! one entry per connection that registered, removed when the connection
+//! ends. Bounded by the connections themselves (at most max_connections
+//! + 1 entries).
+
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+
+use parking_lot::Mutex;
+
+use crate::command::Replica;
+
+fn registry() -> &'static Mutex<BTreeMap<u32, Replica>> {
+    static R: OnceLock<Mutex<BTreeMap<u32, Replica>>> = OnceLock::new();
+    R.get_or_init(|| Mutex::new(BTreeMap::new()))
+}
+
+/// A connection's registration; dropping it removes the entry.
+pub(crate) struct Registered {
+    conn_id: u32,
+}
+
+impl Drop for Registered {
+    fn drop(&mut self) {
+        registry().lock().remove(&self.conn_id);
+    }
+}
+
+/// Records (or replaces) connection `conn_id`'s registration.
+pub(crate) fn register(conn_id: u32, r: Replica) -> Registered {
+    registry().lock().insert(conn_id, r);
+    Registered { conn_id }
+}

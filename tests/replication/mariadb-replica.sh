@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# A MariaDB 10.11 replica and `mariadb-binlog --read-from-remote-server
+# --stop-never` follow `quire serve` (issue 13), by binary log file and
+# position:
+#
+#   1. quire serve (log_bin=ON) and a replication account
+#      (mysql_native_password: MariaDB has no caching_sha2_password);
+#   2. a private mariadbd (server_id 2, utf8mb4 as Debian configures it:
+#      its I/O thread repeats SET NAMES <server charset> when it
+#      reconnects, and quire exchanges utf8mb4 only) replicating from
+#      binlog.000001:4, and mariadb-binlog following the log live;
+#   3. sysbench prepare (CREATE TABLE, CREATE INDEX, INSERTs) and
+#      oltp_write_only at THREADS threads for SECONDS, a FLUSH BINARY LOGS
+#      in the middle (a rotation while the replica reads);
+#   4. kill -9 of quire, restart, more writes: the replica reconnects;
+#   5. mariadb-binlog printed every row change before the kill (inserts
+#      minus deletes = the rows in the tables); every table on the replica
+#      equals quire's (all rows, ordered) and its I/O and SQL threads run.
+#
+# Usage: tests/replication/mariadb-replica.sh QUIRE_BIN [SECONDS] [THREADS]
+set -euo pipefail
+q=${1:?quire binary}
+secs=${2:-10}
+threads=${3:-16}
+dir=$(mktemp -d)
+qport=$((34000 + RANDOM % 1000))
+rport=$((qport + 1000))
+qsrv=""
+rsrv=""
+follow=""
+cleanup() {
+  [ -n "$follow" ] && kill "$follow" 2>/dev/null || true
+  [ -n "$rsrv" ] && kill "$rsrv" 2>/dev/null || true
+  [ -n "$qsrv" ] && kill "$qsrv" 2>/dev/null || true
+  wait 2>/dev/null || true
+  rm -rf "$dir"
+}
+trap cleanup EXIT
+
+fail() {
+  echo "replication test: $*"
+  echo "--- replica status"; rcli -e "SHOW SLAVE STATUS\G" 2>&1 | grep -E "Running|Error|Pos|File" || true
+  echo "--- replica error log"; tail -20 "$dir/replica.err" || true
+  echo "--- quire log"; tail -20 "$dir/quire.log" || true
+  exit 1
+}
+qcli() { mariadb -h127.0.0.1 -P$qport -uroot "$@"; }
+rcli() { mariadb -S "$dir/replica.sock" -uroot "$@"; }
+start_quire() {
+  $q serve --datadir="$dir/q" --port=$qport --log-bin=ON --max-connections=300 >>"$dir/quire.log" 2>&1 &
+  qsrv=$!
+  for _ in $(seq 1 200); do qcli -e "select 1" >/dev/null 2>&1 && return 0; sleep 0.1; done
+  fail "quire serve did not start"
+}
+
+start_quire
+qcli -e "CREATE USER repl@'%' IDENTIFIED WITH mysql_native_password BY 'rpw';
+         GRANT REPLICATION SLAVE ON *.* TO repl@'%'; CREATE DATABASE sbtest"
+
+mariadb-install-db --no-defaults --datadir="$dir/replica" --user=root >"$dir/install.log" 2>&1 \
+  || { cat "$dir/install.log"; fail "mariadb-install-db failed"; }
+mariadbd --no-defaults --datadir="$dir/replica" --port=$rport --socket="$dir/replica.sock" \
+  --user=root --server-id=2 --skip-grant-tables --relay-log="$dir/relay" \
+  --character-set-server=utf8mb4 --collation-server=utf8mb4_general_ci \
+  --log-error="$dir/replica.err" &
+rsrv=$!
+for _ in $(seq 1 200); do rcli -e "select 1" >/dev/null 2>&1 && break; sleep 0.1; done
+rcli -e "CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT=$qport, MASTER_USER='repl',
+         MASTER_PASSWORD='rpw', MASTER_LOG_FILE='binlog.000001', MASTER_LOG_POS=4,
+         MASTER_USE_GTID=no, MASTER_CONNECT_RETRY=1; START SLAVE"
+
+mariadb-binlog --read-from-remote-server --stop-never -h127.0.0.1 -P$qport -urepl -prpw \
+  --default-auth=mysql_native_password -v binlog.000001 >"$dir/follow.out" 2>"$dir/follow.err" &
+follow=$!
+
+sb="sysbench --db-driver=mysql --mysql-host=127.0.0.1 --mysql-port=$qport --mysql-user=root
+    --mysql-db=sbtest --tables=4 --table-size=2000"
+$sb oltp_write_only prepare >"$dir/sb.log" 2>&1 || { cat "$dir/sb.log"; fail "sysbench prepare failed"; }
+$sb --threads=$threads --time=$secs oltp_write_only run >"$dir/sb-run.log" 2>&1 &
+sbpid=$!
+sleep $((secs / 2))
+qcli -e "FLUSH BINARY LOGS"
+wait $sbpid || { cat "$dir/sb-run.log"; fail "sysbench run failed"; }
+echo "source: $(grep -E 'transactions:' "$dir/sb-run.log" | xargs)"
+
+# mariadb-binlog followed live: it reaches the source's position (in the
+# file after the rotation) and printed every row change so far (sysbench
+# keeps each table at 2000 rows: inserts minus deletes = 4 x 2000).
+read -r qfile qpos < <(qcli -N -e "SHOW MASTER STATUS" | awk '{print $1, $2}')
+for _ in $(seq 1 150); do
+  grep -q "Rotate to $qfile" "$dir/follow.out" && grep -q "end_log_pos $qpos " "$dir/follow.out" && break
+  sleep 0.2
+done
+grep -q "end_log_pos $qpos " "$dir/follow.out" || fail "mariadb-binlog --stop-never did not reach $qfile:$qpos ($(tail -3 "$dir/follow.err"))"
+ins=$(grep -c '^### INSERT INTO `sbtest`' "$dir/follow.out" || true)
+del=$(grep -c '^### DELETE FROM `sbtest`' "$dir/follow.out" || true)
+upd=$(grep -c '^### UPDATE `sbtest`' "$dir/follow.out" || true)
+[ "$((ins - del))" = 8000 ] || fail "mariadb-binlog --stop-never saw $ins inserts and $del deletes, the tables hold 8000 rows ($(tail -3 "$dir/follow.err"))"
+[ "$upd" -gt 0 ] || fail "mariadb-binlog --stop-never saw no updates"
+kill $follow 2>/dev/null || true; wait $follow 2>/dev/null || true; follow=""
+echo "mariadb-binlog --stop-never: $ins inserts, $upd updates, $del deletes followed live"
+
+# kill -9 of the source, restart, more writes.
+kill -9 $qsrv; wait $qsrv 2>/dev/null || true
+start_quire
+$sb --threads=4 --time=3 oltp_write_only run >"$dir/sb-run2.log" 2>&1 || { cat "$dir/sb-run2.log"; fail "sysbench after restart failed"; }
+
+# Caught up: the replica executed everything up to quire's position.
+read -r qfile qpos < <(qcli -N -e "SHOW MASTER STATUS" | awk '{print $1, $2}')
+for _ in $(seq 1 300); do
+  st=$(rcli -e "SHOW SLAVE STATUS\G")
+  rfile=$(echo "$st" | awk '/ Relay_Master_Log_File:/ {print $2}')
+  rpos=$(echo "$st" | awk '/ Exec_Master_Log_Pos:/ {print $2}')
+  [ "$rfile" = "$qfile" ] && [ "$rpos" = "$qpos" ] && break
+  echo "$st" | grep -qE "Slave_SQL_Running: No" && fail "replica SQL thread stopped"
+  sleep 0.2
+done
+[ "$rfile" = "$qfile" ] && [ "$rpos" = "$qpos" ] || fail "replica at $rfile:$rpos, source at $qfile:$qpos"
+rcli -e "SHOW SLAVE STATUS\G" | grep -q "Slave_IO_Running: Yes" || fail "replica I/O thread not running"
+
+for t in 1 2 3 4; do
+  a=$(qcli -N -e "SELECT id, k, c, pad FROM sbtest.sbtest$t ORDER BY id" | md5sum)
+  b=$(rcli -N -e "SELECT id, k, c, pad FROM sbtest.sbtest$t ORDER BY id" | md5sum)
+  [ "$a" = "$b" ] || fail "sbtest$t differs between quire and the replica"
+done
+echo "MariaDB replica: caught up at $qfile:$qpos after a rotation and a kill -9 of the source; 4 tables equal"
