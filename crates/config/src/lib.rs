@@ -357,6 +357,11 @@ pub struct Config {
     /// `binlog_checksum`: CRC32 (default, true) or NONE. Dynamic.
     pub binlog_checksum: bool,
 
+    /// `binlog_row_metadata`: MINIMAL (default, false) or FULL (true:
+    /// TABLE_MAP events also carry column names, the primary key and
+    /// ENUM/SET members, as CDC tools want). Dynamic.
+    pub binlog_row_metadata_full: bool,
+
     /// `server_id`: written into every event. Default 1. Dynamic.
     pub server_id: u32,
 
@@ -469,6 +474,7 @@ impl Default for Config {
             binlog_cache_size: 32_768,
             max_binlog_cache_size: 18_446_744_073_709_547_520,
             binlog_checksum: true,
+            binlog_row_metadata_full: false,
             server_id: 1,
             quire_prepare_flush_per_trx: false,
             port: 3306,

@@ -317,6 +317,19 @@ pub static REGISTRY: &[VarInfo] = &[
         set: |_, _| {},
     },
     VarInfo {
+        name: "binlog_row_metadata",
+        kind: VarKind::Enum {
+            values: &["MINIMAL", "FULL"],
+            aliases: &[],
+            unsupported: &[],
+        },
+        default: "MINIMAL",
+        dynamic: true,
+        help: "Table metadata in the binary log's TABLE_MAP events; FULL adds column names, the primary key and ENUM/SET members.",
+        get: |c| Value::Enum(if c.binlog_row_metadata_full { "FULL" } else { "MINIMAL" }),
+        set: |c, v| c.binlog_row_metadata_full = v.as_name() == "FULL",
+    },
+    VarInfo {
         name: "caching_sha2_password_auto_generate_rsa_keys",
         kind: VarKind::Bool,
         default: "ON",

@@ -93,6 +93,7 @@ fn defaults_print_as_show_variables_does() {
         ("binlog_group_commit_sync_delay", "0"),
         ("binlog_group_commit_sync_no_delay_count", "0"),
         ("binlog_row_image", "FULL"),
+        ("binlog_row_metadata", "MINIMAL"),
         ("caching_sha2_password_auto_generate_rsa_keys", "ON"),
         ("cte_max_recursion_depth", "1000"),
         ("datadir", "./quire-data"),

@@ -74,7 +74,7 @@ use parking_lot::{Condvar, Mutex, MutexGuard};
 use quire_storage::CheckpointPin;
 
 use crate::binlog::cache::{CacheLimits, TrxCache};
-use crate::binlog::format::{EventWriter, RowImage, RowsKind};
+use crate::binlog::format::{EventWriter, FullMetadata, RowImage, RowsKind};
 use crate::binlog::{Active, Binlog};
 use crate::catalog::TableDef;
 use crate::engine::{ApplyWrite, BigCommit, Inner, RecWrite};
@@ -355,7 +355,13 @@ const ENCODE_ROWS_BATCH: usize = 4096;
 /// Encodes a transaction's events, BEGIN through its last rows event, into
 /// `cache` at positions counted from 0 (the flush stage relocates them and
 /// adds the XID event, whose xid is known only once the PREPARE is logged).
-fn encode_events(w: &EventWriter, writes: &[TxWrite], cache: &mut TrxCache) -> Result<()> {
+/// `full`: binlog_row_metadata=FULL (column names and more in TABLE_MAP).
+fn encode_events(
+    w: &EventWriter,
+    writes: &[TxWrite],
+    full: bool,
+    cache: &mut TrxCache,
+) -> Result<()> {
     // Temporary tables are not logged (binlog_format=ROW); a transaction
     // that wrote only them logs nothing at all (temp_table.rs). Nor are
     // the system tables (see `is_system_schema`).
@@ -392,6 +398,11 @@ fn encode_events(w: &EventWriter, writes: &[TxWrite], cache: &mut TrxCache) -> R
     for tdef in tables {
         let types = tdef.types();
         let nullable: Vec<bool> = tdef.columns.iter().map(|c| c.nullable).collect();
+        let names: Vec<&str> = tdef.columns.iter().map(|c| c.name.as_str()).collect();
+        let meta = FullMetadata {
+            names: &names,
+            primary_key: &tdef.primary,
+        };
         let ev = w.table_map(
             at,
             ts,
@@ -400,6 +411,7 @@ fn encode_events(w: &EventWriter, writes: &[TxWrite], cache: &mut TrxCache) -> R
             &tdef.name,
             &types,
             &nullable,
+            full.then_some(&meta),
         );
         push(&ev, &mut at)?;
         let groups = row_groups(&writes, tdef.id);
@@ -589,7 +601,7 @@ impl Inner {
     fn fill_binlog_cache(&self, p: &Pipeline, trx_id: u64, writes: &[TxWrite]) -> Result<TrxCache> {
         let w = p.binlog.encoder();
         let mut cache = TrxCache::new(self.cache_limits(p, ("trx", trx_id)), w.checksum);
-        encode_events(&w, writes, &mut cache)?;
+        encode_events(&w, writes, self.row_metadata_full(), &mut cache)?;
         if cache.is_empty() {
             return Ok(cache);
         }
@@ -632,7 +644,7 @@ impl Inner {
                 let mut limits = self.cache_limits(p, ("xid", t.xid));
                 limits.max_bytes = u64::MAX;
                 let mut c = TrxCache::new(limits, a.checksum);
-                encode_events(&w, &t.writes, &mut c)?;
+                encode_events(&w, &t.writes, self.row_metadata_full(), &mut c)?;
                 c
             }
         };
@@ -652,6 +664,10 @@ impl Inner {
         let w = p.binlog.writer_for(a.checksum);
         bytes.extend(w.xid(a.pos + bytes.len() as u64, now_s(), t.xid));
         Ok(())
+    }
+
+    fn row_metadata_full(&self) -> bool {
+        self.settings.row_metadata_full.load(Ordering::Relaxed)
     }
 
     fn flush_redo_for_commit(&self, lsn: u64) -> Result<()> {

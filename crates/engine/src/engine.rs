@@ -102,6 +102,8 @@ pub struct Settings {
     /// `binlog_cache_size`, `max_binlog_cache_size` (binlog/cache.rs).
     pub binlog_cache_size: AtomicU64,
     pub max_binlog_cache_size: AtomicU64,
+    /// `binlog_row_metadata=FULL`.
+    pub row_metadata_full: AtomicBool,
     pub prepare_flush_per_trx: AtomicBool,
     /// `innodb_stats_persistent`, `innodb_stats_auto_recalc`,
     /// `innodb_stats_persistent_sample_pages` (stats.rs).
@@ -412,6 +414,7 @@ impl Engine {
                 max_binlog_size: AtomicU64::new(cfg.max_binlog_size),
                 binlog_cache_size: AtomicU64::new(cfg.binlog_cache_size),
                 max_binlog_cache_size: AtomicU64::new(cfg.max_binlog_cache_size),
+                row_metadata_full: AtomicBool::new(cfg.binlog_row_metadata_full),
                 prepare_flush_per_trx: AtomicBool::new(cfg.quire_prepare_flush_per_trx),
                 stats_persistent: AtomicBool::new(cfg.innodb_stats_persistent),
                 stats_auto_recalc: AtomicBool::new(cfg.innodb_stats_auto_recalc),
@@ -694,6 +697,8 @@ impl Engine {
             .store(next.binlog_cache_size, Ordering::Release);
         s.max_binlog_cache_size
             .store(next.max_binlog_cache_size, Ordering::Release);
+        s.row_metadata_full
+            .store(next.binlog_row_metadata_full, Ordering::Release);
         s.prepare_flush_per_trx
             .store(next.quire_prepare_flush_per_trx, Ordering::Release);
         s.stats_persistent

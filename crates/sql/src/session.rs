@@ -814,11 +814,16 @@ impl Session {
             };
             crate::authorize::check_use(&ck, db)?;
         }
-        let found = self
-            .engine
-            .databases()
-            .into_iter()
-            .find(|d| d.eq_ignore_ascii_case(db));
+        // information_schema is no stored database, yet every account may
+        // make it the default (CDC tools connect with it).
+        let found = if db.eq_ignore_ascii_case("information_schema") {
+            Some("information_schema".to_string())
+        } else {
+            self.engine
+                .databases()
+                .into_iter()
+                .find(|d| d.eq_ignore_ascii_case(db))
+        };
         match found {
             Some(_) => {
                 self.db = Some(db.to_string());

@@ -21,7 +21,11 @@ fn table(e: &Engine) -> Arc<TableDef> {
     e.create_table(
         "d",
         "t",
-        vec![ColumnDef::new("id", ColumnType::Int { unsigned: false }, false)],
+        vec![ColumnDef::new(
+            "id",
+            ColumnType::Int { unsigned: false },
+            false,
+        )],
         vec![0],
         vec![],
         false,
@@ -40,7 +44,10 @@ fn drain(e: &Engine, cur: &mut DumpCursor) -> (Vec<u8>, u32) {
     let b = e.binlog().expect("binlog on");
     let (mut types, mut files) = (Vec::new(), 0);
     loop {
-        match b.dump_next(cur, Duration::from_millis(5)).expect("dump_next") {
+        match b
+            .dump_next(cur, Duration::from_millis(5))
+            .expect("dump_next")
+        {
             DumpStep::Event(ev) => types.push(ev[4]),
             DumpStep::NextFile => files += 1,
             DumpStep::Idle => return (types, files),
@@ -73,7 +80,11 @@ fn a_dump_reads_every_published_event_across_rotation_and_a_crash() {
         commit(&e, &t, id);
     }
     let (types, files) = drain(&e, &mut cur);
-    assert_eq!(types.first(), Some(&event_type::ROTATE), "the old file's end");
+    assert_eq!(
+        types.first(),
+        Some(&event_type::ROTATE),
+        "the old file's end"
+    );
     assert_eq!(files, 1);
     assert_eq!(xids(&types), 2, "{types:?}");
     let crashed = cur.name.clone();
@@ -109,5 +120,8 @@ fn a_dump_from_an_unknown_file_or_past_the_end_is_error_1236() {
     let (code, msg) = err(b.dump_open(&name, end + 1)).expect("past the end refused");
     assert_eq!(code, 1236);
     assert!(msg.contains("position > file size"), "{msg}");
-    assert!(b.dump_open(&name, end).is_ok(), "at the end: waits for more");
+    assert!(
+        b.dump_open(&name, end).is_ok(),
+        "at the end: waits for more"
+    );
 }

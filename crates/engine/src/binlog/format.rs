@@ -311,6 +311,12 @@ const Q_CATALOG_NZ_CODE: u8 = 6;
 // TABLE_MAP optional metadata field types.
 const OPT_SIGNEDNESS: u8 = 1;
 const OPT_DEFAULT_CHARSET: u8 = 2;
+const OPT_ENUM_AND_SET_DEFAULT_CHARSET: u8 = 10;
+// binlog_row_metadata=FULL only.
+const OPT_COLUMN_NAME: u8 = 4;
+const OPT_SET_STR_VALUE: u8 = 5;
+const OPT_ENUM_STR_VALUE: u8 = 6;
+const OPT_SIMPLE_PRIMARY_KEY: u8 = 8;
 
 // ---------------------------------------------------------------------------
 // CRC32 (IEEE 802.3 / zlib polynomial, reflected 0xEDB88320)
@@ -487,7 +493,8 @@ impl EventWriter {
     /// transaction. `nullable[i]` is whether column `i` may be NULL.
     /// Adds the optional metadata MySQL 8 writes with
     /// `binlog_row_metadata=MINIMAL`: signedness of numeric columns and the
-    /// collation of string columns.
+    /// collation of string columns; with `full` (FULL) also the column
+    /// names, ENUM/SET members and the primary key.
     #[allow(clippy::too_many_arguments)]
     pub fn table_map(
         &self,
@@ -498,6 +505,7 @@ impl EventWriter {
         table: &str,
         types: &[ColumnType],
         nullable: &[bool],
+        full: Option<&FullMetadata<'_>>,
     ) -> Vec<u8> {
         let db = &db.as_bytes()[..db.len().min(255)];
         let table = &table.as_bytes()[..table.len().min(255)];
@@ -527,6 +535,9 @@ impl EventWriter {
             }
         }
         optional_metadata(types, &mut body);
+        if let Some(f) = full {
+            full_metadata(types, f, &mut body);
+        }
         self.event(event_type::TABLE_MAP, pos, timestamp, 0, &body)
     }
 
@@ -782,6 +793,7 @@ impl EventWriter {
                 st.table,
                 st.types,
                 st.nullable,
+                None,
             ));
             let p = start + rest.len() as u64;
             for ev in self.rows_events(
@@ -989,6 +1001,70 @@ fn optional_metadata(types: &[ColumnType], out: &mut Vec<u8>) {
         out.push(OPT_DEFAULT_CHARSET);
         put_packed_int(out, v.len() as u64);
         out.extend_from_slice(&v);
+    }
+    // ENUM and SET members are utf8mb4 text: one default for all of them
+    // (readers decode the members of FULL metadata with it).
+    if types
+        .iter()
+        .any(|t| matches!(t, ColumnType::Enum { .. } | ColumnType::Set { .. }))
+    {
+        let mut v = Vec::new();
+        put_packed_int(&mut v, u64::from(COLLATION_UTF8MB4_BIN));
+        out.push(OPT_ENUM_AND_SET_DEFAULT_CHARSET);
+        put_packed_int(out, v.len() as u64);
+        out.extend_from_slice(&v);
+    }
+}
+
+/// What `binlog_row_metadata=FULL` adds to a TABLE_MAP event.
+pub struct FullMetadata<'a> {
+    /// Every column's name, in table order.
+    pub names: &'a [&'a str],
+    /// The primary key's columns (by position), if it has one.
+    pub primary_key: &'a [usize],
+}
+
+/// The FULL part of a TABLE_MAP's optional metadata, in MySQL's order of
+/// field types: COLUMN_NAME, SET_STR_VALUE, ENUM_STR_VALUE,
+/// SIMPLE_PRIMARY_KEY. Each field is type, packed length, value.
+fn full_metadata(types: &[ColumnType], f: &FullMetadata<'_>, out: &mut Vec<u8>) {
+    let field = |out: &mut Vec<u8>, kind: u8, v: &[u8]| {
+        out.push(kind);
+        put_packed_int(out, v.len() as u64);
+        out.extend_from_slice(v);
+    };
+    let put_str = |v: &mut Vec<u8>, s: &str| {
+        put_packed_int(v, s.len() as u64);
+        v.extend_from_slice(s.as_bytes());
+    };
+    let mut v = Vec::new();
+    for n in f.names {
+        put_str(&mut v, n);
+    }
+    field(out, OPT_COLUMN_NAME, &v);
+    for (kind, want_set) in [(OPT_SET_STR_VALUE, true), (OPT_ENUM_STR_VALUE, false)] {
+        let mut v = Vec::new();
+        for t in types {
+            let members = match t {
+                ColumnType::Set { members } if want_set => members,
+                ColumnType::Enum { members } if !want_set => members,
+                _ => continue,
+            };
+            put_packed_int(&mut v, members.len() as u64);
+            for m in members.iter() {
+                put_str(&mut v, m);
+            }
+        }
+        if !v.is_empty() {
+            field(out, kind, &v);
+        }
+    }
+    if !f.primary_key.is_empty() {
+        let mut v = Vec::new();
+        for &c in f.primary_key {
+            put_packed_int(&mut v, c as u64);
+        }
+        field(out, OPT_SIMPLE_PRIMARY_KEY, &v);
     }
 }
 

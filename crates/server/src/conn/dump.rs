@@ -107,11 +107,7 @@ impl Conn {
     }
 
     fn announced(&self) -> Announced {
-        let var = |n: &str| {
-            self.session
-                .as_ref()
-                .and_then(|s| text_of(&s.user_var(n)))
-        };
+        let var = |n: &str| self.session.as_ref().and_then(|s| text_of(&s.user_var(n)));
         let checksum = var("master_binlog_checksum");
         let heartbeat_ns = var("master_heartbeat_period")
             .and_then(|v| v.trim().parse::<f64>().ok())
@@ -164,7 +160,11 @@ impl Conn {
         ann: &Announced,
     ) -> Result<(), DumpEnd> {
         let b = engine.binlog().ok_or_else(|| {
-            DumpEnd::Log(EngineError::new(1381, "HY000", "You are not using binary logging"))
+            DumpEnd::Log(EngineError::new(
+                1381,
+                "HY000",
+                "You are not using binary logging",
+            ))
         })?;
         let server_id = engine.config().server_id;
         let mut cur = b.dump_open(name, pos).map_err(DumpEnd::Log)?;

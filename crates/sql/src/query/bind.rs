@@ -691,7 +691,17 @@ impl<'a> Binder<'a> {
                 if sample.is_some() {
                     return Err(crate::parse::syntax_error("TABLESAMPLE"));
                 }
-                let (db, tname) = split_name(name)?;
+                let (mut db, tname) = split_name(name)?;
+                // With information_schema the current database, an
+                // unqualified name is one of its tables.
+                if db.is_none()
+                    && self
+                        .cx
+                        .db
+                        .is_some_and(|d| d.eq_ignore_ascii_case("information_schema"))
+                {
+                    db = Some("information_schema".to_string());
+                }
                 let alias_name = alias
                     .as_ref()
                     .map(|a| a.name.value.clone())
