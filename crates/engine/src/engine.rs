@@ -183,6 +183,8 @@ pub(crate) struct Inner {
     /// Shared by every binlog commit, exclusive for a large one
     /// (bigtrx.rs, "The commit gate").
     pub(crate) big_gate: RwLock<()>,
+    /// `@@server_uuid`, from `auto.cnf` (server_uuid.rs).
+    server_uuid: String,
 }
 
 /// An open engine (cheap to clone).
@@ -347,6 +349,7 @@ impl Engine {
             logical.push((s, e, p.to_vec()))
         })?;
         reset_tmpdir(&cfg.datadir);
+        let server_uuid = crate::server_uuid::load_or_create(&vfs, &cfg.datadir)?;
         // Frames naming a large transaction's file get its record (the
         // file was synced before the frame was appended: bigtrx.rs).
         let side = SideFiles::new(vfs.clone(), &cfg.datadir);
@@ -448,6 +451,7 @@ impl Engine {
             stats: StatsRegistry::default(),
             side: SideFiles::new(vfs.clone(), &cfg.datadir),
             big_gate: RwLock::new(()),
+            server_uuid,
         });
         inner.load_catalog()?;
         let mut rec = EngineRecovery {
@@ -1169,6 +1173,11 @@ impl Engine {
     /// (nothing happens with the binary log off, as in MySQL).
     pub fn rotate_binlog(&self) -> Result<()> {
         self.inner.rotate_binlog()
+    }
+
+    /// `@@server_uuid`: this data directory's identity (`auto.cnf`).
+    pub fn server_uuid(&self) -> &str {
+        &self.inner.server_uuid
     }
 
     /// The binary log, when log_bin is ON.

@@ -22,6 +22,7 @@ mod mdl;
 pub mod mvcc;
 pub mod offpage;
 pub mod rebuild;
+mod server_uuid;
 mod sizes;
 mod stats;
 mod syncer;

@@ -93,7 +93,14 @@ pub(crate) const SESSION_VARS: &[(&str, &str)] = &[
     ("collation_database", "utf8mb4_0900_ai_ci"),
     ("collation_server", "utf8mb4_0900_ai_ci"),
     ("default_storage_engine", "InnoDB"),
+    // No GTIDs yet: the transactions are ANONYMOUS, as MySQL's with
+    // gtid_mode=OFF (the inert values below refuse any other setting).
+    ("enforce_gtid_consistency", "OFF"),
     ("foreign_key_checks", "ON"),
+    ("gtid_executed", ""),
+    ("gtid_mode", "OFF"),
+    ("gtid_next", "AUTOMATIC"),
+    ("gtid_purged", ""),
     ("init_connect", ""),
     ("interactive_timeout", "28800"),
     ("license", "Apache-2.0"),
@@ -107,6 +114,8 @@ pub(crate) const SESSION_VARS: &[(&str, &str)] = &[
     ("performance_schema", "OFF"),
     ("query_cache_size", "0"),
     ("query_cache_type", "OFF"),
+    // The engine's (auto.cnf): see `Session::sysvar`.
+    ("server_uuid", ""),
     ("session_track_gtids", "OFF"),
     ("sql_auto_is_null", "OFF"),
     ("sql_mode", "ONLY_FULL_GROUP_BY,STRICT_TRANS_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION"),
@@ -131,6 +140,8 @@ pub(crate) const SESSION_VARS: &[(&str, &str)] = &[
 
 /// Variables SET must refuse at any scope (1238).
 const READ_ONLY_VARS: &[&str] = &[
+    "gtid_executed",
+    "server_uuid",
     "version",
     "version_comment",
     "license",
@@ -156,6 +167,9 @@ fn inert_value_ok(name: &str, text: &str) -> Option<bool> {
         "sql_quote_show_create" => flag(true),
         "auto_increment_increment" | "auto_increment_offset" => up == "1" || up == "DEFAULT",
         "mandatory_roles" => up.is_empty() || up == "DEFAULT",
+        "gtid_mode" | "enforce_gtid_consistency" => flag(false),
+        "gtid_next" => up == "AUTOMATIC" || up == "DEFAULT",
+        "gtid_purged" => up.is_empty(),
         _ => return None,
     })
 }
@@ -411,6 +425,7 @@ impl Env for Session {
             "warning_count" => return Ok(Value::Int(self.warnings.len() as i64)),
             "error_count" => return Ok(Value::Int(0)),
             "pseudo_thread_id" => return Ok(Value::UInt(self.conn_id)),
+            "server_uuid" => return Ok(Value::text(self.engine.server_uuid())),
             "hostname" => return Ok(Value::text("localhost")),
             "collation_database" | "character_set_database" if scope != Scope::Global => {
                 let c = match self.db.as_deref() {
@@ -424,6 +439,11 @@ impl Env for Session {
                 }));
             }
             _ => {}
+        }
+        // Enumerations whose values include OFF/ON: read as text (MySQL's
+        // @@gtid_mode is 'OFF', not 0).
+        if matches!(n.as_str(), "gtid_mode" | "enforce_gtid_consistency") {
+            return Ok(Value::text("OFF"));
         }
         if scope != Scope::Global {
             if let Some(v) = self.vars.get(&n) {
@@ -1063,7 +1083,9 @@ impl Session {
             if out.iter().any(|(n, _)| n == k) {
                 continue;
             }
-            let val = if global {
+            let val = if *k == "server_uuid" {
+                self.engine.server_uuid().to_string()
+            } else if global {
                 overrides.get(*k).cloned().unwrap_or_else(|| v.to_string())
             } else {
                 match *k {
