@@ -966,6 +966,14 @@ pub(crate) fn check(tg: &Target, cmd: &Command) -> SqlResult<()> {
             },
             Show::Index(n) => check_any_on_table(tg, n, None),
             Show::CreateDatabase(d) => check_use(ck, d),
+            // MySQL 8.0: SHOW BINLOG EVENTS needs REPLICATION SLAVE.
+            Show::BinlogEvents { .. } => {
+                if ck.global(Privs::REPL_SLAVE) {
+                    Ok(())
+                } else {
+                    Err(specific_denied("REPLICATION SLAVE"))
+                }
+            }
             Show::BinaryLogs | Show::MasterStatus | Show::ReplicaStatus { .. } => {
                 if ck.global(Privs::SUPER) || ck.global(Privs::REPL_CLIENT) {
                     Ok(())

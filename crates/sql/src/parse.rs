@@ -111,6 +111,13 @@ pub enum Show {
     },
     EngineInnodbStatus,
     BinaryLogs,
+    /// `SHOW BINLOG EVENTS [IN 'file'] [FROM pos] [LIMIT [offset,] n]`.
+    BinlogEvents {
+        file: Option<String>,
+        from: u64,
+        offset: u64,
+        limit: Option<u64>,
+    },
     MasterStatus,
     Warnings,
     Errors,
@@ -1308,10 +1315,19 @@ fn parse_show(p: &mut Parser) -> Result<Show, ParserError> {
         "ENGINES" => Show::Engines,
         "BINARY" => {
             let t = p.next_token();
-            if word_upper(&t.token).as_deref() != Some("LOGS") {
-                return p.expected("LOGS", t);
+            match word_upper(&t.token).as_deref() {
+                Some("LOGS") => Show::BinaryLogs,
+                // MySQL 8.2's name for SHOW MASTER STATUS.
+                Some("LOG") if p.parse_keyword(Keyword::STATUS) => Show::MasterStatus,
+                _ => return p.expected("LOGS or LOG STATUS", t),
             }
-            Show::BinaryLogs
+        }
+        "BINLOG" => {
+            let t = p.next_token();
+            if word_upper(&t.token).as_deref() != Some("EVENTS") {
+                return p.expected("EVENTS", t);
+            }
+            parse_binlog_events(p)?
         }
         "MASTER" => {
             if p.parse_keyword(Keyword::STATUS) {
@@ -1553,6 +1569,49 @@ fn parse_show(p: &mut Parser) -> Result<Show, ParserError> {
         _ => return p.expected("a SHOW statement quire knows", t),
     };
     Ok(show)
+}
+
+/// The clauses of SHOW BINLOG EVENTS after EVENTS.
+fn parse_binlog_events(p: &mut Parser) -> Result<Show, ParserError> {
+    let number = |p: &mut Parser| -> Result<u64, ParserError> {
+        let t = p.next_token();
+        match &t.token {
+            Token::Number(n, _) => n
+                .parse::<u64>()
+                .map_err(|_| ParserError::ParserError(format!("Expected a number, found {n}"))),
+            _ => p.expected("a number", t),
+        }
+    };
+    let file = if p.parse_keyword(Keyword::IN) {
+        let t = p.next_token();
+        match &t.token {
+            Token::SingleQuotedString(s) | Token::DoubleQuotedString(s) => Some(s.clone()),
+            _ => return p.expected("a file name", t),
+        }
+    } else {
+        None
+    };
+    let from = if p.parse_keyword(Keyword::FROM) {
+        number(p)?
+    } else {
+        0
+    };
+    let (mut offset, mut limit) = (0, None);
+    if p.parse_keyword(Keyword::LIMIT) {
+        let first = number(p)?;
+        if p.consume_token(&Token::Comma) {
+            offset = first;
+            limit = Some(number(p)?);
+        } else {
+            limit = Some(first);
+        }
+    }
+    Ok(Show::BinlogEvents {
+        file,
+        from,
+        offset,
+        limit,
+    })
 }
 
 fn skip_limit(p: &mut Parser) -> Result<(), ParserError> {

@@ -177,6 +177,16 @@ fn pairs(v: Vec<(String, String)>) -> Vec<Vec<Value>> {
         .collect()
 }
 
+/// SHOW BINLOG EVENTS' columns.
+const BINLOG_EVENT_COLUMNS: [&str; 6] = [
+    "Log_name",
+    "Pos",
+    "Event_type",
+    "Server_id",
+    "End_log_pos",
+    "Info",
+];
+
 pub fn virtual_table(s: &Session, db: &str, name: &str) -> Option<Virtual> {
     let db = db.to_ascii_lowercase();
     let name = name.to_ascii_lowercase();
@@ -629,6 +639,38 @@ pub fn show(s: &mut Session, sh: &Show) -> SqlResult<Output> {
             let mut out = rows_out(&["Log_name", "File_size", "Encrypted"], rows);
             if let Output::Rows { columns, .. } = &mut out {
                 columns[1].ty = ColumnType::BigInt { unsigned: true };
+            }
+            Ok(out)
+        }
+        Show::BinlogEvents {
+            file,
+            from,
+            offset,
+            limit,
+        } => {
+            let Some(b) = engine.binlog() else {
+                // MySQL answers an empty set without a binary log.
+                return Ok(rows_out(&BINLOG_EVENT_COLUMNS, Vec::new()));
+            };
+            let rows = b
+                .show_events(file.as_deref(), *from, *offset, *limit)?
+                .into_iter()
+                .map(|e| {
+                    vec![
+                        text(&e.log_name),
+                        Value::UInt(e.pos),
+                        text(e.event_type),
+                        Value::UInt(u64::from(e.server_id)),
+                        Value::UInt(e.end_log_pos),
+                        text(&e.info),
+                    ]
+                })
+                .collect();
+            let mut out = rows_out(&BINLOG_EVENT_COLUMNS, rows);
+            if let Output::Rows { columns, .. } = &mut out {
+                for i in [1, 3, 4] {
+                    columns[i].ty = ColumnType::BigInt { unsigned: true };
+                }
             }
             Ok(out)
         }

@@ -173,7 +173,9 @@ mod values;
 #[cfg(test)]
 mod tests;
 
-pub use reader::{parse_events, DecodedRow, EventData, ParsedEvent, ParsedLog, RowsEventData};
+pub use reader::{
+    parse_event, parse_events, DecodedRow, EventData, ParsedEvent, ParsedLog, RowsEventData,
+};
 pub use values::{
     binlog_type, bitmap_len, decimal_bin_size, decode_decimal, decode_row_image, decode_value,
     encode_decimal, encode_row_image, encode_value, mysql_type, put_packed_int, take_packed_int,

@@ -28,6 +28,7 @@
 pub(crate) mod cache;
 pub mod dump;
 pub mod format;
+pub mod show;
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};

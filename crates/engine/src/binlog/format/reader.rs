@@ -272,9 +272,20 @@ fn parse_one(
     have_fde: bool,
     checksum: bool,
 ) -> Result<ParsedEvent, String> {
-    let header = buf
-        .get(pos..pos + HEADER_LEN)
-        .ok_or("truncated event header")?;
+    let rest = buf.get(pos..).ok_or("truncated event header")?;
+    parse_at(rest, pos as u64, have_fde, checksum)
+}
+
+/// One event read on its own (SHOW BINLOG EVENTS): `event` holds it from
+/// its first byte, which lies at file offset `pos`; `checksum` is what its
+/// file's FORMAT_DESCRIPTION says. Checked as [`parse_events`] checks.
+pub fn parse_event(event: &[u8], pos: u64, checksum: bool) -> Result<ParsedEvent, String> {
+    parse_at(event, pos, true, checksum)
+}
+
+/// Parses the event at the start of `buf`, which lies at file offset `pos`.
+fn parse_at(buf: &[u8], pos: u64, have_fde: bool, checksum: bool) -> Result<ParsedEvent, String> {
+    let header = buf.get(..HEADER_LEN).ok_or("truncated event header")?;
     let timestamp = le_u32(header, 0)?;
     let type_code = header[4];
     let server_id = le_u32(header, 5)?;
@@ -292,9 +303,9 @@ fn parse_one(
     if size < min {
         return Err(format!("event size {size} is too small"));
     }
-    let end = pos.checked_add(size).ok_or("event size overflows")?;
-    let event = buf.get(pos..end).ok_or("truncated event")?;
-    if log_pos != (end as u64) as u32 {
+    let end = pos.checked_add(size as u64).ok_or("event size overflows")?;
+    let event = buf.get(..size).ok_or("truncated event")?;
+    if log_pos != end as u32 {
         return Err(format!(
             "log_pos {log_pos} does not match the event end {end}"
         ));
@@ -329,8 +340,8 @@ fn parse_one(
     let data = decode_body(type_code, body, fde_checksum)?;
     Ok(ParsedEvent {
         type_code,
-        pos: pos as u64,
-        end: end as u64,
+        pos,
+        end,
         timestamp,
         server_id,
         flags,
