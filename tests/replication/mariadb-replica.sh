@@ -134,6 +134,7 @@ for _ in $(seq 1 300); do
 done
 [ "$rfile" = "$qfile" ] && [ "$rpos" = "$qpos" ] || fail "replica at $rfile:$rpos, source at $qfile:$qpos"
 rcli -e "SHOW SLAVE STATUS\G" | grep -q "Slave_IO_Running: Yes" || fail "replica I/O thread not running"
+qcli -N -e "SHOW REPLICAS" | awk '{print $1}' | grep -qx 2 || fail "SHOW REPLICAS on quire does not list the replica (server_id 2)"
 
 for t in 1 2 3 4; do
   a=$(qcli -N -e "SELECT id, k, c, pad FROM sbtest.sbtest$t ORDER BY id" | md5sum)

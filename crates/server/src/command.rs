@@ -31,6 +31,7 @@ use quire_engine::Value;
 
 use crate::codec::{com, ty, Reader};
 use crate::error::ProtocolError;
+pub use quire_sql::replicas::Replica;
 
 /// One decoded client command.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -82,16 +83,6 @@ pub enum Command<'a> {
     BinlogDumpGtid,
     /// Any other command byte (answered with ERR 1047).
     Unknown(u8),
-}
-
-/// What COM_REGISTER_SLAVE carries.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Replica {
-    pub server_id: u32,
-    pub host: String,
-    pub user: String,
-    pub port: u16,
-    pub source_id: u32,
 }
 
 /// `BINLOG_DUMP_NON_BLOCK`: end the dump with EOF once caught up.

@@ -134,7 +134,7 @@ struct Conn {
     /// The account's connection slot (`max_user_connections`).
     user_conn: Option<crate::login::UserConnGuard>,
     /// This connection's COM_REGISTER_SLAVE entry (removed when dropped).
-    replica: Option<crate::replicas::Registered>,
+    replica: Option<quire_sql::replicas::Registered>,
 }
 
 /// Runs one connection to its end. Never panics outward (the caller also

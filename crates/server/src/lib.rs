@@ -82,7 +82,6 @@ mod grant_tables;
 pub mod handshake;
 mod login;
 pub mod packet;
-mod replicas;
 pub mod resultset;
 mod server;
 mod sessions;

@@ -966,8 +966,9 @@ pub(crate) fn check(tg: &Target, cmd: &Command) -> SqlResult<()> {
             },
             Show::Index(n) => check_any_on_table(tg, n, None),
             Show::CreateDatabase(d) => check_use(ck, d),
-            // MySQL 8.0: SHOW BINLOG EVENTS needs REPLICATION SLAVE.
-            Show::BinlogEvents { .. } => {
+            // MySQL 8.0: SHOW BINLOG EVENTS and SHOW REPLICAS need
+            // REPLICATION SLAVE.
+            Show::BinlogEvents { .. } | Show::Replicas { .. } => {
                 if ck.global(Privs::REPL_SLAVE) {
                     Ok(())
                 } else {

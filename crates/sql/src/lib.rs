@@ -42,6 +42,7 @@ mod parse;
 pub mod privilege;
 pub mod process;
 mod query;
+pub mod replicas;
 pub mod role_graph;
 pub mod session;
 mod session_sql;

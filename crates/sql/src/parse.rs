@@ -111,6 +111,10 @@ pub enum Show {
     },
     EngineInnodbStatus,
     BinaryLogs,
+    /// SHOW REPLICAS (`legacy`: SHOW SLAVE HOSTS and its column names).
+    Replicas {
+        legacy: bool,
+    },
     /// `SHOW BINLOG EVENTS [IN 'file'] [FROM pos] [LIMIT [offset,] n]`.
     BinlogEvents {
         file: Option<String>,
@@ -1399,6 +1403,16 @@ fn parse_show(p: &mut Parser) -> Result<Show, ParserError> {
         }
         // quire is not a replica (it replicates out, not in): MySQL's
         // answer on such a server is its columns and no row.
+        "REPLICAS" => Show::Replicas { legacy: false },
+        "SLAVE"
+            if {
+                let t = p.peek_token();
+                word_upper(&t.token).as_deref() == Some("HOSTS")
+            } =>
+        {
+            p.next_token();
+            Show::Replicas { legacy: true }
+        }
         "SLAVE" | "REPLICA" => {
             if !p.parse_keyword(Keyword::STATUS) {
                 return p.expected("STATUS", p.peek_token());

@@ -642,6 +642,32 @@ pub fn show(s: &mut Session, sh: &Show) -> SqlResult<Output> {
             }
             Ok(out)
         }
+        Show::Replicas { legacy } => {
+            let names: [&str; 5] = if *legacy {
+                ["Server_id", "Host", "Port", "Master_id", "Slave_UUID"]
+            } else {
+                ["Server_Id", "Host", "Port", "Source_Id", "Replica_UUID"]
+            };
+            let rows = crate::replicas::list()
+                .into_iter()
+                .map(|(_, r)| {
+                    vec![
+                        Value::UInt(u64::from(r.server_id)),
+                        text(&r.host),
+                        Value::UInt(u64::from(r.port)),
+                        Value::UInt(u64::from(r.source_id)),
+                        text(""),
+                    ]
+                })
+                .collect();
+            let mut out = rows_out(&names, rows);
+            if let Output::Rows { columns, .. } = &mut out {
+                for i in [0, 2, 3] {
+                    columns[i].ty = ColumnType::BigInt { unsigned: true };
+                }
+            }
+            Ok(out)
+        }
         Show::BinlogEvents {
             file,
             from,

@@ -44,7 +44,7 @@ use quire_sql::Privs;
 use super::{Conn, Flow};
 use crate::command::{Replica, BINLOG_DUMP_NON_BLOCK};
 use crate::error::ProtocolError;
-use crate::replicas;
+use quire_sql::replicas;
 
 /// How long one wait for new events lasts: also how soon KILL and
 /// shutdown are noticed by an idle dump thread.

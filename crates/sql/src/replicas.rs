@@ -3,15 +3,23 @@
 //! A replica announces its server_id, host and port before it asks for
 //! the binary log; MySQL lists them in SHOW REPLICAS. The registry holds
 //! one entry per connection that registered, removed when the connection
-//! ends. Bounded by the connections themselves (at most max_connections
-//! + 1 entries).
+//! ends (quire-server registers them). Bounded by the connections
+//! themselves (at most max_connections + 1 entries).
 
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
 use parking_lot::Mutex;
 
-use crate::command::Replica;
+/// What COM_REGISTER_SLAVE carries.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Replica {
+    pub server_id: u32,
+    pub host: String,
+    pub user: String,
+    pub port: u16,
+    pub source_id: u32,
+}
 
 fn registry() -> &'static Mutex<BTreeMap<u32, Replica>> {
     static R: OnceLock<Mutex<BTreeMap<u32, Replica>>> = OnceLock::new();
@@ -19,7 +27,7 @@ fn registry() -> &'static Mutex<BTreeMap<u32, Replica>> {
 }
 
 /// A connection's registration; dropping it removes the entry.
-pub(crate) struct Registered {
+pub struct Registered {
     conn_id: u32,
 }
 
@@ -30,7 +38,16 @@ impl Drop for Registered {
 }
 
 /// Records (or replaces) connection `conn_id`'s registration.
-pub(crate) fn register(conn_id: u32, r: Replica) -> Registered {
+pub fn register(conn_id: u32, r: Replica) -> Registered {
     registry().lock().insert(conn_id, r);
     Registered { conn_id }
+}
+
+/// The registered replicas, by connection id (SHOW REPLICAS).
+pub fn list() -> Vec<(u32, Replica)> {
+    registry()
+        .lock()
+        .iter()
+        .map(|(k, v)| (*k, v.clone()))
+        .collect()
 }
