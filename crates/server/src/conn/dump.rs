@@ -36,7 +36,9 @@
 
 use std::time::{Duration, Instant};
 
-use quire_engine::binlog::dump::{artificial_event, mid_file_format_description, DumpStep};
+use quire_engine::binlog::dump::{
+    artificial_event, mid_file_format_description, DumpCursor, DumpStep,
+};
 use quire_engine::binlog::format::{event_type, CHECKSUM_LEN, HEADER_LEN};
 use quire_engine::{Engine, EngineError, Value};
 use quire_sql::Privs;
@@ -181,10 +183,7 @@ impl Conn {
             )));
         }
         // The artificial ROTATE naming where the stream starts.
-        let mut body = cur.pos.to_le_bytes().to_vec();
-        body.extend_from_slice(cur.name.as_bytes());
-        let rotate = artificial_event(server_id, event_type::ROTATE, 0, &body, ann.checksum_crc32);
-        self.send_event(&rotate)?;
+        self.send_event(&artificial_rotate(server_id, &cur, ann.checksum_crc32))?;
         // From the start of a file the FDE comes as its first event;
         // from the middle it is sent ahead, marked as not a position.
         let mut file_crc = file_has_checksums(&fde);
@@ -217,16 +216,7 @@ impl Conn {
                     // Named to the replica by an artificial ROTATE: a file
                     // a crash closed ends without its own ROTATE event.
                     // The next file's FDE is then its first event.
-                    let mut body = cur.pos.to_le_bytes().to_vec();
-                    body.extend_from_slice(cur.name.as_bytes());
-                    let rotate = artificial_event(
-                        server_id,
-                        event_type::ROTATE,
-                        0,
-                        &body,
-                        ann.checksum_crc32,
-                    );
-                    self.send_event(&rotate)?;
+                    self.send_event(&artificial_rotate(server_id, &cur, ann.checksum_crc32))?;
                     continue;
                 }
                 DumpStep::Idle => {}
@@ -283,6 +273,14 @@ impl Conn {
         self.count_bytes();
         Ok(())
     }
+}
+
+/// The artificial ROTATE that names the file (and offset) the events
+/// after it come from.
+fn artificial_rotate(server_id: u32, cur: &DumpCursor, crc: bool) -> Vec<u8> {
+    let mut body = cur.pos.to_le_bytes().to_vec();
+    body.extend_from_slice(cur.name.as_bytes());
+    artificial_event(server_id, event_type::ROTATE, 0, &body, crc)
 }
 
 /// Why a dump stopped early.
