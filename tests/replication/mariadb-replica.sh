@@ -145,3 +145,19 @@ a=$(qcli -N -e "SELECT * FROM cdc.items ORDER BY id" | md5sum)
 b=$(rcli -N -e "SELECT * FROM cdc.items ORDER BY id" | md5sum)
 [ "$a" = "$b" ] || fail "cdc.items (DECIMAL, DATETIME, ENUM, TEXT) differs between quire and the replica"
 echo "MariaDB replica: caught up at $qfile:$qpos after a rotation and a kill -9 of the source; 5 tables equal"
+
+# A dump for a replica server_id that is already being streamed to ends the
+# older one (MySQL's kill_zombie_dump_threads): a replica that reconnects
+# after a network cut never leaves a dump thread holding a connection.
+mariadb-binlog --read-from-remote-server --stop-never --stop-never-slave-server-id=77 \
+  -h127.0.0.1 -P$qport -urepl -prpw --default-auth=mysql_native_password binlog.000001 >/dev/null 2>&1 &
+old=$!
+sleep 1
+kill -0 $old 2>/dev/null || fail "the first dump for server_id 77 ended by itself"
+mariadb-binlog --read-from-remote-server --stop-never --stop-never-slave-server-id=77 \
+  -h127.0.0.1 -P$qport -urepl -prpw --default-auth=mysql_native_password binlog.000001 >/dev/null 2>&1 &
+new=$!
+for _ in $(seq 1 50); do kill -0 $old 2>/dev/null || break; sleep 0.1; done
+kill -0 $old 2>/dev/null && fail "a second dump for server_id 77 did not end the first"
+kill $new 2>/dev/null || true; wait $new 2>/dev/null || true
+echo "a second dump for the same replica server_id ended the first"

@@ -398,7 +398,10 @@ fn encode_events(
     for tdef in tables {
         let types = tdef.types();
         let nullable: Vec<bool> = tdef.columns.iter().map(|c| c.nullable).collect();
-        let names: Vec<&str> = tdef.columns.iter().map(|c| c.name.as_str()).collect();
+        let names: Vec<&str> = match full {
+            true => tdef.columns.iter().map(|c| c.name.as_str()).collect(),
+            false => Vec::new(),
+        };
         let meta = FullMetadata {
             names: &names,
             primary_key: &tdef.primary,

@@ -558,8 +558,11 @@ impl Conn {
             }
             Command::RegisterReplica(r) => return self.register_replica(r),
             Command::BinlogDump {
-                pos, flags, file, ..
-            } => return self.binlog_dump(pos, flags, file),
+                pos,
+                flags,
+                server_id,
+                file,
+            } => return self.binlog_dump(pos, flags, server_id, file),
             Command::BinlogDumpGtid => {
                 self.send_err(
                     1236,

@@ -77,21 +77,26 @@ impl Binlog {
         *self.published.lock()
     }
 
+    /// The index's file `name`, or its first file when `name` is empty;
+    /// None when the index has no such file.
+    pub fn indexed_file(&self, name: &str) -> Result<Option<String>> {
+        let cfg = self.cfg.lock().clone();
+        let names = Binlog::read_index(&self.vfs, &cfg)?;
+        Ok(if name.is_empty() {
+            names.into_iter().next()
+        } else {
+            names.into_iter().find(|n| n == name)
+        })
+    }
+
     /// A cursor at `pos` of `name` (the first file of the index when
     /// `name` is empty; an offset below 4 means the first event).
     pub fn dump_open(&self, name: &str, pos: u64) -> Result<DumpCursor> {
-        let cfg = self.cfg.lock().clone();
-        let names = Binlog::read_index(&self.vfs, &cfg)?;
-        let name = if name.is_empty() {
-            names.first().cloned().unwrap_or_default()
-        } else {
-            name.to_string()
-        };
-        if !names.contains(&name) {
+        let Some(name) = self.indexed_file(name)? else {
             return Err(fatal(
                 "Could not find first log file name in binary log index file",
             ));
-        }
+        };
         let mut cur = self.open_cursor(&name)?;
         let len = self.readable_len(&cur)?;
         let pos = pos.max(MAGIC.len() as u64);
@@ -191,6 +196,13 @@ impl Binlog {
             }
         }
     }
+}
+
+/// Whether a file's FORMAT_DESCRIPTION event says its events carry CRC32:
+/// the checksum algorithm byte sits just before the FDE's own footer
+/// (FDEs always have one, see `EventWriter::event`).
+pub fn fde_has_checksums(fde: &[u8]) -> bool {
+    fde.len() > HEADER_LEN + CHECKSUM_LEN && fde[fde.len() - CHECKSUM_LEN - 1] == 1
 }
 
 /// An event the source makes up for the stream (fake ROTATE, HEARTBEAT):

@@ -12,8 +12,8 @@
 
 use std::time::Duration;
 
-use super::dump::DumpStep;
-use super::format::{parse_event, EventData, ParsedEvent, RowsKind, CHECKSUM_LEN, HEADER_LEN};
+use super::dump::{fde_has_checksums, DumpStep};
+use super::format::{parse_event, EventData, ParsedEvent, RowsKind};
 use super::Binlog;
 use crate::error::{EngineError, Result};
 
@@ -47,15 +47,13 @@ impl Binlog {
         offset: u64,
         limit: Option<u64>,
     ) -> Result<Vec<ShowEvent>> {
-        let mut cur =
-            self.dump_open(file.unwrap_or(""), from)
-                .map_err(|e| match e.message.as_str() {
-                    m if m.starts_with("Could not find") => failed("Could not find target log"),
-                    _ => failed("Wrong offset or I/O error"),
-                })?;
-        let fde = self.dump_format_description(&cur)?;
-        let checksum =
-            fde.len() > HEADER_LEN + CHECKSUM_LEN && fde[fde.len() - CHECKSUM_LEN - 1] == 1;
+        let Some(file) = self.indexed_file(file.unwrap_or(""))? else {
+            return Err(failed("Could not find target log"));
+        };
+        let mut cur = self
+            .dump_open(&file, from)
+            .map_err(|_| failed("Wrong offset or I/O error"))?;
+        let checksum = fde_has_checksums(&self.dump_format_description(&cur)?);
         let (name, seq) = (cur.name.clone(), cur.seq);
         let mut out = Vec::new();
         let mut skipped = 0;

@@ -31,16 +31,23 @@
 //! the log has them (MySQL's rule).
 //!
 //! The dump ends when the client goes away (a write fails), on KILL, at
-//! shutdown, or (NON_BLOCK) once it has caught up; the connection closes
-//! then, as MySQL's does.
+//! shutdown, when a new dump for the same replica server_id starts, or
+//! (NON_BLOCK) once it has caught up; the connection closes then, as
+//! MySQL's does.
 
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
+use parking_lot::Mutex;
+
 use quire_engine::binlog::dump::{
-    artificial_event, mid_file_format_description, DumpCursor, DumpStep,
+    artificial_event, fde_has_checksums, mid_file_format_description, DumpCursor, DumpStep,
 };
 use quire_engine::binlog::format::{event_type, CHECKSUM_LEN, HEADER_LEN};
-use quire_engine::{Engine, EngineError, Value};
+use quire_engine::binlog::Binlog;
+use quire_engine::{Engine, EngineError};
 use quire_sql::Privs;
 
 use super::{Conn, Flow};
@@ -64,19 +71,6 @@ struct Announced {
     /// `@mariadb_slave_capability` set: a MariaDB replica or tool, which
     /// gets DDL in its dialect (`for_mariadb`).
     mariadb: bool,
-}
-
-fn text_of(v: &Value) -> Option<String> {
-    match v {
-        Value::Null => None,
-        Value::Bytes(b) => Some(String::from_utf8_lossy(b).into_owned()),
-        Value::Int(i) => Some(i.to_string()),
-        Value::UInt(u) => Some(u.to_string()),
-        Value::Decimal(d) => Some(d.to_string()),
-        Value::Double(f) => Some(f.to_string()),
-        Value::Float(f) => Some(f.to_string()),
-        other => Some(format!("{other:?}")),
-    }
 }
 
 impl Conn {
@@ -109,7 +103,10 @@ impl Conn {
     }
 
     fn announced(&self) -> Announced {
-        let var = |n: &str| self.session.as_ref().and_then(|s| text_of(&s.user_var(n)));
+        let var = |n: &str| {
+            let v = self.session.as_ref()?.user_var(n);
+            (!v.is_null()).then(|| v.to_string())
+        };
         let checksum = var("master_binlog_checksum");
         let heartbeat_ns = var("master_heartbeat_period")
             .and_then(|v| v.trim().parse::<f64>().ok())
@@ -123,12 +120,15 @@ impl Conn {
         }
     }
 
-    /// COM_BINLOG_DUMP. Errors before the first event are ERR packets (the
-    /// connection stays); once streaming, the connection ends with it.
+    /// COM_BINLOG_DUMP. A refusal before the log is opened (1227, 1381) is
+    /// an ERR and the connection goes on; otherwise the connection ends
+    /// with the dump (after an ERR when the log could not be read), as
+    /// MySQL's does.
     pub(super) fn binlog_dump(
         &mut self,
         pos: u32,
         flags: u16,
+        replica_id: u32,
         file: &[u8],
     ) -> Result<Flow, ProtocolError> {
         match self.may_replicate() {
@@ -137,13 +137,20 @@ impl Conn {
             Ok(true) => {}
         }
         let engine: Engine = self.p.engine.clone();
-        if engine.binlog().is_none() {
+        let Some(b) = engine.binlog() else {
             self.send_err(1381, "HY000", "You are not using binary logging");
             return Ok(Flow::Continue);
-        }
+        };
         let name = String::from_utf8_lossy(file).into_owned();
         let ann = self.announced();
-        match self.stream_binlog(&engine, &name, u64::from(pos), flags, &ann) {
+        let server_id = engine.config().server_id;
+        let req = Request {
+            name: &name,
+            pos: u64::from(pos),
+            flags,
+            dumping: Dumping::start(replica_id),
+        };
+        match self.stream_binlog(b, server_id, &req, &ann) {
             Ok(()) => Ok(Flow::Close),
             Err(DumpEnd::Client(e)) => Err(e),
             Err(DumpEnd::Log(e)) => {
@@ -155,23 +162,14 @@ impl Conn {
 
     fn stream_binlog(
         &mut self,
-        engine: &Engine,
-        name: &str,
-        pos: u64,
-        flags: u16,
+        b: &Binlog,
+        server_id: u32,
+        req: &Request<'_>,
         ann: &Announced,
     ) -> Result<(), DumpEnd> {
-        let b = engine.binlog().ok_or_else(|| {
-            DumpEnd::Log(EngineError::new(
-                1381,
-                "HY000",
-                "You are not using binary logging",
-            ))
-        })?;
-        let server_id = engine.config().server_id;
-        let mut cur = b.dump_open(name, pos).map_err(DumpEnd::Log)?;
+        let mut cur = b.dump_open(req.name, req.pos).map_err(DumpEnd::Log)?;
         let fde = b.dump_format_description(&cur).map_err(DumpEnd::Log)?;
-        if !ann.checksum_aware && file_has_checksums(&fde) {
+        if !ann.checksum_aware && fde_has_checksums(&fde) {
             return Err(DumpEnd::Log(EngineError::new(
                 1236,
                 "HY000",
@@ -186,27 +184,28 @@ impl Conn {
         self.send_event(&artificial_rotate(server_id, &cur, ann.checksum_crc32))?;
         // From the start of a file the FDE comes as its first event;
         // from the middle it is sent ahead, marked as not a position.
-        let mut file_crc = file_has_checksums(&fde);
+        let mut file_crc = fde_has_checksums(&fde);
         if cur.pos > 4 {
             self.send_event(&mid_file_format_description(fde))?;
         }
         self.flush_dump()?;
         let mut last_sent = Instant::now();
         loop {
-            if self.killed() || self.p.shutdown.load(std::sync::atomic::Ordering::Acquire) {
+            if self.killed() || self.p.shutdown.load(Ordering::Acquire) || req.dumping.superseded()
+            {
                 return Ok(());
             }
             let step = b.dump_next(&mut cur, POLL).map_err(DumpEnd::Log)?;
             match step {
                 DumpStep::Event(mut ev) => {
                     match ev.get(4) {
-                        Some(&event_type::FORMAT_DESCRIPTION) => file_crc = file_has_checksums(&ev),
+                        Some(&event_type::FORMAT_DESCRIPTION) => file_crc = fde_has_checksums(&ev),
                         Some(&event_type::QUERY) if ann.mariadb => for_mariadb(&mut ev, file_crc),
                         _ => {}
                     }
                     self.send_event(&ev)?;
                     // Batch what is ready; flush once caught up.
-                    if self.w_pending() >= 64 << 10 {
+                    if self.w.pending() >= 64 << 10 {
                         self.flush_dump()?;
                     }
                     last_sent = Instant::now();
@@ -222,7 +221,7 @@ impl Conn {
                 DumpStep::Idle => {}
             }
             self.flush_dump()?;
-            if flags & BINLOG_DUMP_NON_BLOCK != 0 {
+            if req.flags & BINLOG_DUMP_NON_BLOCK != 0 {
                 crate::resultset::write_eof(self.w.begin(), 0, 0);
                 self.w.finish();
                 self.flush_dump()?;
@@ -264,10 +263,6 @@ impl Conn {
         Ok(())
     }
 
-    fn w_pending(&self) -> usize {
-        self.w.pending()
-    }
-
     fn flush_dump(&mut self) -> Result<(), DumpEnd> {
         self.flush().map_err(DumpEnd::Client)?;
         self.count_bytes();
@@ -283,18 +278,64 @@ fn artificial_rotate(server_id: u32, cur: &DumpCursor, crc: bool) -> Vec<u8> {
     artificial_event(server_id, event_type::ROTATE, 0, &body, crc)
 }
 
+/// What COM_BINLOG_DUMP asked for.
+struct Request<'a> {
+    name: &'a str,
+    pos: u64,
+    flags: u16,
+    dumping: Dumping,
+}
+
+/// The running dumps by replica server_id: a replica that reconnects
+/// (its old connection may look alive for a long time after a crash or a
+/// network cut) ends the dump still streaming to its server_id, as
+/// MySQL's `kill_zombie_dump_threads` does. server_id 0 (mariadb-binlog
+/// without --stop-never) never supersedes another.
+fn dumps() -> &'static Mutex<HashMap<u32, Arc<AtomicBool>>> {
+    static D: OnceLock<Mutex<HashMap<u32, Arc<AtomicBool>>>> = OnceLock::new();
+    D.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+/// This connection's entry in [`dumps`], removed when dropped (if it is
+/// still this connection's).
+struct Dumping {
+    replica_id: u32,
+    stop: Arc<AtomicBool>,
+}
+
+impl Dumping {
+    fn start(replica_id: u32) -> Dumping {
+        let stop = Arc::new(AtomicBool::new(false));
+        if replica_id != 0 {
+            if let Some(old) = dumps().lock().insert(replica_id, stop.clone()) {
+                old.store(true, Ordering::Release);
+            }
+        }
+        Dumping { replica_id, stop }
+    }
+
+    fn superseded(&self) -> bool {
+        self.stop.load(Ordering::Acquire)
+    }
+}
+
+impl Drop for Dumping {
+    fn drop(&mut self) {
+        let mut d = dumps().lock();
+        if d.get(&self.replica_id)
+            .is_some_and(|s| Arc::ptr_eq(s, &self.stop))
+        {
+            d.remove(&self.replica_id);
+        }
+    }
+}
+
 /// Why a dump stopped early.
 enum DumpEnd {
     /// The client is gone (a write failed).
     Client(ProtocolError),
     /// The log could not be read: sent to the client as ERR.
     Log(EngineError),
-}
-
-/// Whether a file's FORMAT_DESCRIPTION says its events carry CRC32: the
-/// checksum algorithm byte sits just before the FDE's own footer.
-fn file_has_checksums(fde: &[u8]) -> bool {
-    fde.len() > HEADER_LEN + CHECKSUM_LEN && fde[fde.len() - CHECKSUM_LEN - 1] == 1
 }
 
 /// MySQL 8.0 collations MariaDB 10.11 does not have, and the MariaDB
