@@ -12,12 +12,16 @@
 #   3. sysbench prepare (CREATE TABLE, CREATE INDEX, INSERTs) and
 #      oltp_write_only at THREADS threads for SECONDS, a FLUSH BINARY LOGS
 #      in the middle (a rotation while the replica reads);
-#   4. kill -9 of quire, restart, more writes: the replica reconnects;
+#   4. kill -9 of quire, restart, more writes (binlog_row_image=MINIMAL):
+#      the replica reconnects;
 #   5. python-mysql-replication (cdc.py) receives every row change of a
 #      workload with column names (binlog_row_metadata=FULL);
 #   6. mariadb-binlog printed every row change before the kill (inserts
 #      minus deletes = the rows in the tables); every table on the replica
-#      equals quire's (all rows, ordered) and its I/O and SQL threads run.
+#      equals quire's (all rows, ordered) and its I/O and SQL threads run;
+#   7. PURGE BINARY LOGS under a live replica, mariadb-binlog on the active
+#      file, a second dump for one server_id, semi-synchronous replication
+#      with its timeout fallback, and GTID auto-positioning (gtid.py).
 #
 # Usage: tests/replication/mariadb-replica.sh QUIRE_BIN [SECONDS] [THREADS]
 set -euo pipefail
@@ -120,6 +124,9 @@ python3 "$(dirname "$0")/cdc.py" --port $qport --ops 300 || fail "the CDC client
 # kill -9 of the source, restart, more writes.
 kill -9 $qsrv; wait $qsrv 2>/dev/null || true
 start_quire
+# After the restart, minimal row images (the key before, the changed
+# columns after): the replica applies them as MySQL's.
+qcli -e "SET GLOBAL binlog_row_image = MINIMAL"
 $sb --threads=4 --time=3 oltp_write_only run >"$dir/sb-run2.log" 2>&1 || { cat "$dir/sb-run2.log"; fail "sysbench after restart failed"; }
 
 # Caught up: the replica executed everything up to quire's position.
@@ -146,18 +153,80 @@ b=$(rcli -N -e "SELECT * FROM cdc.items ORDER BY id" | md5sum)
 [ "$a" = "$b" ] || fail "cdc.items (DECIMAL, DATETIME, ENUM, TEXT) differs between quire and the replica"
 echo "MariaDB replica: caught up at $qfile:$qpos after a rotation and a kill -9 of the source; 5 tables equal"
 
+# PURGE BINARY LOGS while the replica reads the active file: every older
+# file goes, the replica goes on (and a dump from a purged file is 1236).
+qcli -e "PURGE BINARY LOGS TO '$qfile'"
+[ "$(qcli -N -e "SHOW BINARY LOGS" | awk '{print $1}')" = "$qfile" ] || fail "PURGE BINARY LOGS TO '$qfile' left $(qcli -N -e "SHOW BINARY LOGS" | wc -l) files"
+qcli -e "CREATE DATABASE purged; CREATE TABLE purged.t (id INT PRIMARY KEY); INSERT INTO purged.t VALUES (1), (2), (3)"
+for _ in $(seq 1 100); do
+  [ "$(rcli -N -e "SELECT COUNT(*) FROM purged.t" 2>/dev/null)" = 3 ] && break
+  sleep 0.1
+done
+[ "$(rcli -N -e "SELECT COUNT(*) FROM purged.t" 2>/dev/null)" = 3 ] || fail "the replica stopped following after PURGE BINARY LOGS"
+if mariadb-binlog --read-from-remote-server -h127.0.0.1 -P$qport -urepl -prpw \
+     --default-auth=mysql_native_password binlog.000001 >/dev/null 2>"$dir/purged.err"; then
+  fail "a dump from a purged file was not refused"
+fi
+grep -q "Could not find first log file name" "$dir/purged.err" || fail "a dump from a purged file: $(cat "$dir/purged.err")"
+echo "PURGE BINARY LOGS TO $qfile: older files gone, the replica follows on"
+
+# The active file, read locally while quire writes it: events to its end
+# (the preallocated tail is placeholder events, not zeros).
+mariadb-binlog -v "$dir/q/$qfile" >"$dir/local.out" 2>"$dir/local.err" \
+  || fail "mariadb-binlog cannot read the active file $qfile: $(tail -3 "$dir/local.err")"
+grep -q '^### INSERT INTO `purged`.`t`' "$dir/local.out" || fail "mariadb-binlog read the active file but not its last rows"
+echo "mariadb-binlog reads the active file $qfile to its end"
+
 # A dump for a replica server_id that is already being streamed to ends the
 # older one (MySQL's kill_zombie_dump_threads): a replica that reconnects
 # after a network cut never leaves a dump thread holding a connection.
 mariadb-binlog --read-from-remote-server --stop-never --stop-never-slave-server-id=77 \
-  -h127.0.0.1 -P$qport -urepl -prpw --default-auth=mysql_native_password binlog.000001 >/dev/null 2>&1 &
+  -h127.0.0.1 -P$qport -urepl -prpw --default-auth=mysql_native_password "$qfile" >/dev/null 2>&1 &
 old=$!
 sleep 1
 kill -0 $old 2>/dev/null || fail "the first dump for server_id 77 ended by itself"
 mariadb-binlog --read-from-remote-server --stop-never --stop-never-slave-server-id=77 \
-  -h127.0.0.1 -P$qport -urepl -prpw --default-auth=mysql_native_password binlog.000001 >/dev/null 2>&1 &
+  -h127.0.0.1 -P$qport -urepl -prpw --default-auth=mysql_native_password "$qfile" >/dev/null 2>&1 &
 new=$!
 for _ in $(seq 1 50); do kill -0 $old 2>/dev/null || break; sleep 0.1; done
 kill -0 $old 2>/dev/null && fail "a second dump for server_id 77 did not end the first"
 kill $new 2>/dev/null || true; wait $new 2>/dev/null || true
 echo "a second dump for the same replica server_id ended the first"
+
+# Semi-synchronous replication (AFTER_SYNC): the MariaDB replica turns
+# semi-sync on and reconnects; commits then return once it has them
+# (Rpl_semi_sync_master_yes_tx); with its I/O thread stopped a commit waits
+# the timeout and the source goes on asynchronously (status OFF, no_tx);
+# once it reconnects and catches up, semi-sync is back.
+qstat() { qcli -N -e "SHOW GLOBAL STATUS LIKE '$1'" | awk '{print $2}'; }
+qcli -e "SET GLOBAL rpl_semi_sync_master_enabled = ON; SET GLOBAL rpl_semi_sync_master_timeout = 2000"
+rcli -e "SET GLOBAL rpl_semi_sync_slave_enabled = ON; STOP SLAVE IO_THREAD; START SLAVE IO_THREAD"
+for _ in $(seq 1 100); do [ "$(qstat Rpl_semi_sync_master_clients)" = 1 ] && break; sleep 0.1; done
+[ "$(qstat Rpl_semi_sync_master_clients)" = 1 ] || fail "the semi-sync replica did not attach (Rpl_semi_sync_master_clients $(qstat Rpl_semi_sync_master_clients))"
+yes0=$(qstat Rpl_semi_sync_master_yes_tx)
+qcli -e "CREATE TABLE purged.ss (id INT PRIMARY KEY)"
+for i in 1 2 3 4 5; do qcli -e "INSERT INTO purged.ss VALUES ($i)"; done
+yes1=$(qstat Rpl_semi_sync_master_yes_tx)
+[ "$yes1" -ge $((yes0 + 6)) ] || fail "semi-sync: yes_tx went from $yes0 to $yes1 over 6 commits"
+[ "$(rcli -N -e "SELECT COUNT(*) FROM purged.ss")" = 5 ] || fail "semi-sync: acknowledged commits missing on the replica"
+rcli -e "STOP SLAVE IO_THREAD"
+sleep 0.5
+t0=$(date +%s%N)
+qcli -e "INSERT INTO purged.ss VALUES (6)"
+waited_ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+[ "$(qstat Rpl_semi_sync_master_no_times)" -ge 1 ] || fail "semi-sync: a commit without the replica did not wait for the timeout"
+[ "$(qstat Rpl_semi_sync_master_status)" = 0 ] || fail "semi-sync: status still ON after the timeout"
+rcli -e "START SLAVE IO_THREAD"
+for _ in $(seq 1 100); do [ "$(rcli -N -e "SELECT COUNT(*) FROM purged.ss")" = 6 ] && break; sleep 0.1; done
+qcli -e "INSERT INTO purged.ss VALUES (7)"
+[ "$(qstat Rpl_semi_sync_master_status)" = 1 ] || fail "semi-sync: status not back ON after the replica caught up"
+echo "semi-sync: $((yes1 - yes0)) commits acknowledged by the replica; without it one waited ${waited_ms} ms and the source went asynchronous, then semi-sync again"
+qcli -e "SET GLOBAL rpl_semi_sync_master_enabled = OFF"
+
+# GTIDs: gtid_mode stepped up to ON, then auto-positioning clients
+# (COM_BINLOG_DUMP_GTID, python-mysql-replication) get exactly the
+# transactions they lack, and are refused when purged files held some.
+# (The MariaDB replica follows by file and position: stopped first, as
+# the test resets the log.)
+rcli -e "STOP SLAVE"
+python3 "$(dirname "$0")/gtid.py" --port $qport || fail "GTID auto-positioning failed"

@@ -357,6 +357,40 @@ pub struct Config {
     /// `binlog_checksum`: CRC32 (default, true) or NONE. Dynamic.
     pub binlog_checksum: bool,
 
+    /// `binlog_expire_logs_seconds`: binary log files last written longer
+    /// ago are removed at start-up and after a rotation (0 = never).
+    /// Default 2592000 (30 days). Range 0 .. 4294967295. Dynamic.
+    pub binlog_expire_logs_seconds: u64,
+
+    /// `binlog_expire_logs_auto_purge` (MySQL 8.0.29+): OFF stops expiry
+    /// (PURGE BINARY LOGS still works). Default ON. Dynamic.
+    pub binlog_expire_logs_auto_purge: bool,
+
+    /// `rpl_semi_sync_source_enabled` (MySQL 8.0.26+; MariaDB and older
+    /// MySQL: `rpl_semi_sync_master_enabled`): commits wait, after the
+    /// binlog sync, for a semi-sync replica's acknowledgement. Default OFF.
+    pub rpl_semi_sync_source_enabled: bool,
+
+    /// `rpl_semi_sync_source_timeout`: ms a commit waits for the ack
+    /// before the source goes on asynchronously. Default 10000.
+    pub rpl_semi_sync_source_timeout: u64,
+
+    /// `rpl_semi_sync_source_wait_for_replica_count`: acks a commit
+    /// waits for. Default 1.
+    pub rpl_semi_sync_source_wait_for_replica_count: u64,
+
+    /// `gtid_mode`: OFF (default), OFF_PERMISSIVE, ON_PERMISSIVE, ON. With
+    /// ON or ON_PERMISSIVE every transaction gets a GTID. SET GLOBAL moves
+    /// it one step at a time; ON needs enforce_gtid_consistency=ON.
+    pub gtid_mode: String,
+
+    /// `enforce_gtid_consistency`: OFF (default), ON or WARN.
+    pub enforce_gtid_consistency: String,
+
+    /// `binlog_row_image`: FULL (default), MINIMAL or NOBLOB: which
+    /// columns the binary log's row images carry. Dynamic.
+    pub binlog_row_image: String,
+
     /// `binlog_row_metadata`: MINIMAL (default, false) or FULL (true:
     /// TABLE_MAP events also carry column names, the primary key and
     /// ENUM/SET members, as CDC tools want). Dynamic.
@@ -474,6 +508,14 @@ impl Default for Config {
             binlog_cache_size: 32_768,
             max_binlog_cache_size: 18_446_744_073_709_547_520,
             binlog_checksum: true,
+            binlog_expire_logs_seconds: 2_592_000,
+            binlog_expire_logs_auto_purge: true,
+            binlog_row_image: "FULL".to_string(),
+            gtid_mode: "OFF".to_string(),
+            rpl_semi_sync_source_enabled: false,
+            rpl_semi_sync_source_timeout: 10_000,
+            rpl_semi_sync_source_wait_for_replica_count: 1,
+            enforce_gtid_consistency: "OFF".to_string(),
             binlog_row_metadata_full: false,
             server_id: 1,
             quire_prepare_flush_per_trx: false,

@@ -212,6 +212,63 @@ fn flush_method_from_name(name: &str) -> FlushMethod {
 }
 
 /// Every variable, sorted by name.
+/// The semi-sync source variables, under MySQL 8.0.26+'s names
+/// (`rpl_semi_sync_source_*`) and MariaDB's and older MySQL's
+/// (`rpl_semi_sync_master_*`): both names set the same setting.
+macro_rules! semi_sync_var {
+    (enabled $name:literal) => {
+        VarInfo {
+            name: $name,
+            kind: VarKind::Bool,
+            default: "OFF",
+            dynamic: true,
+            help: "Commits wait, after the binary log sync, until a semi-synchronous replica has the transaction (or the timeout passes).",
+            get: |c| Value::Bool(c.rpl_semi_sync_source_enabled),
+            set: |c, v| c.rpl_semi_sync_source_enabled = v.as_bool(),
+        }
+    };
+    (timeout $name:literal) => {
+        VarInfo {
+            name: $name,
+            kind: uint(0, 4_294_967_295),
+            default: "10000",
+            dynamic: true,
+            help: "Milliseconds a commit waits for a semi-synchronous replica's acknowledgement before the source goes on asynchronously.",
+            get: |c| Value::Uint(c.rpl_semi_sync_source_timeout),
+            set: |c, v| c.rpl_semi_sync_source_timeout = v.as_u64(),
+        }
+    };
+    (count $name:literal) => {
+        VarInfo {
+            name: $name,
+            kind: uint(1, 65_535),
+            default: "1",
+            dynamic: true,
+            help: "Semi-synchronous replicas that must acknowledge a transaction before its commit returns.",
+            get: |c| Value::Uint(c.rpl_semi_sync_source_wait_for_replica_count),
+            set: |c, v| c.rpl_semi_sync_source_wait_for_replica_count = v.as_u64(),
+        }
+    };
+    (wait_point $name:literal) => {
+        VarInfo {
+            name: $name,
+            kind: VarKind::Enum {
+                values: &["AFTER_SYNC"],
+                aliases: &[],
+                unsupported: &[(
+                    "AFTER_COMMIT",
+                    "quire waits for semi-sync acknowledgements after the binlog sync only (AFTER_SYNC)",
+                )],
+            },
+            default: "AFTER_SYNC",
+            dynamic: true,
+            help: "Where commits wait for the semi-synchronous acknowledgement: AFTER_SYNC (before the commit is visible).",
+            get: |_| Value::Enum("AFTER_SYNC"),
+            set: |_, _| {},
+        }
+    };
+}
+
 pub static REGISTRY: &[VarInfo] = &[
     VarInfo {
         name: "activate_all_roles_on_login",
@@ -267,6 +324,24 @@ pub static REGISTRY: &[VarInfo] = &[
         set: |c, v| c.binlog_checksum = v.as_name() == "CRC32",
     },
     VarInfo {
+        name: "binlog_expire_logs_auto_purge",
+        kind: VarKind::Bool,
+        default: "ON",
+        dynamic: true,
+        help: "Whether binary log files older than binlog_expire_logs_seconds are removed automatically.",
+        get: |c| Value::Bool(c.binlog_expire_logs_auto_purge),
+        set: |c, v| c.binlog_expire_logs_auto_purge = v.as_bool(),
+    },
+    VarInfo {
+        name: "binlog_expire_logs_seconds",
+        kind: uint(0, 4_294_967_295),
+        default: "2592000",
+        dynamic: true,
+        help: "Binary log files last written longer ago than this are removed at start-up and after each rotation (0: never).",
+        get: |c| Value::Uint(c.binlog_expire_logs_seconds),
+        set: |c, v| c.binlog_expire_logs_seconds = v.as_u64(),
+    },
+    VarInfo {
         name: "binlog_format",
         kind: VarKind::Enum {
             values: &["ROW"],
@@ -303,18 +378,19 @@ pub static REGISTRY: &[VarInfo] = &[
     VarInfo {
         name: "binlog_row_image",
         kind: VarKind::Enum {
-            values: &["FULL"],
+            values: &["MINIMAL", "FULL", "NOBLOB"],
             aliases: &[],
-            unsupported: &[
-                ("MINIMAL", "quire writes full row images only (binlog_row_image=FULL)"),
-                ("NOBLOB", "quire writes full row images only (binlog_row_image=FULL)"),
-            ],
+            unsupported: &[],
         },
         default: "FULL",
         dynamic: true,
-        help: "Row images in the binary log; FULL is the only one quire writes.",
-        get: |_| Value::Enum("FULL"),
-        set: |_, _| {},
+        help: "Columns in the binary log's row images: FULL (all), MINIMAL (the key before, changed columns after), NOBLOB (all but unneeded BLOB/TEXT/JSON).",
+        get: |c| Value::Enum(match c.binlog_row_image.as_str() {
+            "MINIMAL" => "MINIMAL",
+            "NOBLOB" => "NOBLOB",
+            _ => "FULL",
+        }),
+        set: |c, v| c.binlog_row_image = v.as_name().to_string(),
     },
     VarInfo {
         name: "binlog_row_metadata",
@@ -372,6 +448,41 @@ pub static REGISTRY: &[VarInfo] = &[
         help: "Plugin of accounts created without IDENTIFIED WITH, and the one the handshake names.",
         get: |c| Value::Enum(if c.default_authentication_plugin_native { "mysql_native_password" } else { "caching_sha2_password" }),
         set: |c, v| c.default_authentication_plugin_native = v.as_name() == "mysql_native_password",
+    },
+    VarInfo {
+        name: "enforce_gtid_consistency",
+        kind: VarKind::Enum {
+            values: &["OFF", "ON", "WARN"],
+            aliases: &[],
+            unsupported: &[],
+        },
+        default: "OFF",
+        dynamic: true,
+        help: "Refuse statements that cannot be logged with a GTID (quire has none: all tables are transactional and temporary tables are not logged); gtid_mode=ON needs ON.",
+        get: |c| Value::Enum(match c.enforce_gtid_consistency.as_str() {
+            "ON" => "ON",
+            "WARN" => "WARN",
+            _ => "OFF",
+        }),
+        set: |c, v| c.enforce_gtid_consistency = v.as_name().to_string(),
+    },
+    VarInfo {
+        name: "gtid_mode",
+        kind: VarKind::Enum {
+            values: &["OFF", "OFF_PERMISSIVE", "ON_PERMISSIVE", "ON"],
+            aliases: &[],
+            unsupported: &[],
+        },
+        default: "OFF",
+        dynamic: true,
+        help: "Whether transactions get GTIDs (ON, ON_PERMISSIVE) or are anonymous (OFF, OFF_PERMISSIVE); SET GLOBAL moves one step at a time.",
+        get: |c| Value::Enum(match c.gtid_mode.as_str() {
+            "OFF_PERMISSIVE" => "OFF_PERMISSIVE",
+            "ON_PERMISSIVE" => "ON_PERMISSIVE",
+            "ON" => "ON",
+            _ => "OFF",
+        }),
+        set: |c, v| c.gtid_mode = v.as_name().to_string(),
     },
     VarInfo {
         name: "innodb_adaptive_flushing",
@@ -746,6 +857,14 @@ pub static REGISTRY: &[VarInfo] = &[
         get: |c| Value::Bool(c.require_secure_transport),
         set: |c, v| c.require_secure_transport = v.as_bool(),
     },
+    semi_sync_var!(enabled "rpl_semi_sync_master_enabled"),
+    semi_sync_var!(timeout "rpl_semi_sync_master_timeout"),
+    semi_sync_var!(count "rpl_semi_sync_master_wait_for_slave_count"),
+    semi_sync_var!(wait_point "rpl_semi_sync_master_wait_point"),
+    semi_sync_var!(enabled "rpl_semi_sync_source_enabled"),
+    semi_sync_var!(timeout "rpl_semi_sync_source_timeout"),
+    semi_sync_var!(count "rpl_semi_sync_source_wait_for_replica_count"),
+    semi_sync_var!(wait_point "rpl_semi_sync_source_wait_point"),
     VarInfo {
         name: "server_id",
         kind: uint(0, 4_294_967_295),

@@ -74,7 +74,9 @@ use parking_lot::{Condvar, Mutex, MutexGuard};
 use quire_storage::CheckpointPin;
 
 use crate::binlog::cache::{CacheLimits, TrxCache};
-use crate::binlog::format::{EventWriter, FullMetadata, RowImage, RowsKind};
+use crate::binlog::format::{
+    EventWriter, FullMetadata, ImageColumns, RowImage, RowImageMode, RowsKind,
+};
 use crate::binlog::{Active, Binlog};
 use crate::catalog::TableDef;
 use crate::engine::{ApplyWrite, BigCommit, Inner, RecWrite};
@@ -113,6 +115,8 @@ pub(crate) struct Ticket {
     pin: Mutex<Option<CheckpointPin>>,
     /// (binlog file seq, end offset of its XID event).
     binlog_end: Mutex<(u32, u64)>,
+    /// Its GTID number (this server's UUID), 0 when anonymous.
+    gno: AtomicU64,
     done: Mutex<Option<Result<u64>>>,
     cv: Condvar,
 }
@@ -360,6 +364,7 @@ fn encode_events(
     w: &EventWriter,
     writes: &[TxWrite],
     full: bool,
+    image: RowImageMode,
     cache: &mut TrxCache,
 ) -> Result<()> {
     // Temporary tables are not logged (binlog_format=ROW); a transaction
@@ -421,6 +426,7 @@ fn encode_events(
         let ng = groups.len();
         for (gi, (kind, rows)) in groups.into_iter().enumerate() {
             let last_group = gi + 1 == ng;
+            let cols = ImageColumns::for_rows(image, &types, &tdef.primary, kind, &rows);
             let n_batches = rows.len().div_ceil(ENCODE_ROWS_BATCH);
             for (bi, batch) in rows.chunks(ENCODE_ROWS_BATCH).enumerate() {
                 let last = last_group && bi + 1 == n_batches;
@@ -431,6 +437,7 @@ fn encode_events(
                         kind,
                         tdef.id as u64,
                         &types,
+                        &cols,
                         batch,
                         last,
                         crate::binlog::format::DEFAULT_ROWS_EVENT_MAX_SIZE,
@@ -579,6 +586,7 @@ impl Inner {
             big: big.then_some(trx_id),
             pin: Mutex::new(Some(pin)),
             binlog_end: Mutex::new((0, 0)),
+            gno: AtomicU64::new(0),
             done: Mutex::new(None),
             cv: Condvar::new(),
         });
@@ -604,7 +612,13 @@ impl Inner {
     fn fill_binlog_cache(&self, p: &Pipeline, trx_id: u64, writes: &[TxWrite]) -> Result<TrxCache> {
         let w = p.binlog.encoder();
         let mut cache = TrxCache::new(self.cache_limits(p, ("trx", trx_id)), w.checksum);
-        encode_events(&w, writes, self.row_metadata_full(), &mut cache)?;
+        encode_events(
+            &w,
+            writes,
+            self.row_metadata_full(),
+            self.row_image(),
+            &mut cache,
+        )?;
         if cache.is_empty() {
             return Ok(cache);
         }
@@ -647,7 +661,13 @@ impl Inner {
                 let mut limits = self.cache_limits(p, ("xid", t.xid));
                 limits.max_bytes = u64::MAX;
                 let mut c = TrxCache::new(limits, a.checksum);
-                encode_events(&w, &t.writes, self.row_metadata_full(), &mut c)?;
+                encode_events(
+                    &w,
+                    &t.writes,
+                    self.row_metadata_full(),
+                    self.row_image(),
+                    &mut c,
+                )?;
                 c
             }
         };
@@ -655,7 +675,24 @@ impl Inner {
             // Only temporary tables: nothing to log, not even the XID.
             return Ok(());
         }
-        let start = a.pos + bytes.len() as u64;
+        let mut start = a.pos + bytes.len() as u64;
+        if let Some(gno) = p.binlog.gtids.assign() {
+            // gtid_mode ON: its GTID_LOG_EVENT first, numbered in binlog
+            // order (this is the flush leader, under the file's lock).
+            let w = p.binlog.writer_for(a.checksum);
+            let xid_len = w.xid(0, 0, 0).len() as u64;
+            let ev = w.gtid_event(
+                start,
+                now_s(),
+                Some((&p.binlog.gtids.sid, gno)),
+                &a.next_clock(),
+                true,
+                cache.total_bytes() + xid_len,
+            );
+            bytes.extend_from_slice(&ev);
+            start += ev.len() as u64;
+            t.gno.store(gno, Ordering::Release);
+        }
         cache.drain_to(start, &mut |events| {
             bytes.extend_from_slice(events);
             if bytes.len() >= FLUSH_CHUNK_BYTES {
@@ -671,6 +708,10 @@ impl Inner {
 
     fn row_metadata_full(&self) -> bool {
         self.settings.row_metadata_full.load(Ordering::Relaxed)
+    }
+
+    fn row_image(&self) -> RowImageMode {
+        RowImageMode::from_u8(self.settings.row_image.load(Ordering::Relaxed))
     }
 
     fn flush_redo_for_commit(&self, lsn: u64) -> Result<()> {
@@ -802,6 +843,13 @@ impl Inner {
         p.counters
             .binlog_commits
             .fetch_add(batch.len() as u64, Ordering::Relaxed);
+        if r.is_ok() && p.binlog.semisync.enabled.load(Ordering::Relaxed) {
+            // AFTER_SYNC: durable here, visible and acknowledged only once
+            // a replica has it too (or the timeout passed).
+            if let Some(end) = batch.iter().map(|t| *t.binlog_end.lock()).max() {
+                p.binlog.semisync.wait_for(end, batch.len() as u64);
+            }
+        }
         match r {
             Ok(()) => {
                 let lead = p.commit.push(batch);
@@ -873,6 +921,10 @@ impl Inner {
                 match applied {
                     Ok(()) => {
                         self.snapshots.visible.store(csn, Ordering::Release);
+                        let gno = t.gno.load(Ordering::Acquire);
+                        if gno > 0 {
+                            p.binlog.gtids.executed(gno);
+                        }
                         t.finish(Ok(csn));
                     }
                     Err(e) => {
@@ -944,11 +996,35 @@ impl Inner {
         self.append_markers(p, false)
     }
 
+    /// Binlog expiry (`binlog_expire_logs_seconds`), when a rotation or
+    /// the start made it due. Returns how many files went.
+    pub(crate) fn binlog_expire(&self) -> Result<usize> {
+        match self.pipeline.as_ref() {
+            Some(p) => p
+                .binlog
+                .expire(self.settings.binlog_expire_s.load(Ordering::Acquire)),
+            None => Ok(0),
+        }
+    }
+
     /// Rotation: make every transaction of the active file decided in
     /// redo (applied, binlog durable, markers durable), then ROTATE.
     /// Called by the flush-stage leader (no new writes meanwhile).
     /// `Ok(false)`: the disk was full, the active file stays active.
     fn rotate(&self, p: &Pipeline) -> Result<bool> {
+        // Expiry looks at the oldest files soon after (the background
+        // thread, `expiry_due`), not on this commit's path.
+        self.with_active_file_decided(p, |a| p.binlog.rotate_locked(a))
+    }
+
+    /// Runs `f` on the active binlog file once every transaction in it is
+    /// decided in the redo log, with the commit pipeline held still.
+    /// The caller holds the flush-stage lock.
+    fn with_active_file_decided<T>(
+        &self,
+        p: &Pipeline,
+        f: impl FnOnce(&mut Active) -> Result<T>,
+    ) -> Result<T> {
         // A previous flush leader may still be writing its group (it holds
         // the file lock, not the flush lock): wait for it, so that its
         // transactions are counted in flight below.
@@ -965,7 +1041,22 @@ impl Inner {
         let lsn = self.store.log().lsn();
         self.store.log().flush_to(lsn)?;
         let mut a = p.binlog.active.lock();
-        p.binlog.rotate_locked(&mut a)
+        f(&mut a)
+    }
+
+    /// `RESET MASTER [TO first]`: every binlog file removed, `first` the
+    /// new active one (binary log off: ER_FLUSH_SOURCE_BINLOG_CLOSED).
+    pub(crate) fn reset_binlog(&self, first: u32) -> Result<()> {
+        let Some(p) = self.pipeline.as_ref() else {
+            return Err(EngineError::new(
+                1381,
+                "HY000",
+                "Binlog closed, cannot RESET MASTER",
+            ));
+        };
+        self.store.shared().poison.check()?;
+        let _g = p.flush.lock.lock();
+        self.with_active_file_decided(p, |a| p.binlog.reset_locked(a, first))
     }
 
     /// `FLUSH BINARY LOGS`: closes the active file and starts the next
@@ -1015,13 +1106,30 @@ impl Inner {
         let lsn = self.store.log().lsn();
         self.store.log().flush_to(lsn)?;
         let mut a = p.binlog.active.lock();
-        let ev = p
-            .binlog
-            .writer_for(a.checksum)
-            .query(a.pos, now_s(), 1, db, sql);
+        let w = p.binlog.writer_for(a.checksum);
+        let mut ev = Vec::new();
+        let gno = p.binlog.gtids.assign();
+        if let Some(gno) = gno {
+            let query_len = w.query(0, 0, 1, db, sql).len() as u64;
+            ev = w.gtid_event(
+                a.pos,
+                now_s(),
+                Some((&p.binlog.gtids.sid, gno)),
+                &a.next_clock(),
+                false,
+                query_len,
+            );
+        }
+        ev.extend(w.query(a.pos + ev.len() as u64, now_s(), 1, db, sql));
         p.binlog.append_locked(&mut a, &ev)?;
         drop(a);
-        p.binlog.sync()?;
+        let end = p.binlog.sync()?;
+        if p.binlog.semisync.enabled.load(Ordering::Relaxed) {
+            p.binlog.semisync.wait_for(end, 1);
+        }
+        if let Some(gno) = gno {
+            p.binlog.gtids.executed(gno);
+        }
         Ok(())
     }
 }

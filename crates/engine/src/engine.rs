@@ -32,7 +32,7 @@
 //! 2: the record becomes the *prepare*, the binlog decides the order.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -104,6 +104,11 @@ pub struct Settings {
     pub max_binlog_cache_size: AtomicU64,
     /// `binlog_row_metadata=FULL`.
     pub row_metadata_full: AtomicBool,
+    /// `binlog_row_image` (`RowImageMode::as_u8`).
+    pub row_image: AtomicU8,
+    /// `binlog_expire_logs_seconds`, 0 while `binlog_expire_logs_auto_purge`
+    /// is OFF (binlog/purge.rs).
+    pub binlog_expire_s: AtomicU64,
     pub prepare_flush_per_trx: AtomicBool,
     /// `innodb_stats_persistent`, `innodb_stats_auto_recalc`,
     /// `innodb_stats_persistent_sample_pages` (stats.rs).
@@ -299,6 +304,33 @@ pub(crate) fn check_new_table(
     Ok(())
 }
 
+fn row_image_mode(cfg: &Config) -> crate::binlog::format::RowImageMode {
+    use crate::binlog::format::RowImageMode;
+    match cfg.binlog_row_image.as_str() {
+        "MINIMAL" => RowImageMode::Minimal,
+        "NOBLOB" => RowImageMode::NoBlob,
+        _ => RowImageMode::Full,
+    }
+}
+
+/// `enforce_gtid_consistency` as one of its three names.
+fn enforce_name(v: &str) -> &'static str {
+    match v.to_ascii_uppercase().as_str() {
+        "ON" | "1" => "ON",
+        "WARN" | "2" => "WARN",
+        _ => "OFF",
+    }
+}
+
+/// The binlog age expiry removes at (0: none).
+fn expire_seconds(cfg: &Config) -> u64 {
+    if cfg.binlog_expire_logs_auto_purge {
+        cfg.binlog_expire_logs_seconds
+    } else {
+        0
+    }
+}
+
 /// A configuration registry error as the client sees it (1193 unknown
 /// variable, 1231/1232/1238 ...).
 fn config_error(e: quire_config::ConfigError) -> EngineError {
@@ -384,8 +416,18 @@ impl Engine {
                 stem,
                 server_id: cfg.server_id,
                 checksum: cfg.binlog_checksum,
+                sid: crate::binlog::gtid::parse_sid(&server_uuid).unwrap_or_default(),
+                gtid_mode: crate::binlog::gtid::GtidMode::parse(&cfg.gtid_mode)
+                    .unwrap_or(crate::binlog::gtid::GtidMode::Off),
+                enforce_gtid: enforce_name(&cfg.enforce_gtid_consistency),
             }
         });
+        if crate::binlog::gtid::GtidMode::parse(&cfg.gtid_mode)
+            == Some(crate::binlog::gtid::GtidMode::On)
+            && enforce_name(&cfg.enforce_gtid_consistency) != "ON"
+        {
+            return Err(crate::binlog::gtid::needs_enforce());
+        }
         // A binlog transaction's XID is the end LSN of its PREPARE record.
         // An XID after the checkpoint with no PREPARE record ending there
         // names a prepare that did not survive the crash; such a
@@ -418,6 +460,8 @@ impl Engine {
                 binlog_cache_size: AtomicU64::new(cfg.binlog_cache_size),
                 max_binlog_cache_size: AtomicU64::new(cfg.max_binlog_cache_size),
                 row_metadata_full: AtomicBool::new(cfg.binlog_row_metadata_full),
+                row_image: AtomicU8::new(row_image_mode(cfg).as_u8()),
+                binlog_expire_s: AtomicU64::new(expire_seconds(cfg)),
                 prepare_flush_per_trx: AtomicBool::new(cfg.quire_prepare_flush_per_trx),
                 stats_persistent: AtomicBool::new(cfg.innodb_stats_persistent),
                 stats_auto_recalc: AtomicBool::new(cfg.innodb_stats_auto_recalc),
@@ -594,7 +638,17 @@ impl Engine {
         // Only now, with every decision durable, may a new binlog file
         // become the "last" one that a later recovery reads.
         if let Some(bc) = binlog_cfg {
-            let b = Binlog::start(vfs.clone(), bc)?;
+            let b = Binlog::start(vfs.clone(), bc, binlog_rec.executed.clone())?;
+            b.semisync
+                .enabled
+                .store(cfg.rpl_semi_sync_source_enabled, Ordering::Release);
+            b.semisync
+                .timeout_ms
+                .store(cfg.rpl_semi_sync_source_timeout, Ordering::Release);
+            b.semisync.wait_count.store(
+                cfg.rpl_semi_sync_source_wait_for_replica_count,
+                Ordering::Release,
+            );
             // CSNs continue above everything recovery wrote (and above the
             // visibility watermark set just below).
             let csn_start = inner.store.log().lsn();
@@ -608,6 +662,8 @@ impl Engine {
             ));
         }
         inner.drop_orphan_trees()?;
+        // MySQL expires old binlog files at start-up too.
+        inner.binlog_expire()?;
         {
             let mut st = inner.commit.lock();
             inner.stats_load(&mut st.stats, cfg.innodb_stats_persistent)?;
@@ -673,6 +729,9 @@ impl Engine {
     /// checked by the configuration registry (MySQL names, ranges, error
     /// 1193/1231/1238), then applied to the running engine.
     pub fn set_global(&self, name: &str, value: &str) -> Result<()> {
+        if let Some(r) = self.set_gtid_var(name, value) {
+            r?;
+        }
         if name.eq_ignore_ascii_case("innodb_redo_log_capacity") {
             return self.set_redo_capacity(name, value);
         }
@@ -703,6 +762,25 @@ impl Engine {
             .store(next.max_binlog_cache_size, Ordering::Release);
         s.row_metadata_full
             .store(next.binlog_row_metadata_full, Ordering::Release);
+        s.row_image
+            .store(row_image_mode(&next).as_u8(), Ordering::Release);
+        s.binlog_expire_s
+            .store(expire_seconds(&next), Ordering::Release);
+        if let Some(p) = &self.inner.pipeline {
+            let ss = &p.binlog.semisync;
+            ss.enabled
+                .store(next.rpl_semi_sync_source_enabled, Ordering::Release);
+            ss.timeout_ms
+                .store(next.rpl_semi_sync_source_timeout, Ordering::Release);
+            ss.wait_count.store(
+                next.rpl_semi_sync_source_wait_for_replica_count,
+                Ordering::Release,
+            );
+        }
+        if let Some(p) = &self.inner.pipeline {
+            // A shorter age applies now, not only at the next rotation.
+            p.binlog.expiry_due.store(true, Ordering::Release);
+        }
         s.prepare_flush_per_trx
             .store(next.quire_prepare_flush_per_trx, Ordering::Release);
         s.stats_persistent
@@ -1163,6 +1241,9 @@ impl Engine {
             ] {
                 v.push((k.to_string(), a.load(Ordering::Relaxed)));
             }
+            for (k, n) in p.binlog.semisync.status() {
+                v.push((k.to_string(), n));
+            }
         }
         v.extend(self.inner.store.status());
         v
@@ -1173,6 +1254,76 @@ impl Engine {
     /// (nothing happens with the binary log off, as in MySQL).
     pub fn rotate_binlog(&self) -> Result<()> {
         self.inner.rotate_binlog()
+    }
+
+    /// SET GLOBAL gtid_mode / enforce_gtid_consistency: checked against
+    /// the binlog's GTID state (one step at a time, ON needs enforcement);
+    /// None for other variables. The config registry then records the
+    /// value as for any variable.
+    fn set_gtid_var(&self, name: &str, value: &str) -> Option<Result<()>> {
+        use crate::binlog::gtid::GtidMode;
+        let lname = name.to_ascii_lowercase();
+        let r = match lname.as_str() {
+            "gtid_mode" => {
+                let Some(mode) = GtidMode::parse(value) else {
+                    return None; // the registry answers 1231
+                };
+                match self.binlog() {
+                    Some(b) => b.gtids.set_mode(mode),
+                    None if mode == GtidMode::Off => Ok(()),
+                    None => Err(EngineError::not_supported(format!(
+                        "gtid_mode = {} without log_bin",
+                        mode.name()
+                    ))),
+                }
+            }
+            "enforce_gtid_consistency" => {
+                let v = value.trim().to_ascii_uppercase();
+                if !matches!(v.as_str(), "ON" | "OFF" | "WARN" | "0" | "1" | "2") {
+                    return None;
+                }
+                match self.binlog() {
+                    Some(b) => b.gtids.set_enforce(enforce_name(&v)),
+                    None => Ok(()),
+                }
+            }
+            _ => return None,
+        };
+        Some(r)
+    }
+
+    /// `@@gtid_mode`, `@@enforce_gtid_consistency`, `@@gtid_executed`,
+    /// `@@gtid_purged` as text (None for other names).
+    pub fn gtid_var(&self, name: &str) -> Option<String> {
+        let b = self.binlog();
+        Some(match name.to_ascii_lowercase().as_str() {
+            "gtid_mode" => b.map_or("OFF", |b| b.gtids.mode().name()).to_string(),
+            "enforce_gtid_consistency" => b.map_or("OFF", |b| b.gtids.enforce()).to_string(),
+            "gtid_executed" => b
+                .map(|b| b.gtids.executed_set().to_text())
+                .unwrap_or_default(),
+            "gtid_purged" => b
+                .map(|b| b.gtids.purged_set().to_text())
+                .unwrap_or_default(),
+            _ => return None,
+        })
+    }
+
+    /// `RESET MASTER [TO first]` (`RESET BINARY LOGS AND GTIDS`).
+    pub fn reset_binlog(&self, first: u32) -> Result<()> {
+        self.inner.reset_binlog(first)
+    }
+
+    /// `PURGE BINARY LOGS` (nothing happens with the binary log off, as in
+    /// MySQL).
+    pub fn purge_binlog(
+        &self,
+        target: &crate::binlog::purge::PurgeTarget,
+    ) -> Result<crate::binlog::purge::PurgeOutcome> {
+        match self.binlog() {
+            Some(b) => b.purge(target, false),
+            None => Ok(Default::default()),
+        }
     }
 
     /// `@@server_uuid`: this data directory's identity (`auto.cnf`).
@@ -2565,6 +2716,8 @@ impl Inner {
                 // Sticky: commits see the error themselves.
                 return;
             }
+            // A failed expiry is tried again after the next rotation.
+            let _ = self.binlog_expire();
             // Large transactions' files the checkpoint has passed. A file
             // that cannot be removed now is removed after the next start.
             let _ = self.side.collect(self.store.log().checkpoint_lsn());

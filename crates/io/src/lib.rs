@@ -241,6 +241,9 @@ pub trait Vfs: Send + Sync + fmt::Debug {
     fn list_dir(&self, dir: &Path) -> Result<Vec<String>>;
     /// Makes creations, renames and removals inside `dir` durable.
     fn sync_dir(&self, dir: &Path) -> Result<()>;
+    /// When the file's contents last changed (its mtime): what binary log
+    /// expiry and `PURGE BINARY LOGS BEFORE` compare, as MySQL does.
+    fn modified(&self, path: &Path) -> Result<std::time::SystemTime>;
     /// Alignment required for buffers, offsets and lengths of `O_DIRECT`
     /// files (4096 on OsFs, 512 on SimFs). Callers may always align more.
     fn direct_io_alignment(&self) -> usize;

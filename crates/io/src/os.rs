@@ -284,6 +284,12 @@ impl Vfs for OsFs {
         d.sync_all().map_err(|e| map_err("fsync dir", dir, e))
     }
 
+    fn modified(&self, path: &Path) -> Result<std::time::SystemTime> {
+        fs::metadata(path)
+            .and_then(|m| m.modified())
+            .map_err(|e| map_err("stat", path, e))
+    }
+
     fn direct_io_alignment(&self) -> usize {
         OS_DIRECT_IO_ALIGNMENT
     }

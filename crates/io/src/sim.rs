@@ -352,6 +352,8 @@ struct Node {
     /// write mode does not make durable by itself (decides whether the
     /// conditional syncs of O_DSYNC and O_DIRECT_NO_FSYNC do anything).
     size_changed: bool,
+    /// Last change of the contents (wall clock; None: never written).
+    modified: Option<std::time::SystemTime>,
 }
 
 /// Copies `data` into `content` at `offset`, zero-filling any gap.
@@ -868,6 +870,7 @@ impl Vfs for SimFs {
                     });
                 }
                 let node = NodeRef::default();
+                node.lock().modified = Some(std::time::SystemTime::now());
                 ns.files.insert(path.to_path_buf(), node.clone());
                 node
             }
@@ -1020,6 +1023,16 @@ impl Vfs for SimFs {
         Err(IoError::NotFound {
             path: from.to_path_buf(),
         })
+    }
+
+    fn modified(&self, path: &Path) -> Result<std::time::SystemTime> {
+        self.shared.check_up("stat", path)?;
+        let ns = self.shared.ns.lock();
+        let node = ns.files.get(path).ok_or_else(|| IoError::NotFound {
+            path: path.to_path_buf(),
+        })?;
+        let m = node.lock().modified;
+        Ok(m.unwrap_or(std::time::UNIX_EPOCH))
     }
 
     fn list_dir(&self, dir: &Path) -> Result<Vec<String>> {
@@ -1221,6 +1234,7 @@ impl File for SimFile {
         let node = &mut *guard;
         let grows = end > node.volatile.len();
         apply_write(&mut node.volatile, offset, buf);
+        node.modified = Some(std::time::SystemTime::now());
         match self.mode {
             WriteMode::Dsync => {
                 // write + fdatasync: everything earlier becomes durable too.
@@ -1296,6 +1310,7 @@ impl File for SimFile {
             node.size_changed = true;
         }
         node.volatile.resize(new_len, 0);
+        node.modified = Some(std::time::SystemTime::now());
         node.pending.push(Pending::SetLen(len));
         drop(node);
         bump(&self.shared.stats.set_lens, 1);

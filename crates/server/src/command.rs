@@ -79,11 +79,21 @@ pub enum Command<'a> {
         server_id: u32,
         file: &'a [u8],
     },
-    /// COM_BINLOG_DUMP_GTID (answered with an error: no GTIDs yet).
-    BinlogDumpGtid,
+    /// COM_BINLOG_DUMP_GTID: the replica's executed GTID set (MySQL's
+    /// encoding, as in PREVIOUS_GTIDS) when `BINLOG_THROUGH_GTID` is set.
+    BinlogDumpGtid {
+        flags: u16,
+        server_id: u32,
+        file: &'a [u8],
+        pos: u64,
+        gtids: Option<&'a [u8]>,
+    },
     /// Any other command byte (answered with ERR 1047).
     Unknown(u8),
 }
+
+/// `BINLOG_THROUGH_GTID`: COM_BINLOG_DUMP_GTID carries a GTID set.
+pub const BINLOG_THROUGH_GTID: u16 = 0x04;
 
 /// `BINLOG_DUMP_NON_BLOCK`: end the dump with EOF once caught up.
 pub const BINLOG_DUMP_NON_BLOCK: u16 = 1;
@@ -159,7 +169,26 @@ pub fn decode_client_packet(payload: &[u8]) -> Result<Command<'_>, ProtocolError
             server_id: r.u32()?,
             file: r.rest(),
         },
-        com::BINLOG_DUMP_GTID => Command::BinlogDumpGtid,
+        com::BINLOG_DUMP_GTID => {
+            let flags = r.u16()?;
+            let server_id = r.u32()?;
+            let n = r.u32()? as usize;
+            let file = r.bytes(n)?;
+            let pos = r.u64()?;
+            let gtids = if flags & BINLOG_THROUGH_GTID != 0 {
+                let n = r.u32()? as usize;
+                Some(r.bytes(n)?)
+            } else {
+                None
+            };
+            Command::BinlogDumpGtid {
+                flags,
+                server_id,
+                file,
+                pos,
+                gtids,
+            }
+        }
         other => Command::Unknown(other),
     })
 }

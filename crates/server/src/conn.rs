@@ -563,14 +563,13 @@ impl Conn {
                 server_id,
                 file,
             } => return self.binlog_dump(pos, flags, server_id, file),
-            Command::BinlogDumpGtid => {
-                self.send_err(
-                    1236,
-                    "HY000",
-                    "COM_BINLOG_DUMP_GTID is not supported by quire yet: replicate by binary \
-                     log file and position (MASTER_AUTO_POSITION=0)",
-                );
-            }
+            Command::BinlogDumpGtid {
+                flags,
+                server_id,
+                file,
+                pos,
+                gtids,
+            } => return self.binlog_dump_gtid(flags, server_id, file, pos, gtids),
             Command::ChangeUser | Command::Unknown(_) => {
                 self.send_err(1047, "08S01", "Unknown command");
             }

@@ -932,6 +932,20 @@ pub(crate) fn check(tg: &Target, cmd: &Command) -> SqlResult<()> {
             Ok(())
         }
         Command::Use(db) => check_use(ck, db),
+        Command::PurgeLogs(_) => {
+            if ck.global(Privs::SUPER) || ck.global(Privs::BINLOG_ADMIN) {
+                Ok(())
+            } else {
+                Err(specific_denied("SUPER or BINLOG_ADMIN"))
+            }
+        }
+        Command::ResetMaster { .. } => {
+            if ck.global(Privs::RELOAD) {
+                Ok(())
+            } else {
+                Err(specific_denied("RELOAD"))
+            }
+        }
         Command::Describe(n) => check_any_on_table(tg, n, None),
         Command::View(v) => check_create_view(tg, v),
         Command::KeysToggle(n) => tg.table(n, Privs::ALTER),

@@ -77,6 +77,11 @@ pub trait Env {
     /// `CURRENT_USER()`: user@host pattern of the authenticated account.
     fn current_user(&self) -> String;
     fn connection_id(&self) -> u64;
+    /// The engine's GTID state (WAIT_FOR_EXECUTED_GTID_SET); None without
+    /// a binary log.
+    fn gtid_state(&self) -> Option<std::sync::Arc<quire_engine::binlog::gtid::GtidState>> {
+        None
+    }
     /// `CURRENT_ROLE()`: `NONE` or the active roles (`role_graph.rs`).
     fn current_role(&self) -> String {
         "NONE".to_string()
@@ -292,6 +297,12 @@ pub enum F {
     ReleaseAllLocks,
     IsFreeLock,
     IsUsedLock,
+    /// GTID sets (`gtid_funcs.rs`): WAIT_FOR_EXECUTED_GTID_SET has the
+    /// engine's GTID state handle as its last argument, filled in when
+    /// the call is compiled.
+    WaitGtid,
+    GtidSubset,
+    GtidSubtract,
     /// A function of the library in `func/` (dates, strings, math, JSON,
     /// hashes, regular expressions, bit operators, INTERVAL arithmetic).
     Lib(crate::func::Func),
@@ -2223,6 +2234,23 @@ impl Compiler<'_> {
                 want(1, 1)?;
                 F::IsFreeLock
             }
+            "WAIT_FOR_EXECUTED_GTID_SET" => {
+                want(1, 2)?;
+                if args.len() == 1 {
+                    args.push(E::Lit(Value::Int(0)));
+                }
+                let handle = crate::gtid_funcs::handle(self.env.gtid_state());
+                args.push(E::Lit(Value::UInt(handle)));
+                return Ok(E::Func(F::WaitGtid, args));
+            }
+            "GTID_SUBSET" => {
+                want(2, 2)?;
+                F::GtidSubset
+            }
+            "GTID_SUBTRACT" => {
+                want(2, 2)?;
+                F::GtidSubtract
+            }
             "IS_USED_LOCK" => {
                 want(1, 1)?;
                 F::IsUsedLock
@@ -3426,6 +3454,9 @@ impl E {
             F::ReleaseAllLocks => Value::UInt(crate::userlock::release_all(conn_of(&v0))),
             F::IsFreeLock => crate::userlock::is_free(&v0)?,
             F::IsUsedLock => crate::userlock::is_used(&v0)?,
+            F::WaitGtid => crate::gtid_funcs::wait(&v0, &vals[1], &vals[2])?,
+            F::GtidSubset => crate::gtid_funcs::subset(&v0, &vals[1])?,
+            F::GtidSubtract => crate::gtid_funcs::subtract(&v0, &vals[1])?,
             F::Coalesce | F::IfNull | F::If | F::Lib(_) => Value::Null,
         })
     }
@@ -3943,7 +3974,13 @@ fn infer_inner(e: &E, cols: &[ColInfo], aggs: &[AggSpec]) -> ColumnType {
                 | F::GetLock
                 | F::ReleaseLock
                 | F::ReleaseAllLocks
-                | F::IsFreeLock => ColumnType::BigInt { unsigned: false },
+                | F::IsFreeLock
+                | F::WaitGtid
+                | F::GtidSubset => ColumnType::BigInt { unsigned: false },
+                F::GtidSubtract => ColumnType::Text {
+                    max_bytes: u32::MAX,
+                    coll: Collation::Utf8mb4_0900AiCi,
+                },
                 F::IsUsedLock => ColumnType::BigInt { unsigned: true },
                 F::Coalesce | F::IfNull | F::Greatest | F::Least => merge_types(args, cols, aggs),
                 F::If => merge_types(args.get(1..).unwrap_or(&[]), cols, aggs),

@@ -195,6 +195,12 @@ pub enum Command {
     View(Box<crate::view::ViewStmt>),
     /// ALTER TABLE, RENAME TABLE, DROP INDEX (`alter.rs`).
     Alter(Box<crate::alter::AlterCmd>),
+    /// `PURGE {BINARY | MASTER} LOGS ...` (binlog_admin.rs).
+    PurgeLogs(crate::binlog_admin::Purge),
+    /// `RESET MASTER [TO n]` / `RESET BINARY LOGS AND GTIDS [TO n]`.
+    ResetMaster {
+        to: Option<u64>,
+    },
     /// An empty statement (only comments / semicolons).
     Empty,
 }
@@ -491,6 +497,17 @@ fn parse_inner(sql: &str) -> SqlResult<Parsed> {
         return Ok(parsed);
     }
     let mut p = Parser::new(&dialect)
+            .with_recursion_limit(depth)
+            .with_tokens(tokens.clone());
+        parsed.cmd = if first == "CHANGE" {
+            crate::replication::parse_change(&mut p)?
+        } else {
+            crate::replication::parse_control(&mut p)
+                .unwrap_or_else(|| Err(EngineError::not_supported(format!("{first} {second}"))))?
+        };
+        return Ok(parsed);
+    }
+    let mut p = Parser::new(&dialect)
         .with_recursion_limit(depth)
         .with_tokens(tokens.clone());
     let res = match first.as_str() {
@@ -530,6 +547,11 @@ fn parse_inner(sql: &str) -> SqlResult<Parsed> {
             parse_analyze(&mut p)
         }
         "KILL" => parse_kill(&mut p),
+        "PURGE" => crate::binlog_admin::parse_purge(&mut p),
+        "RESET" if matches!(second.as_str(), "MASTER" | "BINARY") => {
+            crate::binlog_admin::parse_reset(&mut p)
+                .unwrap_or_else(|| p.parse_statement().map(|s| Command::Sql(Box::new(s))))
+        }
         "CHECK" => parse_check(&mut p),
         "COMMIT" => {
             p.next_token();

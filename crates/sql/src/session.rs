@@ -93,12 +93,10 @@ pub(crate) const SESSION_VARS: &[(&str, &str)] = &[
     ("collation_database", "utf8mb4_0900_ai_ci"),
     ("collation_server", "utf8mb4_0900_ai_ci"),
     ("default_storage_engine", "InnoDB"),
-    // No GTIDs yet: the transactions are ANONYMOUS, as MySQL's with
-    // gtid_mode=OFF (the inert values below refuse any other setting).
-    ("enforce_gtid_consistency", "OFF"),
+    // gtid_mode and enforce_gtid_consistency are the config registry's;
+    // gtid_executed and gtid_purged are read from the engine (`gtid_var`).
     ("foreign_key_checks", "ON"),
     ("gtid_executed", ""),
-    ("gtid_mode", "OFF"),
     ("gtid_next", "AUTOMATIC"),
     ("gtid_purged", ""),
     ("init_connect", ""),
@@ -167,7 +165,6 @@ fn inert_value_ok(name: &str, text: &str) -> Option<bool> {
         "sql_quote_show_create" => flag(true),
         "auto_increment_increment" | "auto_increment_offset" => up == "1" || up == "DEFAULT",
         "mandatory_roles" => up.is_empty() || up == "DEFAULT",
-        "gtid_mode" | "enforce_gtid_consistency" => flag(false),
         "gtid_next" => up == "AUTOMATIC" || up == "DEFAULT",
         "gtid_purged" => up.is_empty(),
         _ => return None,
@@ -442,8 +439,8 @@ impl Env for Session {
         }
         // Enumerations whose values include OFF/ON: read as text (MySQL's
         // @@gtid_mode is 'OFF', not 0).
-        if matches!(n.as_str(), "gtid_mode" | "enforce_gtid_consistency") {
-            return Ok(Value::text("OFF"));
+        if let Some(v) = self.engine.gtid_var(&n) {
+            return Ok(Value::text(&v));
         }
         if scope != Scope::Global {
             if let Some(v) = self.vars.get(&n) {
@@ -494,6 +491,9 @@ impl Env for Session {
     }
     fn current_user(&self) -> String {
         format!("{}@{}", self.user, self.account_host)
+    }
+    fn gtid_state(&self) -> Option<std::sync::Arc<quire_engine::binlog::gtid::GtidState>> {
+        self.engine.binlog().map(|b| b.gtids.clone())
     }
     fn connection_id(&self) -> u64 {
         self.conn_id
@@ -1085,6 +1085,8 @@ impl Session {
             }
             let val = if *k == "server_uuid" {
                 self.engine.server_uuid().to_string()
+            } else if let Some(v) = self.engine.gtid_var(k) {
+                v
             } else if global {
                 overrides.get(*k).cloned().unwrap_or_else(|| v.to_string())
             } else {
@@ -1154,7 +1156,7 @@ impl Session {
             .unwrap_or_default()
     }
 
-    fn implicit_commit(&mut self) -> SqlResult<()> {
+    pub(crate) fn implicit_commit(&mut self) -> SqlResult<()> {
         if let Some(t) = self.txn.take() {
             t.commit()?;
         }
@@ -1602,6 +1604,8 @@ impl Session {
                 self.implicit_commit()?;
                 crate::show::analyze(self, tables, *local)
             }
+            Command::PurgeLogs(what) => crate::binlog_admin::purge(self, what, params),
+            Command::ResetMaster { to } => crate::binlog_admin::reset(self, *to),
             Command::Kill { query_only, id } => {
                 let id = self.eval_kill_id(id, params)?;
                 let admin = self.has_global_privilege(crate::privilege::Privs::CONNECTION_ADMIN);
@@ -1827,11 +1831,15 @@ impl Session {
         check_inert(name, lname, &text)?;
         match lname {
             // Global-only in MySQL.
-            "mandatory_roles" => Err(EngineError::new(
-                1229,
-                "HY000",
-                format!("Variable '{name}' is a GLOBAL variable and should be set with SET GLOBAL"),
-            )),
+            "mandatory_roles" | "gtid_mode" | "enforce_gtid_consistency" | "gtid_purged" => {
+                Err(EngineError::new(
+                    1229,
+                    "HY000",
+                    format!(
+                        "Variable '{name}' is a GLOBAL variable and should be set with SET GLOBAL"
+                    ),
+                ))
+            }
             // Session value read-only in MySQL (it is the global's, copied
             // at connect).
             "max_allowed_packet" | "net_buffer_length" => Err(EngineError::new(
@@ -2096,7 +2104,7 @@ impl Session {
 
     /// An expression without columns (SET values, KILL ids), evaluated
     /// as in a field list.
-    fn eval_const(&mut self, e: &Expr, params: &[Value]) -> SqlResult<Value> {
+    pub(crate) fn eval_const(&mut self, e: &Expr, params: &[Value]) -> SqlResult<Value> {
         let mut c = Compiler {
             cols: &[],
             params,

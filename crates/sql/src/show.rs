@@ -709,7 +709,7 @@ pub fn show(s: &mut Session, sh: &Show) -> SqlResult<Output> {
                         Value::UInt(pos),
                         text(""),
                         text(""),
-                        text(""),
+                        text(&b.gtids.executed_set().to_text()),
                     ]]
                 }
                 None => Vec::new(),

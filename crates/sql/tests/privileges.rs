@@ -363,7 +363,14 @@ fn statement_classes_by_level() {
             1227,
         ),
         ("CREATE USER ON *.*", "CREATE USER made", 1227),
+        (
+            "BINLOG_ADMIN ON *.*",
+            "PURGE BINARY LOGS BEFORE '2001-01-01'",
+            1227,
+        ),
     ];
+    // RESET MASTER needs RELOAD (granted below).
+    assert_eq!(code(&mut w, "RESET MASTER"), 1227);
     for (grant, sql, refused) in cases {
         assert_eq!(code(&mut w, sql), *refused, "{sql} before GRANT {grant}");
         ok(&mut root, &format!("GRANT {grant} TO w"));
@@ -374,6 +381,7 @@ fn statement_classes_by_level() {
     assert_eq!(code(&mut w, "SET GLOBAL sql_mode = ''"), 1227);
     ok(&mut root, "GRANT SUPER ON *.* TO w");
     ok(&mut w, "SET GLOBAL sql_mode = ''");
+    ok(&mut w, "RESET MASTER");
     // REVOKE takes effect on the next statement of a live session.
     ok(&mut root, "REVOKE INSERT ON db1.t FROM w");
     assert_eq!(code(&mut w, "INSERT INTO db1.t VALUES (6, 6, 6)"), 1142);

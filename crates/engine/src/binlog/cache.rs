@@ -111,7 +111,6 @@ impl TrxCache {
     }
 
     /// Bytes held (memory and file).
-    #[cfg(test)]
     pub(crate) fn total_bytes(&self) -> u64 {
         self.total_bytes
     }

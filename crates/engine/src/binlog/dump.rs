@@ -28,6 +28,7 @@
 //! variable notification per group; readers read the files through their
 //! own handles and never take the binlog's locks.
 
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -44,7 +45,26 @@ pub struct DumpCursor {
     pub seq: u32,
     pub pos: u64,
     file: Arc<dyn File>,
+    /// This cursor's file seq, as `Binlog::readers` sees it: a file being
+    /// read is never purged.
+    _reading: Arc<AtomicU32>,
+    /// `Binlog::resets` when the cursor was opened: a RESET MASTER since
+    /// ends the dump.
+    resets: u64,
+    /// Bytes of the file read ahead (all below the published end when
+    /// read, so final): events are cut from here, one read per
+    /// [`READ_AHEAD_BYTES`] instead of two per event.
+    ahead: Vec<u8>,
+    /// File offset of `ahead[0]`.
+    ahead_at: u64,
+    /// How far this file could be read when last asked (it only grows
+    /// within a file, and a RESET MASTER ends the cursor): events below it
+    /// need no look at the published end.
+    known_limit: u64,
 }
+
+/// How much a dump cursor reads at once.
+const READ_AHEAD_BYTES: u64 = 256 << 10;
 
 /// What [`Binlog::dump_next`] found.
 pub enum DumpStep {
@@ -109,6 +129,50 @@ impl Binlog {
         Ok(cur)
     }
 
+    /// A cursor for a replica that auto-positions by GTID
+    /// (COM_BINLOG_DUMP_GTID): at the start of the newest file whose
+    /// PREVIOUS_GTIDS the replica has all of, as MySQL chooses. Error 1236
+    /// when the replica misses GTIDs that only purged files held, or has
+    /// GTIDs of this server that this server does not.
+    pub fn dump_open_gtid(&self, replica: &super::gtid::GtidSet) -> Result<DumpCursor> {
+        let purged = self.gtids.purged_set();
+        if !purged.is_subset_of(replica) {
+            return Err(fatal(format!(
+                "Cannot replicate because the master purged required binary logs. Replicate \
+                 the missing transactions from elsewhere, or provision a new slave from backup. \
+                 Consider increasing the master's binary log expiration period. The GTID set \
+                 sent by the slave is '{}', and the missing transactions are '{}'.",
+                replica.to_text(),
+                purged.subtract(replica).to_text()
+            )));
+        }
+        let sid = self.gtids.sid;
+        let executed = self.gtids.executed_set();
+        if replica.last_gno(&sid) > executed.last_gno(&sid) {
+            return Err(fatal(
+                "Slave has more GTIDs than the master has, using the master's SERVER_UUID. \
+                 This may indicate that the end of the binary log was truncated or that the \
+                 last binary log file was lost, e.g., after a power or disk failure when \
+                 sync_binlog != 1.",
+            ));
+        }
+        let cfg = self.cfg.lock().clone();
+        let names = Binlog::read_index(&self.vfs, &cfg)?;
+        let mut start = names.first().cloned();
+        for n in names.iter().rev() {
+            if Binlog::previous_gtids_of(&self.vfs, &cfg.dir.join(n))?.is_subset_of(replica) {
+                start = Some(n.clone());
+                break;
+            }
+        }
+        let Some(name) = start else {
+            return Err(fatal(
+                "Could not find first log file name in binary log index file",
+            ));
+        };
+        self.dump_open(&name, MAGIC.len() as u64)
+    }
+
     fn open_cursor(&self, name: &str) -> Result<DumpCursor> {
         let stem = self.cfg.lock().stem.clone();
         let seq = Binlog::seq_of(&stem, name)
@@ -117,12 +181,34 @@ impl Binlog {
             .vfs
             .open(&self.path(name), OpenOptions::existing(FileKind::Other))
             .map_err(|_| fatal(format!("Could not open log file '{name}'")))?;
+        let reading = Arc::new(AtomicU32::new(seq));
+        {
+            let mut r = self.readers.lock();
+            r.retain(|w| w.strong_count() > 0);
+            r.push(Arc::downgrade(&reading));
+        }
         Ok(DumpCursor {
             name: name.to_string(),
             seq,
             pos: MAGIC.len() as u64,
             file,
+            _reading: reading,
+            resets: self.resets.load(Ordering::Acquire),
+            ahead: Vec::new(),
+            ahead_at: 0,
+            known_limit: 0,
         })
+    }
+
+    /// How many dump cursors are reading file `seq` now (MySQL's
+    /// `log_in_use`).
+    pub(crate) fn readers_of(&self, seq: u32) -> usize {
+        self.readers
+            .lock()
+            .iter()
+            .filter_map(|w| w.upgrade())
+            .filter(|a| a.load(Ordering::Acquire) == seq)
+            .count()
     }
 
     /// How far the cursor's file may be read now.
@@ -169,13 +255,46 @@ impl Binlog {
         Ok(ev)
     }
 
+    /// The event at the cursor (which ends by `limit`), from the
+    /// read-ahead buffer, refilled when it does not hold the event.
+    fn next_event(&self, cur: &mut DumpCursor, limit: u64) -> Result<Vec<u8>> {
+        let in_ahead = |cur: &DumpCursor, from: u64, to: u64| {
+            from >= cur.ahead_at && to <= cur.ahead_at + cur.ahead.len() as u64
+        };
+        if !in_ahead(cur, cur.pos, cur.pos + HEADER_LEN as u64) {
+            let n = (limit - cur.pos).min(READ_AHEAD_BYTES) as usize;
+            cur.ahead.resize(n, 0);
+            cur.file.read_at(&mut cur.ahead, cur.pos).map_err(io)?;
+            cur.ahead_at = cur.pos;
+        }
+        let at = (cur.pos - cur.ahead_at) as usize;
+        let h = &cur.ahead[at..at + HEADER_LEN];
+        let size = u32::from_le_bytes([h[9], h[10], h[11], h[12]]) as u64;
+        if size >= HEADER_LEN as u64 && in_ahead(cur, cur.pos, cur.pos + size) {
+            return Ok(cur.ahead[at..at + size as usize].to_vec());
+        }
+        // Larger than what is read ahead (or malformed: checked there).
+        self.read_event_at(cur, cur.pos, limit)
+    }
+
     /// The next event after the cursor, waiting up to `wait` for one.
     pub fn dump_next(&self, cur: &mut DumpCursor, wait: Duration) -> Result<DumpStep> {
         let deadline = Instant::now() + wait;
         loop {
-            let limit = self.readable_len(cur)?;
+            if self.resets.load(Ordering::Acquire) != cur.resets {
+                return Err(fatal(
+                    "The binary log was reset (RESET MASTER) while it was being read",
+                ));
+            }
+            let limit = if cur.pos + HEADER_LEN as u64 <= cur.known_limit {
+                cur.known_limit
+            } else {
+                let l = self.readable_len(cur)?;
+                cur.known_limit = l;
+                l
+            };
             if cur.pos + HEADER_LEN as u64 <= limit {
-                let ev = self.read_event_at(cur, cur.pos, limit)?;
+                let ev = self.next_event(cur, limit)?;
                 cur.pos += ev.len() as u64;
                 return Ok(DumpStep::Event(ev));
             }

@@ -9,35 +9,9 @@ use quire_io::{CrashMode, FlushMethod, SimFs, Vfs};
 
 use super::{DumpCursor, DumpStep};
 use crate::binlog::format::event_type;
-use crate::catalog::ColumnDef;
+use crate::binlog::test_util::{commit_id, int_table};
 use crate::engine::Engine;
 use crate::tests::{cfg, open};
-use crate::txn::Isolation;
-use crate::types::{ColumnType, Value};
-use crate::TableDef;
-
-fn table(e: &Engine) -> Arc<TableDef> {
-    e.create_database("d", true).expect("db");
-    e.create_table(
-        "d",
-        "t",
-        vec![ColumnDef::new(
-            "id",
-            ColumnType::Int { unsigned: false },
-            false,
-        )],
-        vec![0],
-        vec![],
-        false,
-    )
-    .expect("table")
-}
-
-fn commit(e: &Engine, t: &TableDef, id: i64) {
-    let mut tx = e.begin(Isolation::RepeatableRead, false);
-    tx.insert(t, vec![Some(Value::Int(id))]).expect("insert");
-    tx.commit().expect("commit");
-}
 
 /// Reads until the cursor has caught up: (event types, files entered).
 fn drain(e: &Engine, cur: &mut DumpCursor) -> (Vec<u8>, u32) {
@@ -63,9 +37,9 @@ fn xids(types: &[u8]) -> usize {
 fn a_dump_reads_every_published_event_across_rotation_and_a_crash() {
     let sim = SimFs::new(FlushMethod::Fsync);
     let e = open(&sim);
-    let t = table(&e);
+    let t = int_table(&e);
     for id in 0..3 {
-        commit(&e, &t, id);
+        commit_id(&e, &t, id).expect("commit");
     }
     let b = e.binlog().expect("binlog on");
     let mut cur = b.dump_open("", 0).expect("open first file");
@@ -77,7 +51,7 @@ fn a_dump_reads_every_published_event_across_rotation_and_a_crash() {
 
     e.rotate_binlog().expect("rotate");
     for id in 3..5 {
-        commit(&e, &t, id);
+        commit_id(&e, &t, id).expect("commit");
     }
     let (types, files) = drain(&e, &mut cur);
     assert_eq!(
@@ -91,13 +65,13 @@ fn a_dump_reads_every_published_event_across_rotation_and_a_crash() {
 
     // One more commit, then the power goes: recovery closes the file
     // without a ROTATE and the restart begins the next one.
-    commit(&e, &t, 5);
+    commit_id(&e, &t, 5).expect("commit");
     drop(e);
     sim.crash(CrashMode::Power { sector: 512 }, 1);
     let vfs: Arc<dyn Vfs> = Arc::new(sim.clone());
     let (e, _) = Engine::open(vfs, &cfg()).expect("recover");
     let t = e.table("d", "t").expect("t");
-    commit(&e, &t, 6);
+    commit_id(&e, &t, 6).expect("commit");
     let b = e.binlog().expect("binlog on");
     let mut cur = b.dump_open(&crashed, 0).expect("reopen the crashed file");
     let (types, files) = drain(&e, &mut cur);

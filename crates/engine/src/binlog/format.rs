@@ -178,8 +178,8 @@ pub use reader::{
 };
 pub use values::{
     binlog_type, bitmap_len, decimal_bin_size, decode_decimal, decode_row_image, decode_value,
-    encode_decimal, encode_row_image, encode_value, mysql_type, put_packed_int, take_packed_int,
-    timestamp_seconds,
+    encode_decimal, encode_partial_image, encode_row_image, encode_value, mysql_type,
+    put_packed_int, take_packed_int, timestamp_seconds,
 };
 
 use crate::types::{ColumnType, Value};
@@ -217,6 +217,7 @@ pub mod event_type {
     pub const FORMAT_DESCRIPTION: u8 = 15;
     pub const XID: u8 = 16;
     pub const TABLE_MAP: u8 = 19;
+    pub const IGNORABLE: u8 = 28;
     pub const WRITE_ROWS_V1: u8 = 23;
     pub const UPDATE_ROWS_V1: u8 = 24;
     pub const DELETE_ROWS_V1: u8 = 25;
@@ -362,6 +363,117 @@ pub enum RowImage<'a> {
         before: &'a [Value],
         after: &'a [Value],
     },
+}
+
+/// `binlog_row_image`: which columns the row images carry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RowImageMode {
+    /// Every column, before and after (the default).
+    Full,
+    /// Before: the primary key (every column without one). After: the
+    /// columns an UPDATE changed; every column of an INSERT.
+    Minimal,
+    /// FULL without the BLOB, TEXT and JSON columns nobody needs: those
+    /// outside the primary key in before images, and the unchanged ones in
+    /// an UPDATE's after image.
+    NoBlob,
+}
+
+impl RowImageMode {
+    pub fn as_u8(self) -> u8 {
+        match self {
+            RowImageMode::Full => 0,
+            RowImageMode::Minimal => 1,
+            RowImageMode::NoBlob => 2,
+        }
+    }
+
+    pub fn from_u8(v: u8) -> RowImageMode {
+        match v {
+            1 => RowImageMode::Minimal,
+            2 => RowImageMode::NoBlob,
+            _ => RowImageMode::Full,
+        }
+    }
+}
+
+/// Which columns the row images of a rows event carry
+/// (`binlog_row_image`): FULL has every column in both; MINIMAL and NOBLOB
+/// leave some out. `before` is the image of DELETE and UPDATE, `after`
+/// the image of WRITE and UPDATE's second image.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ImageColumns {
+    pub before: Vec<bool>,
+    pub after: Vec<bool>,
+}
+
+impl ImageColumns {
+    /// Every column in both images.
+    pub fn full(columns: usize) -> ImageColumns {
+        ImageColumns {
+            before: vec![true; columns],
+            after: vec![true; columns],
+        }
+    }
+
+    fn is_full(&self) -> bool {
+        self.before.iter().chain(&self.after).all(|&p| p)
+    }
+
+    /// The images `mode` asks for, for rows of `kind` of a table with
+    /// these column types and primary key columns (none: every column
+    /// identifies the row). An UPDATE's after image carries the columns
+    /// any of `rows` changed: one bitmap serves a whole event, and a
+    /// column that did not change in some row is logged with its value,
+    /// which applies the same.
+    pub fn for_rows(
+        mode: RowImageMode,
+        types: &[ColumnType],
+        primary: &[usize],
+        kind: RowsKind,
+        rows: &[RowImage<'_>],
+    ) -> ImageColumns {
+        let n = types.len();
+        if mode == RowImageMode::Full {
+            return ImageColumns::full(n);
+        }
+        let key: Vec<bool> = if primary.is_empty() {
+            vec![true; n]
+        } else {
+            (0..n).map(|i| primary.contains(&i)).collect()
+        };
+        let lob = |i: usize| {
+            matches!(
+                types[i],
+                ColumnType::Blob { .. } | ColumnType::Text { .. } | ColumnType::Json
+            )
+        };
+        let keep = |i: usize, wanted: bool| match mode {
+            RowImageMode::NoBlob => wanted || !lob(i),
+            _ => wanted,
+        };
+        let before: Vec<bool> = (0..n).map(|i| keep(i, key[i])).collect();
+        let after = match kind {
+            RowsKind::Write => vec![true; n],
+            RowsKind::Delete => before.clone(),
+            RowsKind::Update => {
+                let mut changed = vec![false; n];
+                for r in rows {
+                    if let RowImage::Update { before, after } = r {
+                        for (i, c) in changed.iter_mut().enumerate() {
+                            *c |= before.get(i) != after.get(i);
+                        }
+                    }
+                }
+                if !changed.iter().any(|&c| c) {
+                    // Nothing changed: the key, so the image is not empty.
+                    changed = key.clone();
+                }
+                (0..n).map(|i| keep(i, changed[i])).collect()
+            }
+        };
+        ImageColumns { before, after }
+    }
 }
 
 /// Builds binlog events. Every method takes the file offset where the
@@ -558,9 +670,10 @@ impl EventWriter {
         rows: &[RowImage<'_>],
         end_of_statement: bool,
     ) -> Result<Vec<u8>, String> {
+        let cols = ImageColumns::full(types.len());
         let mut data = Vec::new();
         for row in rows {
-            encode_row(kind, types, row, &mut data)?;
+            encode_row(kind, types, &cols, row, &mut data)?;
         }
         check_event_size(self.rows_event_overhead(kind, types.len()) + data.len())?;
         Ok(self.rows_event(
@@ -568,7 +681,7 @@ impl EventWriter {
             timestamp,
             kind,
             table_id,
-            types.len(),
+            &cols,
             &data,
             end_of_statement,
         ))
@@ -587,10 +700,19 @@ impl EventWriter {
         kind: RowsKind,
         table_id: u64,
         types: &[ColumnType],
+        cols: &ImageColumns,
         rows: &[RowImage<'_>],
         end_of_statement: bool,
         max_event_size: usize,
     ) -> Result<Vec<Vec<u8>>, String> {
+        if cols.before.len() != types.len() || cols.after.len() != types.len() {
+            return Err(format!(
+                "image bitmaps of {}/{} columns for {} types",
+                cols.before.len(),
+                cols.after.len(),
+                types.len()
+            ));
+        }
         let overhead = self.rows_event_overhead(kind, types.len());
         let budget = max_event_size.saturating_sub(overhead);
         let mut events = Vec::new();
@@ -599,9 +721,9 @@ impl EventWriter {
         let mut row = Vec::new();
         for (i, r) in rows.iter().enumerate() {
             row.clear();
-            encode_row(kind, types, r, &mut row)?;
+            encode_row(kind, types, cols, r, &mut row)?;
             if !data.is_empty() && data.len() + row.len() > budget {
-                let ev = self.rows_event(pos, timestamp, kind, table_id, types.len(), &data, false);
+                let ev = self.rows_event(pos, timestamp, kind, table_id, cols, &data, false);
                 pos += ev.len() as u64;
                 events.push(ev);
                 data.clear();
@@ -614,7 +736,7 @@ impl EventWriter {
                     timestamp,
                     kind,
                     table_id,
-                    types.len(),
+                    cols,
                     &data,
                     end_of_statement,
                 );
@@ -644,7 +766,7 @@ impl EventWriter {
         timestamp: u32,
         kind: RowsKind,
         table_id: u64,
-        columns: usize,
+        cols: &ImageColumns,
         row_data: &[u8],
         end_of_statement: bool,
     ) -> Vec<u8> {
@@ -653,11 +775,17 @@ impl EventWriter {
         let flags = if end_of_statement { STMT_END_F } else { 0 };
         body.extend_from_slice(&flags.to_le_bytes());
         body.extend_from_slice(&2u16.to_le_bytes()); // extra data length (itself only)
-        put_packed_int(&mut body, columns as u64);
-        let all = all_columns_bitmap(columns);
-        body.extend_from_slice(&all);
+        put_packed_int(&mut body, cols.before.len() as u64);
+        // The first bitmap is the image a WRITE carries (its after image);
+        // DELETE's and UPDATE's before image; UPDATE adds its after image.
+        let first = if kind == RowsKind::Write {
+            &cols.after
+        } else {
+            &cols.before
+        };
+        body.extend_from_slice(&columns_bitmap(first));
         if kind == RowsKind::Update {
-            body.extend_from_slice(&all);
+            body.extend_from_slice(&columns_bitmap(&cols.after));
         }
         body.extend_from_slice(row_data);
         self.event(kind.type_code(), pos, timestamp, 0, &body)
@@ -678,6 +806,22 @@ impl EventWriter {
         self.event(event_type::ROTATE, pos, timestamp, 0, &body)
     }
 
+    /// A placeholder of exactly `len` bytes at `pos` (an IGNORABLE_LOG_EVENT,
+    /// flagged LOG_EVENT_IGNORABLE_F, zeros for a body): the preallocated
+    /// tail of the active file is a chain of these, so that a reader of
+    /// the file sees events it may skip up to the end instead of zeros it
+    /// cannot decode. Never part of a transaction; recovery and dumps stop
+    /// at the first one. `len` is at least [`EventWriter::placeholder_min`].
+    pub fn placeholder(&self, pos: u64, len: usize) -> Vec<u8> {
+        let body = vec![0u8; len.saturating_sub(self.placeholder_min())];
+        self.event(event_type::IGNORABLE, pos, 0, LOG_EVENT_IGNORABLE_F, &body)
+    }
+
+    /// The smallest placeholder: a header (and a checksum).
+    pub fn placeholder_min(&self) -> usize {
+        HEADER_LEN + if self.checksum { CHECKSUM_LEN } else { 0 }
+    }
+
     /// STOP_EVENT, the last event of a file closed at shutdown.
     pub fn stop(&self, pos: u64, timestamp: u32) -> Vec<u8> {
         self.event(event_type::STOP, pos, timestamp, 0, &[])
@@ -689,12 +833,23 @@ impl EventWriter {
     /// LOG_EVENT_IGNORABLE_F; MariaDB's tools print it as an ignorable
     /// event.
     pub fn previous_gtids(&self, pos: u64, timestamp: u32) -> Vec<u8> {
+        self.previous_gtids_of(pos, timestamp, &super::gtid::GtidSet::default())
+    }
+
+    /// PREVIOUS_GTIDS_LOG_EVENT naming `set`: every GTID in the files
+    /// before this one.
+    pub fn previous_gtids_of(
+        &self,
+        pos: u64,
+        timestamp: u32,
+        set: &super::gtid::GtidSet,
+    ) -> Vec<u8> {
         self.event(
             event_type::PREVIOUS_GTIDS,
             pos,
             timestamp,
             LOG_EVENT_IGNORABLE_F,
-            &0u64.to_le_bytes(),
+            &set.encode(),
         )
     }
 
@@ -713,11 +868,30 @@ impl EventWriter {
         rbr_only: bool,
         rest_len: u64,
     ) -> Vec<u8> {
+        self.gtid_event(pos, timestamp, None, gtid, rbr_only, rest_len)
+    }
+
+    /// GTID_LOG_EVENT (`Some((uuid, number))`, gtid_mode ON) or
+    /// ANONYMOUS_GTID_LOG_EVENT (None): same layout, see
+    /// [`EventWriter::anonymous_gtid`].
+    pub fn gtid_event(
+        &self,
+        pos: u64,
+        timestamp: u32,
+        id: Option<(&[u8; 16], u64)>,
+        gtid: &Gtid,
+        rbr_only: bool,
+        rest_len: u64,
+    ) -> Vec<u8> {
         let transaction_length = self.gtid_transaction_length(rest_len);
         let mut body = Vec::with_capacity(GTID_POST_HEADER_LEN + 7 + 9 + 4);
         body.push(if rbr_only { 0 } else { GTID_FLAG_MAY_HAVE_SBR });
-        body.extend_from_slice(&[0u8; 16]); // SID: anonymous
-        body.extend_from_slice(&0i64.to_le_bytes()); // GNO
+        let (sid, gno, type_code) = match id {
+            Some((sid, gno)) => (*sid, gno as i64, event_type::GTID),
+            None => ([0u8; 16], 0, event_type::ANONYMOUS_GTID),
+        };
+        body.extend_from_slice(&sid);
+        body.extend_from_slice(&gno.to_le_bytes());
         body.push(LOGICAL_TIMESTAMP_TYPECODE);
         body.extend_from_slice(&gtid.last_committed.to_le_bytes());
         body.extend_from_slice(&gtid.sequence_number.to_le_bytes());
@@ -727,7 +901,7 @@ impl EventWriter {
         body.extend_from_slice(&micros.to_le_bytes()[..7]);
         put_packed_int(&mut body, transaction_length);
         body.extend_from_slice(&GTID_SERVER_VERSION.to_le_bytes());
-        self.event(event_type::ANONYMOUS_GTID, pos, timestamp, 0, &body)
+        self.event(type_code, pos, timestamp, 0, &body)
     }
 
     /// Size of an ANONYMOUS_GTID_LOG_EVENT whose transaction has `rest_len`
@@ -804,6 +978,7 @@ impl EventWriter {
                 st.kind,
                 st.table_id,
                 st.types,
+                &ImageColumns::full(st.types.len()),
                 st.rows,
                 true,
                 max_rows_event_size,
@@ -939,16 +1114,24 @@ fn packed_int_len(v: u64) -> u64 {
 fn encode_row(
     kind: RowsKind,
     types: &[ColumnType],
+    cols: &ImageColumns,
     row: &RowImage<'_>,
     out: &mut Vec<u8>,
 ) -> Result<(), String> {
+    let full = cols.is_full();
+    fn mask(full: bool, m: &[bool]) -> Option<&[bool]> {
+        (!full).then_some(m)
+    }
     match (kind, row) {
-        (RowsKind::Write | RowsKind::Delete, RowImage::Row(values)) => {
-            encode_row_image(values, types, out)
+        (RowsKind::Write, RowImage::Row(values)) => {
+            encode_partial_image(values, types, mask(full, &cols.after), out)
+        }
+        (RowsKind::Delete, RowImage::Row(values)) => {
+            encode_partial_image(values, types, mask(full, &cols.before), out)
         }
         (RowsKind::Update, RowImage::Update { before, after }) => {
-            encode_row_image(before, types, out)?;
-            encode_row_image(after, types, out)
+            encode_partial_image(before, types, mask(full, &cols.before), out)?;
+            encode_partial_image(after, types, mask(full, &cols.after), out)
         }
         (RowsKind::Update, RowImage::Row(_)) => {
             Err("UPDATE_ROWS needs before and after images".to_string())
@@ -957,13 +1140,11 @@ fn encode_row(
     }
 }
 
-/// A bitmap of `columns` bits, all set.
-fn all_columns_bitmap(columns: usize) -> Vec<u8> {
-    let mut b = vec![0xFFu8; bitmap_len(columns)];
-    if !columns.is_multiple_of(8) {
-        if let Some(last) = b.last_mut() {
-            *last = (1u8 << (columns % 8)) - 1;
-        }
+/// A bitmap with bit `i` set for each column `i` present.
+fn columns_bitmap(present: &[bool]) -> Vec<u8> {
+    let mut b = vec![0u8; bitmap_len(present.len())];
+    for (i, _) in present.iter().enumerate().filter(|(_, &p)| p) {
+        b[i / 8] |= 1 << (i % 8);
     }
     b
 }

@@ -97,14 +97,20 @@ fn describe(ev: &ParsedEvent) -> (&'static str, String) {
             "Format_desc",
             format!("Server ver: {server_version}, Binlog ver: {binlog_version}"),
         ),
-        EventData::PreviousGtids => ("Previous_gtids", String::new()),
+        EventData::PreviousGtids(set) => ("Previous_gtids", set.to_text()),
         EventData::Gtid {
             anonymous: true, ..
         } => (
             "Anonymous_Gtid",
             "SET @@SESSION.GTID_NEXT= 'ANONYMOUS'".to_string(),
         ),
-        EventData::Gtid { .. } => ("Gtid", String::new()),
+        EventData::Gtid { sid, gno, .. } => (
+            "Gtid",
+            format!(
+                "SET @@SESSION.GTID_NEXT= '{}:{gno}'",
+                super::gtid::sid_text(sid)
+            ),
+        ),
         EventData::Query { db, sql, .. } => {
             let bare = sql.trim().eq_ignore_ascii_case("BEGIN") || db.is_empty();
             let info = if bare {

@@ -224,6 +224,9 @@ impl Vfs for SlowVfs {
     fn sync_dir(&self, dir: &Path) -> quire_io::Result<()> {
         self.inner.sync_dir(dir)
     }
+    fn modified(&self, path: &Path) -> quire_io::Result<std::time::SystemTime> {
+        self.inner.modified(path)
+    }
     fn direct_io_alignment(&self) -> usize {
         self.inner.direct_io_alignment()
     }

@@ -1,9 +1,9 @@
 //! Reading a binlog file back: [`parse_events`] for recovery and tests.
 
-use super::values::{bitmap_len, decode_row_image, take_packed_int};
+use super::values::{bitmap_len, decode_partial_image, decode_row_image, take_packed_int};
 use super::{
     event_crc, event_type, RowsKind, CHECKSUM_ALG_CRC32, CHECKSUM_LEN, HEADER_LEN,
-    LOG_EVENT_BINLOG_IN_USE_F, MAGIC, POST_HEADER_LENGTHS,
+    LOG_EVENT_BINLOG_IN_USE_F, LOG_EVENT_IGNORABLE_F, MAGIC, POST_HEADER_LENGTHS,
 };
 use crate::types::{ColumnType, Value};
 
@@ -56,6 +56,9 @@ pub enum EventData {
     /// GTID_LOG_EVENT / ANONYMOUS_GTID_LOG_EVENT (MySQL 8 layout).
     Gtid {
         anonymous: bool,
+        /// The server UUID and number (zeros for an anonymous one).
+        sid: [u8; 16],
+        gno: i64,
         /// False when the transaction may contain statements (DDL).
         rbr_only: bool,
         last_committed: i64,
@@ -64,8 +67,8 @@ pub enum EventData {
         /// Bytes of the whole transaction, this event included (0 if absent).
         transaction_length: u64,
     },
-    /// PREVIOUS_GTIDS_LOG_EVENT (the GTID set is not decoded).
-    PreviousGtids,
+    /// PREVIOUS_GTIDS_LOG_EVENT: the GTIDs of the files before.
+    PreviousGtids(crate::binlog::gtid::GtidSet),
     /// Any other event type: checked, not decoded.
     Other,
 }
@@ -138,6 +141,43 @@ impl RowsEventData {
     }
 }
 
+/// One decoded row change of a partial image (binlog_row_image MINIMAL or
+/// NOBLOB): None for a column the image leaves out.
+pub type PartialRow = Vec<Option<Value>>;
+
+/// A row change of partial images: (before, after).
+pub type PartialChange = (Option<PartialRow>, Option<PartialRow>);
+
+impl RowsEventData {
+    /// Decodes row images of any width: (before, after) per row, each
+    /// with None for the columns its bitmap leaves out.
+    pub fn decode_partial(&self, types: &[ColumnType]) -> Result<Vec<PartialChange>, String> {
+        if types.len() != self.columns {
+            return Err(format!(
+                "rows event has {} columns, {} types given",
+                self.columns,
+                types.len()
+            ));
+        }
+        let mut out = Vec::new();
+        let mut rest: &[u8] = &self.rows;
+        while !rest.is_empty() {
+            let (first, n) = decode_partial_image(rest, types, &self.present)?;
+            rest = &rest[n..];
+            out.push(match self.kind {
+                RowsKind::Write => (None, Some(first)),
+                RowsKind::Delete => (Some(first), None),
+                RowsKind::Update => {
+                    let (second, n) = decode_partial_image(rest, types, &self.present_after)?;
+                    rest = &rest[n..];
+                    (Some(first), Some(second))
+                }
+            });
+        }
+        Ok(out)
+    }
+}
+
 /// The result of scanning a binlog file.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ParsedLog {
@@ -183,6 +223,14 @@ pub fn parse_events(buf: &[u8]) -> ParsedLog {
     let mut have_fde = false;
     while pos < buf.len() {
         match parse_one(buf, pos, have_fde, log.checksum) {
+            Ok(ev)
+                if ev.type_code == event_type::IGNORABLE
+                    && ev.flags & LOG_EVENT_IGNORABLE_F != 0 =>
+            {
+                // The active file's preallocated tail (placeholders):
+                // the end of the log.
+                break;
+            }
             Ok(ev) => {
                 let end = ev.end;
                 match &ev.data {
@@ -217,7 +265,7 @@ pub fn parse_events(buf: &[u8]) -> ParsedLog {
                         log.xid_starts.push(log.complete_tx_end);
                         log.complete_tx_end = end;
                     }
-                    EventData::Rotate { .. } | EventData::Stop | EventData::PreviousGtids
+                    EventData::Rotate { .. } | EventData::Stop | EventData::PreviousGtids(_)
                         if !in_tx =>
                     {
                         log.complete_tx_end = end;
@@ -513,7 +561,9 @@ fn decode_body(
             next_file: text(&body[8..]),
         },
         event_type::STOP => EventData::Stop,
-        event_type::PREVIOUS_GTIDS => EventData::PreviousGtids,
+        event_type::PREVIOUS_GTIDS => {
+            EventData::PreviousGtids(crate::binlog::gtid::GtidSet::decode(body)?)
+        }
         event_type::GTID | event_type::ANONYMOUS_GTID => {
             let flags = *body.first().ok_or("GTID event is empty")?;
             let typecode = *body.get(25).ok_or("GTID event is too short")?;
@@ -534,8 +584,15 @@ fn decode_body(
                     transaction_length = take_packed_int(&mut rest)?;
                 }
             }
+            let sid: [u8; 16] = body
+                .get(1..17)
+                .ok_or("GTID event is too short")?
+                .try_into()
+                .map_err(|_| "GTID event is too short")?;
             EventData::Gtid {
                 anonymous: type_code == event_type::ANONYMOUS_GTID,
+                sid,
+                gno: le_u64(body, 17)? as i64,
                 rbr_only: flags & 1 == 0,
                 last_committed,
                 sequence_number,

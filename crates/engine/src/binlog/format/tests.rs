@@ -882,6 +882,7 @@ fn gtid_events_carry_clock_and_self_inclusive_length() {
                 sequence_number,
                 commit_micros,
                 transaction_length,
+                ..
             } = ev.data
             {
                 seen += 1;
@@ -935,6 +936,7 @@ fn rows_events_respect_the_size_limit() {
                     RowsKind::Write,
                     9,
                     &types,
+                    &ImageColumns::full(types.len()),
                     &images,
                     true,
                     limit,
@@ -972,7 +974,17 @@ fn rows_events_respect_the_size_limit() {
             }
         }
         assert!(w
-            .rows_events(0, 0, RowsKind::Write, 9, &types, &[], true, 100)
+            .rows_events(
+                0,
+                0,
+                RowsKind::Write,
+                9,
+                &types,
+                &ImageColumns::full(types.len()),
+                &[],
+                true,
+                100,
+            )
             .unwrap()
             .is_empty());
     }
@@ -1061,7 +1073,7 @@ fn unit_ends(log: &ParsedLog) -> Vec<u64> {
             EventData::Query { sql, .. } => sql != "BEGIN",
             EventData::Xid(_)
             | EventData::FormatDescription { .. }
-            | EventData::PreviousGtids
+            | EventData::PreviousGtids(_)
             | EventData::Rotate { .. }
             | EventData::Stop => true,
             _ => false,
@@ -1328,4 +1340,100 @@ fn mariadb_binlog_sees_the_in_use_flag_and_truncated_files() {
     assert_eq!(code, 0, "{err}");
     assert!(err.trim().is_empty(), "{err}");
     assert!(out.contains("Xid = 3") && !out.contains("Xid = 4") && !out.contains("Warning"));
+}
+
+/// Partial row images (binlog_row_image MINIMAL) and a tail of
+/// placeholder events (the active file's preallocated space), as
+/// mariadb-binlog reads them: only the present columns, and the
+/// placeholders as ignorable events up to the end.
+#[test]
+fn mariadb_binlog_reads_minimal_images_and_a_placeholder_tail() {
+    let w = EventWriter::new(1, true);
+    let types = vec![
+        ColumnType::Int { unsigned: false },
+        ColumnType::Int { unsigned: false },
+        ColumnType::varchar(20),
+    ];
+    let mut f = MAGIC.to_vec();
+    f.extend(w.format_description(4, TS, 0));
+    f.extend(w.query(f.len() as u64, TS, 1, "db", "BEGIN"));
+    f.extend(w.table_map(
+        f.len() as u64,
+        TS,
+        42,
+        "db",
+        "t",
+        &types,
+        &[false, true, true],
+        None,
+    ));
+    let before = vec![Value::Int(1), Value::Int(10), Value::text("x")];
+    let after = vec![Value::Int(1), Value::Int(11), Value::text("x")];
+    let rows = [RowImage::Update {
+        before: &before,
+        after: &after,
+    }];
+    let cols = ImageColumns::for_rows(RowImageMode::Minimal, &types, &[0], RowsKind::Update, &rows);
+    assert_eq!(cols.before, [true, false, false]);
+    assert_eq!(cols.after, [false, true, false]);
+    for ev in w
+        .rows_events(
+            f.len() as u64,
+            TS,
+            RowsKind::Update,
+            42,
+            &types,
+            &cols,
+            &rows,
+            true,
+            DEFAULT_ROWS_EVENT_MAX_SIZE,
+        )
+        .unwrap()
+    {
+        f.extend(ev);
+    }
+    f.extend(w.xid(f.len() as u64, TS, 7));
+    let end = f.len();
+    // The filler to the next 4 KiB boundary, then two whole chunks.
+    let boundary = 4096;
+    f.extend(w.placeholder(end as u64, boundary - end));
+    for i in 0..2u64 {
+        f.extend(w.placeholder(4096 * (1 + i), 4096));
+    }
+    assert_eq!(f.len(), 3 * 4096);
+    let log = parse_events(&f);
+    assert_eq!(log.error, None);
+    assert_eq!(
+        log.complete_tx_end, end as u64,
+        "the placeholders end the log"
+    );
+    let EventData::Rows(r) = &log.events[3].data else {
+        panic!("rows event expected");
+    };
+    let decoded = r.decode_partial(&types).unwrap();
+    assert_eq!(
+        decoded,
+        [(
+            Some(vec![Some(Value::Int(1)), None, None]),
+            Some(vec![None, Some(Value::Int(11)), None])
+        )]
+    );
+    let path = temp_file("minimal.000001", &f);
+    let Some((code, out, err)) = run_tool(&path.0, &["--verify-binlog-checksum", "-v"]) else {
+        return;
+    };
+    assert_eq!(code, 0, "{err}");
+    assert!(err.trim().is_empty(), "{err}");
+    assert_eq!(
+        row_lines(&out),
+        [
+            "### UPDATE `db`.`t`",
+            "### WHERE",
+            "###   @1=1",
+            "### SET",
+            "###   @2=11"
+        ]
+    );
+    assert!(out.contains("Xid = 7"));
+    assert_eq!(out.matches("# Ignorable event type 28").count(), 3, "{out}");
 }

@@ -628,6 +628,28 @@ pub fn encode_row_image(
     types: &[ColumnType],
     out: &mut Vec<u8>,
 ) -> Result<(), String> {
+    encode_partial_image(values, types, None, out)
+}
+
+/// Appends one row image of the columns in `present` (every column when
+/// None; binlog_row_image MINIMAL and NOBLOB leave some out): a NULL
+/// bitmap with one bit per *present* column, then the present non-NULL
+/// values in column order.
+pub fn encode_partial_image(
+    values: &[Value],
+    types: &[ColumnType],
+    present: Option<&[bool]>,
+    out: &mut Vec<u8>,
+) -> Result<(), String> {
+    if let Some(p) = present {
+        if p.len() != types.len() {
+            return Err(format!(
+                "image bitmap has {} columns for {} types",
+                p.len(),
+                types.len()
+            ));
+        }
+    }
     if values.len() != types.len() {
         return Err(format!(
             "row has {} values for {} columns",
@@ -635,14 +657,21 @@ pub fn encode_row_image(
             types.len()
         ));
     }
+    let is_present = |i: usize| present.is_none_or(|p| p[i]);
+    let n_present = (0..types.len()).filter(|&i| is_present(i)).count();
     let bitmap_at = out.len();
-    out.resize(bitmap_at + bitmap_len(types.len()), 0);
+    out.resize(bitmap_at + bitmap_len(n_present), 0);
+    let mut bit = 0usize;
     for (i, (v, ty)) in values.iter().zip(types).enumerate() {
+        if !is_present(i) {
+            continue;
+        }
         if v.is_null() {
-            out[bitmap_at + i / 8] |= 1 << (i % 8);
+            out[bitmap_at + bit / 8] |= 1 << (bit % 8);
         } else {
             encode_value(v, ty, out)?;
         }
+        bit += 1;
     }
     Ok(())
 }
@@ -741,6 +770,36 @@ pub fn decode_value(buf: &[u8], ty: &ColumnType) -> Result<(Value, usize), Strin
 
 /// Reads one full row image written by [`encode_row_image`]; returns the
 /// values and the bytes consumed.
+/// Reads a row image of the columns in `present` (None for absent ones).
+pub fn decode_partial_image(
+    buf: &[u8],
+    types: &[ColumnType],
+    present: &[bool],
+) -> Result<(Vec<Option<Value>>, usize), String> {
+    let n_present = present.iter().filter(|&&p| p).count();
+    let nb = bitmap_len(n_present);
+    let bitmap = take(buf, nb, "NULL bitmap")?;
+    let mut at = nb;
+    let mut bit = 0usize;
+    let mut values = Vec::with_capacity(types.len());
+    for (ty, &p) in types.iter().zip(present) {
+        if !p {
+            values.push(None);
+            continue;
+        }
+        if bitmap[bit / 8] & (1 << (bit % 8)) != 0 {
+            values.push(Some(Value::Null));
+        } else {
+            let rest = buf.get(at..).ok_or("row image is truncated")?;
+            let (v, n) = decode_value(rest, ty)?;
+            values.push(Some(v));
+            at += n;
+        }
+        bit += 1;
+    }
+    Ok((values, at))
+}
+
 pub fn decode_row_image(buf: &[u8], types: &[ColumnType]) -> Result<(Vec<Value>, usize), String> {
     let nb = bitmap_len(types.len());
     let bitmap = take(buf, nb, "NULL bitmap")?;
