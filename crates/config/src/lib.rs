@@ -399,6 +399,10 @@ pub struct Config {
     /// `server_id`: written into every event. Default 1. Dynamic.
     pub server_id: u32,
 
+    /// `skip_replica_start`: the replication channel waits for START
+    /// REPLICA instead of starting with the server.
+    pub skip_replica_start: bool,
+
     /// `quire_prepare_flush` (quire's own): GROUP (default, false) lets the
     /// binlog flush-stage leader flush redo once for its group (MySQL
     /// 5.7.6+); PER_TRANSACTION (true) flushes each transaction's prepare
@@ -518,6 +522,7 @@ impl Default for Config {
             enforce_gtid_consistency: "OFF".to_string(),
             binlog_row_metadata_full: false,
             server_id: 1,
+            skip_replica_start: false,
             quire_prepare_flush_per_trx: false,
             port: 3306,
             bind_address: "127.0.0.1".into(),

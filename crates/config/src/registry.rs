@@ -875,6 +875,15 @@ pub static REGISTRY: &[VarInfo] = &[
         set: |c, v| c.server_id = v.as_u32(),
     },
     VarInfo {
+        name: "skip_replica_start",
+        kind: VarKind::Bool,
+        default: "OFF",
+        dynamic: false,
+        help: "Do not start the replication channel when quire serve starts (START REPLICA does).",
+        get: |c| Value::Bool(c.skip_replica_start),
+        set: |c, v| c.skip_replica_start = v.as_bool(),
+    },
+    VarInfo {
         name: "socket",
         kind: VarKind::Path { nullable: true },
         default: "",

@@ -150,6 +150,7 @@ fn defaults_print_as_show_variables_does() {
         ("rpl_semi_sync_source_wait_for_replica_count", "1"),
         ("rpl_semi_sync_source_wait_point", "AFTER_SYNC"),
         ("server_id", "1"),
+        ("skip_replica_start", "OFF"),
         ("socket", ""),
         ("sort_buffer_size", "262144"),
         ("ssl_ca", ""),
@@ -195,6 +196,7 @@ fn dynamic_flags_follow_mysql() {
         "port",
         "socket",
         "thread_stack",
+        "skip_replica_start",
         // MySQL 8.0.16+ lets SET GLOBAL change these for ALTER INSTANCE
         // RELOAD TLS, which quire does not have: read-only here.
         "ssl_ca",

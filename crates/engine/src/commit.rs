@@ -487,13 +487,21 @@ fn row_groups<'a>(writes: &[&'a TxWrite], table_id: u32) -> Vec<(RowsKind, Vec<R
     .collect()
 }
 
+/// Called when a commit's place in the commit order is fixed
+/// ([`crate::Txn::commit_ordered`]).
+pub type OnQueued = Box<dyn FnOnce() + Send>;
+
 impl Inner {
     /// Commits through the binlog pipeline. Returns (prepare LSN when the
     /// prepare was logged, outcome with the CSN).
+    ///
+    /// `on_queued` runs once the transaction's place in the commit order is
+    /// fixed (its ticket is in the flush queue), before it is durable.
     pub(crate) fn commit_2pc(
         &self,
         trx_id: u64,
         writes: Vec<TxWrite>,
+        on_queued: Option<OnQueued>,
     ) -> (Option<u64>, Result<u64>) {
         let p = self.pipeline.as_ref().expect("binlog pipeline");
         if let Some(w) = writes.first() {
@@ -590,7 +598,11 @@ impl Inner {
             done: Mutex::new(None),
             cv: Condvar::new(),
         });
-        if p.flush.push(vec![ticket.clone()]) {
+        let leader = p.flush.push(vec![ticket.clone()]);
+        if let Some(f) = on_queued {
+            f();
+        }
+        if leader {
             let g = p.flush.lock.lock();
             let batch = p.flush.fetch();
             match self.flush_stage(p, &batch, g) {

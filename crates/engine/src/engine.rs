@@ -699,6 +699,11 @@ impl Engine {
         Ok((engine, rec))
     }
 
+    /// Whether `other` is a handle of the same open engine.
+    pub fn same(&self, other: &Engine) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
+    }
+
     pub fn store(&self) -> &Store {
         &self.inner.store
     }

@@ -34,6 +34,7 @@ pub mod view;
 
 pub use alter::{RenamePair, TableChange};
 pub use catalog::{ColumnDef, Generated, IndexDef, IndexSpec, NewTable, TableDef};
+pub use commit::OnQueued;
 pub use constraint::{CheckDef, FkAction, ForeignKeyDef};
 pub use engine::{check_key_parts, index_key, tmpdir, Engine, EngineRecovery};
 pub use error::{EngineError, Result};

@@ -1412,7 +1412,25 @@ impl Txn {
     /// its commit record (binlog off, = the CSN) or of its prepare record
     /// (binlog on). A commit that failed after that is *in doubt*: not
     /// acknowledged, yet recovery may keep it. Crash tests use this.
-    pub fn commit_detailed(mut self) -> (Option<u64>, Result<u64>) {
+    pub fn commit_detailed(self) -> (Option<u64>, Result<u64>) {
+        self.commit_with(None)
+    }
+
+    /// Commits, calling `on_queued` as soon as this transaction's place in
+    /// the commit order is fixed (binlog on: its ticket is in the flush
+    /// queue; off: its commit record is in the redo log), before it is
+    /// durable. A caller that starts the next commit only after that call
+    /// gets commits in its own order while they share fsyncs: a replica's
+    /// applier does. On a failure before that point `on_queued` is dropped
+    /// uncalled.
+    pub fn commit_ordered(self, on_queued: crate::commit::OnQueued) -> Result<u64> {
+        self.commit_with(Some(on_queued)).1
+    }
+
+    fn commit_with(
+        mut self,
+        on_queued: Option<crate::commit::OnQueued>,
+    ) -> (Option<u64>, Result<u64>) {
         // The last point where a KILL may still stop the commit: nothing
         // of it is in the redo log yet (see interrupt.rs).
         if !self.writes.is_empty() {
@@ -1442,7 +1460,7 @@ impl Txn {
                 (Some(0), Ok(0))
             } else {
                 // Durability is the pipeline's business (flush, sync stages).
-                self.e.commit_2pc(self.id, list)
+                self.e.commit_2pc(self.id, list, on_queued)
             }
         } else {
             let mut list = Vec::with_capacity(writes.len());
@@ -1465,7 +1483,11 @@ impl Txn {
                     w.row,
                 ));
             }
-            match self.e.commit_writes(self.id, list) {
+            let committed = self.e.commit_writes(self.id, list);
+            if let (Some(_), Ok(()), Some(f)) = (&committed.0, &committed.1, on_queued) {
+                f();
+            }
+            match committed {
                 (Some(csn), Ok(())) => match self.e.make_durable(csn) {
                     Ok(()) => (Some(csn), Ok(csn)),
                     Err(e) => (Some(csn), Err(e)),

@@ -20,6 +20,8 @@ pub enum ServerError {
     Io(#[from] io::Error),
     #[error("cannot load the accounts (mysql.user, mysql.db): {0}")]
     GrantTables(quire_engine::EngineError),
+    #[error("cannot open the replication channel (mysql.quire_replica_source): {0}")]
+    Replica(quire_engine::EngineError),
     #[error("cannot set up TLS / caching_sha2_password keys: {0}")]
     Auth(String),
 }

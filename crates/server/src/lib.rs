@@ -82,6 +82,7 @@ mod grant_tables;
 pub mod handshake;
 mod login;
 pub mod packet;
+pub mod replica;
 pub mod resultset;
 mod server;
 mod sessions;

@@ -155,6 +155,8 @@ pub fn serve_with_accounts(
         active: Arc::new(AtomicU32::new(0)),
         live: Arc::new(Mutex::new(HashMap::new())),
     };
+    // The replication channel (started when a source is configured).
+    let channel = crate::replica::open(&server.engine, cfg.port).map_err(ServerError::Replica)?;
     let mut threads: Vec<JoinHandle<()>> = Vec::new();
     while !shutdown.load(Ordering::Relaxed) {
         let mut accepted = false;
@@ -191,6 +193,7 @@ pub fn serve_with_accounts(
         }
     }
     drop(listener);
+    crate::replica::close(&channel);
     // Wake every connection thread: reads see EOF, the loop ends, the
     // session rolls back.
     for s in server.live.lock().values() {

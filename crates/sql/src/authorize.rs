@@ -939,6 +939,15 @@ pub(crate) fn check(tg: &Target, cmd: &Command) -> SqlResult<()> {
                 Err(specific_denied("SUPER or BINLOG_ADMIN"))
             }
         }
+        // MySQL 8.0: REPLICATION_SLAVE_ADMIN (or SUPER) for CHANGE
+        // REPLICATION SOURCE and START/STOP/RESET REPLICA.
+        Command::Replica(_) => {
+            if ck.global(Privs::SUPER) || ck.global(Privs::REPLICATION_SLAVE_ADMIN) {
+                Ok(())
+            } else {
+                Err(specific_denied("SUPER or REPLICATION_SLAVE_ADMIN"))
+            }
+        }
         Command::ResetMaster { .. } => {
             if ck.global(Privs::RELOAD) {
                 Ok(())

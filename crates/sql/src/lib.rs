@@ -45,6 +45,7 @@ pub mod privilege;
 pub mod process;
 mod query;
 pub mod replicas;
+pub mod replication;
 pub mod role_graph;
 pub mod session;
 mod session_sql;

@@ -195,6 +195,8 @@ pub enum Command {
     View(Box<crate::view::ViewStmt>),
     /// ALTER TABLE, RENAME TABLE, DROP INDEX (`alter.rs`).
     Alter(Box<crate::alter::AlterCmd>),
+    /// CHANGE REPLICATION SOURCE, START/STOP/RESET REPLICA (replication.rs).
+    Replica(crate::replication::ReplicaStmt),
     /// `PURGE {BINARY | MASTER} LOGS ...` (binlog_admin.rs).
     PurgeLogs(crate::binlog_admin::Purge),
     /// `RESET MASTER [TO n]` / `RESET BINARY LOGS AND GTIDS [TO n]`.
@@ -496,13 +498,16 @@ fn parse_inner(sql: &str) -> SqlResult<Parsed> {
         parsed.cmd = Command::Alter(Box::new(crate::alter::parse(sig_tokens, sql)?));
         return Ok(parsed);
     }
-    let mut p = Parser::new(&dialect)
+    let replica_control = matches!(first.as_str(), "START" | "STOP" | "RESET")
+        && matches!(second.as_str(), "REPLICA" | "SLAVE");
+    if first == "CHANGE" || replica_control {
+        let mut p = Parser::new(&dialect)
             .with_recursion_limit(depth)
             .with_tokens(tokens.clone());
         parsed.cmd = if first == "CHANGE" {
-            crate::replication::parse_change(&mut p)?
+            crate::replication::parse_change(&mut p, sql)?
         } else {
-            crate::replication::parse_control(&mut p)
+            crate::replication::parse_control(&mut p, sql)
                 .unwrap_or_else(|| Err(EngineError::not_supported(format!("{first} {second}"))))?
         };
         return Ok(parsed);

@@ -113,11 +113,12 @@ impl Privs {
     pub const CONNECTION_ADMIN: Privs = Privs(1 << 41);
     pub const BINLOG_ADMIN: Privs = Privs(1 << 42);
     pub const ROLE_ADMIN: Privs = Privs(1 << 43);
+    pub const REPLICATION_SLAVE_ADMIN: Privs = Privs(1 << 44);
 
     /// Every static privilege (what `ALL` means on `*.*`, GRANT OPTION
     /// apart).
     pub const STATIC: Privs = Privs(((1 << 31) - 1) & !(1 << 10));
-    pub const DYNAMIC: Privs = Privs(0b1111 << 40);
+    pub const DYNAMIC: Privs = Privs(0b11111 << 40);
     /// What `ALL` means on `db.*` (GRANT OPTION apart).
     pub const DB_ALL: Privs = Privs(
         Self::SELECT.0
@@ -325,6 +326,12 @@ pub static PRIVILEGES: &[PrivInfo] = &[
     p(Privs::DROP_ROLE, "DROP ROLE", Some("Drop_role_priv"), None),
     p(Privs::BINLOG_ADMIN, "BINLOG_ADMIN", None, None),
     p(Privs::CONNECTION_ADMIN, "CONNECTION_ADMIN", None, None),
+    p(
+        Privs::REPLICATION_SLAVE_ADMIN,
+        "REPLICATION_SLAVE_ADMIN",
+        None,
+        None,
+    ),
     p(Privs::ROLE_ADMIN, "ROLE_ADMIN", None, None),
     p(
         Privs::SYSTEM_VARIABLES_ADMIN,
@@ -1069,7 +1076,7 @@ mod tests {
         );
         assert_eq!(
             g[1],
-            "GRANT BINLOG_ADMIN,CONNECTION_ADMIN,ROLE_ADMIN,SYSTEM_VARIABLES_ADMIN ON *.* TO `root`@`localhost` WITH GRANT OPTION"
+            "GRANT BINLOG_ADMIN,CONNECTION_ADMIN,REPLICATION_SLAVE_ADMIN,ROLE_ADMIN,SYSTEM_VARIABLES_ADMIN ON *.* TO `root`@`localhost` WITH GRANT OPTION"
         );
     }
 }

@@ -1605,6 +1605,7 @@ impl Session {
                 crate::show::analyze(self, tables, *local)
             }
             Command::PurgeLogs(what) => crate::binlog_admin::purge(self, what, params),
+            Command::Replica(stmt) => crate::replication::run(self, stmt),
             Command::ResetMaster { to } => crate::binlog_admin::reset(self, *to),
             Command::Kill { query_only, id } => {
                 let id = self.eval_kill_id(id, params)?;

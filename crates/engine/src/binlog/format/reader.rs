@@ -327,6 +327,8 @@ fn parse_one(
 /// One event read on its own (SHOW BINLOG EVENTS): `event` holds it from
 /// its first byte, which lies at file offset `pos`; `checksum` is what its
 /// file's FORMAT_DESCRIPTION says. Checked as [`parse_events`] checks.
+/// `pos` 0 with `log_pos` 0 in the header: an artificial event of a dump
+/// stream (accepted; `end` is then its size).
 pub fn parse_event(event: &[u8], pos: u64, checksum: bool) -> Result<ParsedEvent, String> {
     parse_at(event, pos, true, checksum)
 }
@@ -353,7 +355,10 @@ fn parse_at(buf: &[u8], pos: u64, have_fde: bool, checksum: bool) -> Result<Pars
     }
     let end = pos.checked_add(size as u64).ok_or("event size overflows")?;
     let event = buf.get(..size).ok_or("truncated event")?;
-    if log_pos != end as u32 {
+    // An artificial event of a dump (log_pos 0, at no place in a file) is
+    // parsed at position 0, where no real event can be (the magic is).
+    let artificial = pos == 0 && log_pos == 0;
+    if log_pos != end as u32 && !artificial {
         return Err(format!(
             "log_pos {log_pos} does not match the event end {end}"
         ));
