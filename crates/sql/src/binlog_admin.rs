@@ -33,14 +33,15 @@ pub enum Purge {
     Before(Box<Expr>),
 }
 
-fn word(t: &Token) -> Option<String> {
+/// An unquoted word, upper-cased (also used by replication.rs).
+pub(crate) fn word(t: &Token) -> Option<String> {
     match t {
         Token::Word(w) if w.quote_style.is_none() => Some(w.value.to_ascii_uppercase()),
         _ => None,
     }
 }
 
-fn expect_word(p: &mut Parser, want: &str) -> Result<(), ParserError> {
+pub(crate) fn expect_word(p: &mut Parser, want: &str) -> Result<(), ParserError> {
     let t = p.next_token();
     if word(&t.token).as_deref() == Some(want) {
         Ok(())

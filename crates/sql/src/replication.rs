@@ -22,6 +22,7 @@ use quire_engine::Engine;
 use sqlparser::parser::{Parser, ParserError};
 use sqlparser::tokenizer::Token;
 
+use crate::binlog_admin::{expect_word, word};
 use crate::parse::Command;
 use crate::session::{done, Session};
 use crate::{Output, SqlResult};
@@ -83,22 +84,6 @@ pub enum ReplicaStmt {
     Start,
     Stop,
     Reset { all: bool },
-}
-
-fn word(t: &Token) -> Option<String> {
-    match t {
-        Token::Word(w) if w.quote_style.is_none() => Some(w.value.to_ascii_uppercase()),
-        _ => None,
-    }
-}
-
-fn expect_word(p: &mut Parser, want: &str) -> Result<(), ParserError> {
-    let t = p.next_token();
-    if word(&t.token).as_deref() == Some(want) {
-        Ok(())
-    } else {
-        p.expected(want, t)
-    }
 }
 
 /// `CHANGE {REPLICATION SOURCE | MASTER} TO ...` (CHANGE not consumed).
